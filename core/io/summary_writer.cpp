@@ -1,0 +1,94 @@
+#include "io/summary_writer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace memscope {
+
+std::string formatBytes(int64_t bytes)
+{
+    static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = static_cast<double>(bytes);
+    int u = 0;
+    while (std::fabs(v) >= 1024.0 && u < 5) {
+        v /= 1024.0;
+        ++u;
+    }
+    char buf[64];
+    if (u == 0)
+        std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+    else
+        std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+    return buf;
+}
+
+std::string summaryJson(const Replay& replay, std::optional<int> device)
+{
+    nlohmann::ordered_json root;
+    root["file"] = replay.snapshot->path;
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (const DeviceReplay& d : replay.devices) {
+        if (device && d.device != *device)
+            continue;
+        nlohmann::ordered_json j;
+        j["device"] = d.device;
+        j["events"] = d.eventCount;
+        j["peak_requested_bytes"] = d.peakRequested.bytes;
+        j["peak_event_index"] = d.peakRequested.event.value;
+        j["peak_time_us"] = d.peakRequested.timeUs;
+        j["peak_reserved_bytes"] = d.peakReserved.bytes;
+        j["peak_reserved_event_index"] = d.peakReserved.event.value;
+        j["preexisting_bytes"] = d.preexistingBytes;
+        j["preexisting_allocations"] = d.preexistingCount;
+        j["allocations"] = d.allocations.size();
+        j["final_requested_bytes"] = d.requestedAfter(d.eventCount - 1);
+        j["final_reserved_bytes"] = d.reservedAfter(d.eventCount - 1);
+        j["oom_events"] = d.oomEvents.size();
+        j["truncated"] = d.truncated;
+        if (d.truncated)
+            j["truncation_reason"] = d.truncationReason;
+        devices.push_back(std::move(j));
+    }
+    root["devices"] = std::move(devices);
+    return root.dump(2) + "\n";
+}
+
+std::string summaryText(const Replay& replay, std::optional<int> device)
+{
+    const Snapshot& s = *replay.snapshot;
+    std::string out = s.path + "\n";
+    out += "  format: ";
+    out += s.format == SnapshotFormat::Json ? "JSON" : s.format == SnapshotFormat::PickleGzip ? "gzip pickle" : "pickle";
+    if (s.format != SnapshotFormat::Json)
+        out += " protocol " + std::to_string(s.pickleProtocol);
+    out += ", " + std::to_string(s.segments.size()) + " segments, " + std::to_string(s.annotations.size()) +
+           " annotations, " + std::to_string(s.stacks.size()) + " distinct stacks\n";
+    for (const DeviceReplay& d : replay.devices) {
+        if (device && d.device != *device)
+            continue;
+        const EventTable& ev = s.devices[static_cast<size_t>(&d - replay.devices.data())].events;
+        const int64_t t0 = ev.count() ? ev.timeUs.front() : 0;
+        char line[512];
+        out += "device " + std::to_string(d.device) + ": " + std::to_string(d.eventCount) + " events, " +
+               std::to_string(d.allocations.size()) + " allocations\n";
+        std::snprintf(line, sizeof line, "  peak requested: %s (%lld bytes) at event %lld, %.3f s\n",
+                      formatBytes(d.peakRequested.bytes).c_str(), static_cast<long long>(d.peakRequested.bytes),
+                      static_cast<long long>(d.peakRequested.event.value),
+                      static_cast<double>(d.peakRequested.timeUs - t0) / 1e6);
+        out += line;
+        std::snprintf(line, sizeof line, "  peak reserved:  %s (%lld bytes)\n", formatBytes(d.peakReserved.bytes).c_str(),
+                      static_cast<long long>(d.peakReserved.bytes));
+        out += line;
+        if (d.preexistingCount)
+            out += "  before recording: " + std::to_string(d.preexistingCount) + " allocations, " +
+                   formatBytes(d.preexistingBytes) + "\n";
+        if (!d.oomEvents.empty())
+            out += "  out-of-memory events: " + std::to_string(d.oomEvents.size()) + "\n";
+        if (d.truncated)
+            out += "  trace truncated: " + d.truncationReason + "\n";
+    }
+    return out;
+}
+
+} // namespace memscope

@@ -1,0 +1,518 @@
+#include "pickle/pickle_reader.h"
+
+#include "common/load_error.h"
+#include "snapshot/string_pool.h"
+
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <vector>
+
+namespace memscope {
+
+const char* pickleKindName(PickleKind k)
+{
+    switch (k) {
+    case PickleKind::None: return "None";
+    case PickleKind::Bool: return "bool";
+    case PickleKind::Int: return "int";
+    case PickleKind::Float: return "float";
+    case PickleKind::String: return "str";
+    case PickleKind::Bytes: return "bytes";
+    case PickleKind::Container: return "container";
+    }
+    return "?";
+}
+
+namespace {
+
+const char* refusedOpcodeName(uint8_t op)
+{
+    switch (op) {
+    case 'c': return "GLOBAL";
+    case 0x93: return "STACK_GLOBAL";
+    case 'R': return "REDUCE";
+    case 'b': return "BUILD";
+    case 'i': return "INST";
+    case 'o': return "OBJ";
+    case 0x81: return "NEWOBJ";
+    case 0x92: return "NEWOBJ_EX";
+    case 'P': return "PERSID";
+    case 'Q': return "BINPERSID";
+    case 0x82: return "EXT1";
+    case 0x83: return "EXT2";
+    case 0x84: return "EXT4";
+    case 0x97: return "NEXT_BUFFER";
+    case 0x98: return "READONLY_BUFFER";
+    default: return nullptr;
+    }
+}
+
+std::string hexByte(uint8_t b)
+{
+    static const char* digits = "0123456789abcdef";
+    return std::string("0x") + digits[b >> 4] + digits[b & 15];
+}
+
+} // namespace
+
+PickleReader::PickleReader(std::span<const uint8_t> data, std::string fileName, StringPool& strings, PickleSink& sink)
+    : m_data(data)
+    , m_fileName(std::move(fileName))
+    , m_strings(strings)
+    , m_sink(sink)
+{
+}
+
+void PickleReader::fail(int64_t offset, const std::string& message) const
+{
+    throw LoadError(m_fileName, offset, {}, message);
+}
+
+void PickleReader::run()
+{
+    const uint8_t* const begin = m_data.data();
+    const size_t n = m_data.size();
+    size_t pos = 0;
+    std::vector<PickleValue> stack;
+    std::vector<size_t> marks;
+    std::vector<PickleValue> memo;
+    std::vector<uint8_t> memoSet;
+    stack.reserve(1024);
+    memo.reserve(std::min<size_t>(n / 8 + 16, size_t(1) << 24));
+
+    size_t nextProgress = 0;
+    constexpr size_t kProgressStep = 4 << 20;
+
+    auto need = [&](size_t opOffset, size_t count, const char* what) {
+        if (count > n - pos)
+            fail(static_cast<int64_t>(opOffset),
+                 std::string("file ends inside ") + what + " (needs " + std::to_string(count) + " bytes, " +
+                     std::to_string(n - pos) + " left): the file is truncated");
+    };
+    auto readLE = [&](size_t bytes) {
+        uint64_t v = 0;
+        for (size_t k = 0; k < bytes; ++k)
+            v |= static_cast<uint64_t>(begin[pos + k]) << (8 * k);
+        pos += bytes;
+        return v;
+    };
+    auto push = [&](size_t opOffset, PickleValue v) {
+        if (stack.size() >= m_limits.maxStackDepth)
+            fail(static_cast<int64_t>(opOffset), "pickle stack deeper than " + std::to_string(m_limits.maxStackDepth));
+        stack.push_back(v);
+    };
+    auto pop = [&](size_t opOffset, const char* opName) {
+        if (stack.empty() || (!marks.empty() && stack.size() <= marks.back()))
+            fail(static_cast<int64_t>(opOffset), std::string(opName) + " on an empty stack");
+        PickleValue v = stack.back();
+        stack.pop_back();
+        return v;
+    };
+    auto top = [&](size_t opOffset, const char* opName) -> PickleValue& {
+        if (stack.empty() || (!marks.empty() && stack.size() <= marks.back()))
+            fail(static_cast<int64_t>(opOffset), std::string(opName) + " on an empty stack");
+        return stack.back();
+    };
+    auto popMark = [&](size_t opOffset, const char* opName) {
+        if (marks.empty())
+            fail(static_cast<int64_t>(opOffset), std::string(opName) + " without a MARK");
+        size_t m = marks.back();
+        marks.pop_back();
+        return m;
+    };
+    auto memoPut = [&](size_t opOffset, uint64_t index) {
+        PickleValue v = top(opOffset, "memo store");
+        if (index >= memo.size()) {
+            if (index - memo.size() > m_limits.maxMemoGap)
+                fail(static_cast<int64_t>(opOffset), "memo index " + std::to_string(index) +
+                                                         " is far beyond the memo's size " + std::to_string(memo.size()));
+            memo.resize(index + 1);
+            memoSet.resize(index + 1, 0);
+        }
+        memo[index] = v;
+        memoSet[index] = 1;
+    };
+    auto memoGet = [&](size_t opOffset, uint64_t index) {
+        if (index >= memo.size() || !memoSet[index])
+            fail(static_cast<int64_t>(opOffset), "memo index " + std::to_string(index) + " was never stored");
+        PickleValue v = memo[index];
+        if (v.kind == PickleKind::Container)
+            m_sink.checkReference(v, static_cast<int64_t>(opOffset));
+        push(opOffset, v);
+    };
+    auto pushString = [&](size_t opOffset, size_t len, bool bytes, const char* what) {
+        need(opOffset, len, what);
+        std::string_view s(reinterpret_cast<const char*>(begin + pos), len);
+        pos += len;
+        push(opOffset, PickleValue::fromString(m_strings.intern(s), bytes));
+    };
+    auto pushLong = [&](size_t opOffset, size_t len) {
+        need(opOffset, len, "LONG");
+        const uint8_t* p = begin + pos;
+        pos += len;
+        if (len == 0) {
+            push(opOffset, PickleValue::fromInt(0));
+            return;
+        }
+        const bool negative = (p[len - 1] & 0x80) != 0;
+        const uint8_t signByte = negative ? 0xff : 0x00;
+        // Drop redundant sign bytes of a non-minimal encoding.
+        while (len > 1 && p[len - 1] == signByte && ((p[len - 2] & 0x80) != 0) == negative)
+            --len;
+        uint64_t v = 0;
+        if (negative && len <= 8) {
+            for (size_t k = 0; k < len; ++k)
+                v |= static_cast<uint64_t>(p[k]) << (8 * k);
+            if (len < 8)
+                v |= ~uint64_t(0) << (8 * len);
+            push(opOffset, PickleValue::fromInt(static_cast<int64_t>(v)));
+        } else if (!negative && (len <= 8 || (len == 9 && p[8] == 0))) {
+            for (size_t k = 0; k < std::min<size_t>(len, 8); ++k)
+                v |= static_cast<uint64_t>(p[k]) << (8 * k);
+            push(opOffset, PickleValue::fromUInt(v));
+        } else {
+            fail(static_cast<int64_t>(opOffset), "integer of " + std::to_string(len) + " bytes does not fit in 64 bits");
+        }
+    };
+    auto readLine = [&](size_t opOffset, const char* what) {
+        const void* nl = std::memchr(begin + pos, '\n', n - pos);
+        if (!nl)
+            fail(static_cast<int64_t>(opOffset), std::string("file ends inside ") + what + ": the file is truncated");
+        size_t end = static_cast<size_t>(static_cast<const uint8_t*>(nl) - begin);
+        std::string_view line(reinterpret_cast<const char*>(begin + pos), end - pos);
+        pos = end + 1;
+        return line;
+    };
+    auto parseDecimal = [&](size_t opOffset, std::string_view text, const char* opName) {
+        if (text == "00")
+            return PickleValue::fromBool(false);
+        if (text == "01")
+            return PickleValue::fromBool(true);
+        if (!text.empty() && text.back() == 'L')
+            text.remove_suffix(1);
+        int64_t v = 0;
+        auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || ptr != text.data() + text.size()) {
+            uint64_t u = 0;
+            auto [p2, ec2] = std::from_chars(text.data(), text.data() + text.size(), u);
+            if (ec2 == std::errc() && p2 == text.data() + text.size())
+                return PickleValue::fromUInt(u);
+            fail(static_cast<int64_t>(opOffset), std::string(opName) + " holds '" + std::string(text.substr(0, 40)) +
+                                                     "', expected a decimal integer that fits in 64 bits");
+        }
+        return PickleValue::fromInt(v);
+    };
+
+    while (true) {
+        if (pos >= nextProgress) {
+            nextProgress = pos + kProgressStep;
+            if (m_progress && !m_progress(n ? static_cast<double>(pos) / static_cast<double>(n) : 1.0))
+                throw LoadCancelled();
+        }
+        if (pos >= n)
+            fail(static_cast<int64_t>(pos), "file ends before the pickle's STOP opcode: the file is truncated");
+        const size_t at = pos;
+        const uint8_t op = begin[pos++];
+        switch (op) {
+        case 0x80: // PROTO
+            need(at, 1, "PROTO");
+            m_protocol = begin[pos++];
+            if (m_protocol > 5)
+                fail(static_cast<int64_t>(at), "pickle protocol " + std::to_string(m_protocol) + " is newer than 5");
+            break;
+        case 0x95: // FRAME: a length hint only
+            need(at, 8, "FRAME");
+            pos += 8;
+            break;
+        case '.': { // STOP
+            if (stack.size() != 1 || !marks.empty())
+                fail(static_cast<int64_t>(at), "STOP with " + std::to_string(stack.size()) +
+                                                   " values on the stack, expected exactly one");
+            m_sink.finish(stack.back(), static_cast<int64_t>(at));
+            if (m_progress)
+                m_progress(1.0);
+            return;
+        }
+        case '(': // MARK
+            if (marks.size() >= m_limits.maxMarkDepth)
+                fail(static_cast<int64_t>(at), "MARKs nested deeper than " + std::to_string(m_limits.maxMarkDepth));
+            marks.push_back(stack.size());
+            break;
+        case '0': // POP
+            if (!marks.empty() && stack.size() == marks.back())
+                marks.pop_back(); // POP of a bare MARK
+            else
+                pop(at, "POP");
+            break;
+        case '1': { // POP_MARK
+            size_t m = popMark(at, "POP_MARK");
+            stack.resize(m);
+            break;
+        }
+        case '2': // DUP
+            push(at, top(at, "DUP"));
+            break;
+        case 'N':
+            push(at, PickleValue::none());
+            break;
+        case 0x88: // NEWTRUE
+            push(at, PickleValue::fromBool(true));
+            break;
+        case 0x89: // NEWFALSE
+            push(at, PickleValue::fromBool(false));
+            break;
+        case 'J': // BININT
+            need(at, 4, "BININT");
+            push(at, PickleValue::fromInt(static_cast<int32_t>(static_cast<uint32_t>(readLE(4)))));
+            break;
+        case 'K': // BININT1
+            need(at, 1, "BININT1");
+            push(at, PickleValue::fromInt(static_cast<int64_t>(readLE(1))));
+            break;
+        case 'M': // BININT2
+            need(at, 2, "BININT2");
+            push(at, PickleValue::fromInt(static_cast<int64_t>(readLE(2))));
+            break;
+        case 0x8a: { // LONG1
+            need(at, 1, "LONG1");
+            size_t len = begin[pos++];
+            pushLong(at, len);
+            break;
+        }
+        case 0x8b: { // LONG4
+            need(at, 4, "LONG4");
+            int32_t len = static_cast<int32_t>(static_cast<uint32_t>(readLE(4)));
+            if (len < 0)
+                fail(static_cast<int64_t>(at), "LONG4 with negative length");
+            pushLong(at, static_cast<size_t>(len));
+            break;
+        }
+        case 'I': // INT (text)
+            push(at, parseDecimal(at, readLine(at, "INT"), "INT"));
+            break;
+        case 'L': // LONG (text)
+            push(at, parseDecimal(at, readLine(at, "LONG"), "LONG"));
+            break;
+        case 'G': { // BINFLOAT, big-endian
+            need(at, 8, "BINFLOAT");
+            uint64_t bits = 0;
+            for (int k = 0; k < 8; ++k)
+                bits = (bits << 8) | begin[pos + static_cast<size_t>(k)];
+            pos += 8;
+            push(at, PickleValue::fromFloat(std::bit_cast<double>(bits)));
+            break;
+        }
+        case 'F': { // FLOAT (text)
+            std::string text(readLine(at, "FLOAT"));
+            char* end = nullptr;
+            double d = std::strtod(text.c_str(), &end);
+            if (end == text.c_str())
+                fail(static_cast<int64_t>(at), "FLOAT holds '" + text.substr(0, 40) + "', expected a number");
+            push(at, PickleValue::fromFloat(d));
+            break;
+        }
+        case 0x8c: { // SHORT_BINUNICODE
+            need(at, 1, "SHORT_BINUNICODE");
+            size_t len = begin[pos++];
+            pushString(at, len, false, "SHORT_BINUNICODE");
+            break;
+        }
+        case 'X': { // BINUNICODE
+            need(at, 4, "BINUNICODE");
+            size_t len = static_cast<size_t>(readLE(4));
+            pushString(at, len, false, "BINUNICODE");
+            break;
+        }
+        case 0x8d: { // BINUNICODE8
+            need(at, 8, "BINUNICODE8");
+            uint64_t len = readLE(8);
+            if (len > n - pos)
+                need(at, n - pos + 1, "BINUNICODE8");
+            pushString(at, static_cast<size_t>(len), false, "BINUNICODE8");
+            break;
+        }
+        case 'U': { // SHORT_BINSTRING (Python 2 str)
+            need(at, 1, "SHORT_BINSTRING");
+            size_t len = begin[pos++];
+            pushString(at, len, false, "SHORT_BINSTRING");
+            break;
+        }
+        case 'T': { // BINSTRING
+            need(at, 4, "BINSTRING");
+            int32_t len = static_cast<int32_t>(static_cast<uint32_t>(readLE(4)));
+            if (len < 0)
+                fail(static_cast<int64_t>(at), "BINSTRING with negative length");
+            pushString(at, static_cast<size_t>(len), false, "BINSTRING");
+            break;
+        }
+        case 'C': { // SHORT_BINBYTES
+            need(at, 1, "SHORT_BINBYTES");
+            size_t len = begin[pos++];
+            pushString(at, len, true, "SHORT_BINBYTES");
+            break;
+        }
+        case 'B': { // BINBYTES
+            need(at, 4, "BINBYTES");
+            size_t len = static_cast<size_t>(readLE(4));
+            pushString(at, len, true, "BINBYTES");
+            break;
+        }
+        case 0x8e:   // BINBYTES8
+        case 0x96: { // BYTEARRAY8
+            need(at, 8, "BINBYTES8");
+            uint64_t len = readLE(8);
+            if (len > n - pos)
+                need(at, n - pos + 1, "BINBYTES8");
+            pushString(at, static_cast<size_t>(len), true, "BINBYTES8");
+            break;
+        }
+        case 'V': { // UNICODE (raw-unicode-escape text); kept as-is
+            std::string_view line = readLine(at, "UNICODE");
+            push(at, PickleValue::fromString(m_strings.intern(line)));
+            break;
+        }
+        case 'S': { // STRING (quoted text)
+            std::string_view line = readLine(at, "STRING");
+            if (line.size() >= 2 && (line.front() == '\'' || line.front() == '"') && line.back() == line.front())
+                line = line.substr(1, line.size() - 2);
+            push(at, PickleValue::fromString(m_strings.intern(line)));
+            break;
+        }
+        case ']': // EMPTY_LIST
+            push(at, m_sink.newContainer(ContainerKind::List, static_cast<int64_t>(at)));
+            break;
+        case '}': // EMPTY_DICT
+            push(at, m_sink.newContainer(ContainerKind::Dict, static_cast<int64_t>(at)));
+            break;
+        case 0x8f: // EMPTY_SET
+            push(at, m_sink.newContainer(ContainerKind::Set, static_cast<int64_t>(at)));
+            break;
+        case ')': // EMPTY_TUPLE
+            push(at, m_sink.newTuple({}, static_cast<int64_t>(at)));
+            break;
+        case 'l':    // LIST
+        case 'd':    // DICT
+        case 't':    // TUPLE
+        case 0x91: { // FROZENSET
+            const char* name = op == 'l' ? "LIST" : op == 'd' ? "DICT" : op == 't' ? "TUPLE" : "FROZENSET";
+            size_t m = popMark(at, name);
+            std::span<const PickleValue> items(stack.data() + m, stack.size() - m);
+            PickleValue c;
+            if (op == 't') {
+                c = m_sink.newTuple(items, static_cast<int64_t>(at));
+            } else if (op == 'd') {
+                if (items.size() % 2)
+                    fail(static_cast<int64_t>(at), "DICT with an odd number of items");
+                c = m_sink.newContainer(ContainerKind::Dict, static_cast<int64_t>(at));
+                m_sink.setItems(c, items, static_cast<int64_t>(at));
+            } else {
+                c = m_sink.newContainer(op == 'l' ? ContainerKind::List : ContainerKind::Set, static_cast<int64_t>(at));
+                m_sink.append(c, items, static_cast<int64_t>(at));
+            }
+            stack.resize(m);
+            push(at, c);
+            break;
+        }
+        case 0x85:   // TUPLE1
+        case 0x86:   // TUPLE2
+        case 0x87: { // TUPLE3
+            size_t count = static_cast<size_t>(op - 0x84);
+            size_t floor = marks.empty() ? 0 : marks.back();
+            if (stack.size() < floor + count)
+                fail(static_cast<int64_t>(at), "TUPLE" + std::to_string(count) + " needs " + std::to_string(count) +
+                                                   " values on the stack");
+            std::span<const PickleValue> items(stack.data() + stack.size() - count, count);
+            PickleValue t = m_sink.newTuple(items, static_cast<int64_t>(at));
+            stack.resize(stack.size() - count);
+            push(at, t);
+            break;
+        }
+        case 'a': { // APPEND
+            PickleValue v = pop(at, "APPEND");
+            PickleValue& list = top(at, "APPEND");
+            if (list.kind != PickleKind::Container)
+                fail(static_cast<int64_t>(at), std::string("APPEND to a ") + pickleKindName(list.kind) + ", expected a list");
+            m_sink.append(list, std::span<const PickleValue>(&v, 1), static_cast<int64_t>(at));
+            break;
+        }
+        case 'e':    // APPENDS
+        case 0x90: { // ADDITEMS
+            const char* name = op == 'e' ? "APPENDS" : "ADDITEMS";
+            size_t m = popMark(at, name);
+            if (m == 0 || m > stack.size())
+                fail(static_cast<int64_t>(at), std::string(name) + " with no list below its MARK");
+            PickleValue list = stack[m - 1];
+            if (list.kind != PickleKind::Container)
+                fail(static_cast<int64_t>(at), std::string(name) + " to a " + pickleKindName(list.kind) + ", expected a list");
+            m_sink.append(list, std::span<const PickleValue>(stack.data() + m, stack.size() - m), static_cast<int64_t>(at));
+            stack.resize(m);
+            break;
+        }
+        case 's': { // SETITEM
+            PickleValue v = pop(at, "SETITEM");
+            PickleValue k = pop(at, "SETITEM");
+            PickleValue& dict = top(at, "SETITEM");
+            if (dict.kind != PickleKind::Container)
+                fail(static_cast<int64_t>(at), std::string("SETITEM on a ") + pickleKindName(dict.kind) + ", expected a dict");
+            PickleValue kv[2] = {k, v};
+            m_sink.setItems(dict, kv, static_cast<int64_t>(at));
+            break;
+        }
+        case 'u': { // SETITEMS
+            size_t m = popMark(at, "SETITEMS");
+            if (m == 0 || m > stack.size())
+                fail(static_cast<int64_t>(at), "SETITEMS with no dict below its MARK");
+            if ((stack.size() - m) % 2)
+                fail(static_cast<int64_t>(at), "SETITEMS with an odd number of items");
+            PickleValue dict = stack[m - 1];
+            if (dict.kind != PickleKind::Container)
+                fail(static_cast<int64_t>(at), std::string("SETITEMS on a ") + pickleKindName(dict.kind) + ", expected a dict");
+            m_sink.setItems(dict, std::span<const PickleValue>(stack.data() + m, stack.size() - m), static_cast<int64_t>(at));
+            stack.resize(m);
+            break;
+        }
+        case 'p': { // PUT (text index)
+            PickleValue idx = parseDecimal(at, readLine(at, "PUT"), "PUT");
+            if (idx.i < 0)
+                fail(static_cast<int64_t>(at), "PUT with a negative memo index");
+            memoPut(at, static_cast<uint64_t>(idx.i));
+            break;
+        }
+        case 'q': // BINPUT
+            need(at, 1, "BINPUT");
+            memoPut(at, readLE(1));
+            break;
+        case 'r': // LONG_BINPUT
+            need(at, 4, "LONG_BINPUT");
+            memoPut(at, readLE(4));
+            break;
+        case 0x94: // MEMOIZE
+            memoPut(at, memo.size());
+            break;
+        case 'g': { // GET (text index)
+            PickleValue idx = parseDecimal(at, readLine(at, "GET"), "GET");
+            if (idx.i < 0)
+                fail(static_cast<int64_t>(at), "GET with a negative memo index");
+            memoGet(at, static_cast<uint64_t>(idx.i));
+            break;
+        }
+        case 'h': // BINGET
+            need(at, 1, "BINGET");
+            memoGet(at, readLE(1));
+            break;
+        case 'j': // LONG_BINGET
+            need(at, 4, "LONG_BINGET");
+            memoGet(at, readLE(4));
+            break;
+        default:
+            if (const char* refused = refusedOpcodeName(op))
+                fail(static_cast<int64_t>(at),
+                     std::string("refused pickle opcode ") + refused + " (" + hexByte(op) +
+                         "): it imports or calls code, and a memory snapshot holds only plain data");
+            fail(static_cast<int64_t>(at), "unknown pickle opcode " + hexByte(op) + ": not a pickle, or a corrupt one");
+        }
+    }
+}
+
+} // namespace memscope

@@ -1,0 +1,30 @@
+#pragma once
+
+#include "pickle/pickle_value.h"
+
+#include <span>
+
+namespace memscope {
+
+enum class ContainerKind : uint8_t { List, Dict, Tuple, Set };
+
+// What the pickle VM calls as it runs. The sink owns every container; the VM only
+// moves handles around, so no generic object tree has to exist. Offsets are the byte
+// offset of the opcode being executed, for error messages.
+class PickleSink {
+public:
+    virtual ~PickleSink() = default;
+
+    virtual PickleValue newContainer(ContainerKind kind, int64_t offset) = 0;
+    virtual PickleValue newTuple(std::span<const PickleValue> items, int64_t offset) = 0;
+    // Items appended to a list or added to a set, in order.
+    virtual void append(PickleValue container, std::span<const PickleValue> items, int64_t offset) = 0;
+    // Key/value pairs, alternating, set into a dict in order.
+    virtual void setItems(PickleValue dict, std::span<const PickleValue> keyValues, int64_t offset) = 0;
+    // The memo handed back a container handle; the sink checks it is still valid.
+    virtual void checkReference(PickleValue value, int64_t offset) = 0;
+    // STOP: the value left on the stack.
+    virtual void finish(PickleValue root, int64_t offset) = 0;
+};
+
+} // namespace memscope

@@ -1,0 +1,281 @@
+#include "replay/device_replay.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace memscope {
+
+namespace {
+
+struct Builder {
+    const Snapshot& snap;
+    const DeviceTrace& trace;
+    DeviceReplay r;
+    std::vector<Allocation> traced;  // in alloc order
+    std::vector<Allocation> early;   // reconstructed: alive before the first event
+    // Allocation ids during the pass: >= 0 traced index, < 0 ~early index.
+    std::vector<int32_t> eventRef;
+    std::unordered_map<uint64_t, int32_t> live;
+
+    Builder(const Snapshot& s, const DeviceTrace& t) : snap(s), trace(t) {}
+
+    int32_t earlyAlloc(uint64_t addr, uint64_t size, uint64_t stream)
+    {
+        Allocation a;
+        a.addr = addr;
+        a.size = size;
+        a.stream = stream;
+        early.push_back(a);
+        return ~static_cast<int32_t>(early.size() - 1);
+    }
+    Allocation& at(int32_t ref) { return ref >= 0 ? traced[static_cast<size_t>(ref)] : early[static_cast<size_t>(~ref)]; }
+
+    void run()
+    {
+        const EventTable& ev = trace.events;
+        const int64_t n = static_cast<int64_t>(ev.count());
+        r.device = trace.device;
+        r.eventCount = n;
+        eventRef.assign(static_cast<size_t>(n), INT32_MIN);
+        r.requested.resize(static_cast<size_t>(n));
+        r.reserved.resize(static_cast<size_t>(n));
+        live.reserve(1024);
+
+        // Pass 1: pair allocs with frees; reserved as deltas from zero.
+        int64_t res = 0;
+        int64_t minRes = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const size_t k = static_cast<size_t>(i);
+            const uint64_t addr = ev.addr[k];
+            const int64_t size = static_cast<int64_t>(ev.size[k]);
+            switch (ev.action[k]) {
+            case Action::Alloc: {
+                if (auto it = live.find(addr); it != live.end()) {
+                    // The trace lost this block's free: close it here rather than count it twice.
+                    at(it->second).freeEvent = EventIndex{i};
+                    ++r.doubleAllocs;
+                    live.erase(it);
+                }
+                Allocation a;
+                a.allocEvent = EventIndex{i};
+                a.addr = addr;
+                a.size = ev.size[k];
+                a.stream = ev.stream[k];
+                a.stack = ev.stack[k];
+                traced.push_back(a);
+                const int32_t ref = static_cast<int32_t>(traced.size() - 1);
+                live.emplace(addr, ref);
+                eventRef[k] = ref;
+                break;
+            }
+            case Action::FreeRequested: {
+                auto it = live.find(addr);
+                if (it == live.end()) {
+                    const int32_t ref = earlyAlloc(addr, ev.size[k], ev.stream[k]);
+                    it = live.emplace(addr, ref).first;
+                    ++r.unmatchedFrees;
+                }
+                at(it->second).freeRequestedEvent = EventIndex{i};
+                eventRef[k] = it->second;
+                break;
+            }
+            case Action::FreeCompleted: {
+                auto it = live.find(addr);
+                int32_t ref;
+                if (it == live.end()) {
+                    ref = earlyAlloc(addr, ev.size[k], ev.stream[k]);
+                    ++r.unmatchedFrees;
+                } else {
+                    ref = it->second;
+                    live.erase(it);
+                }
+                at(ref).freeEvent = EventIndex{i};
+                eventRef[k] = ref;
+                break;
+            }
+            case Action::SegmentAlloc:
+            case Action::SegmentMap:
+                res += size;
+                break;
+            case Action::SegmentFree:
+            case Action::SegmentUnmap:
+                res -= size;
+                break;
+            case Action::Oom:
+                r.oomEvents.push_back(EventIndex{i});
+                break;
+            case Action::Snapshot:
+                r.snapshotEvents.push_back(EventIndex{i});
+                break;
+            case Action::Unknown:
+                break;
+            }
+            r.reserved[k] = res;
+            minRes = std::min(minRes, res);
+        }
+
+        // Blocks allocated at dump time that the replay does not have live existed before
+        // the first event (or their alloc fell out of the ring buffer).
+        uint64_t finalReserved = 0;
+        bool anySegment = false;
+        for (const Segment& seg : snap.segments) {
+            if (seg.device != trace.device)
+                continue;
+            anySegment = true;
+            finalReserved += seg.totalSize;
+            for (const Block& b : seg.blocks) {
+                if (b.state != BlockState::ActiveAllocated && b.state != BlockState::ActivePendingFree)
+                    continue;
+                if (live.count(b.address))
+                    continue;
+                const int32_t ref = earlyAlloc(b.address, b.requestedSize, seg.stream);
+                at(ref).stack = b.stack;
+                live.emplace(b.address, ref);
+            }
+        }
+
+        int64_t earlyBytes = 0;
+        for (const Allocation& a : early)
+            earlyBytes += static_cast<int64_t>(a.size);
+        r.preexistingBytes = earlyBytes;
+        r.preexistingCount = static_cast<int64_t>(early.size());
+        r.requestedAtStart = earlyBytes;
+        // Requested curve. An alloc over a still-live address closed the older block at
+        // that same event (doubleAllocs), so its bytes leave there.
+        std::vector<int64_t> closedAt;
+        if (r.doubleAllocs > 0) {
+            closedAt.assign(static_cast<size_t>(n), 0);
+            for (const Allocation& a : traced)
+                if (a.freeEvent.valid() && ev.action[static_cast<size_t>(a.freeEvent.value)] == Action::Alloc)
+                    closedAt[static_cast<size_t>(a.freeEvent.value)] += static_cast<int64_t>(a.size);
+        }
+        int64_t cur = earlyBytes;
+        for (int64_t i = 0; i < n; ++i) {
+            const size_t k = static_cast<size_t>(i);
+            const Action a = ev.action[k];
+            if (a == Action::Alloc) {
+                cur += static_cast<int64_t>(ev.size[k]);
+                if (!closedAt.empty())
+                    cur -= closedAt[k];
+            } else if (a == Action::FreeCompleted) {
+                cur -= static_cast<int64_t>(at(eventRef[k]).size);
+            }
+            r.requested[k] = cur;
+        }
+
+        const int64_t netReserved = n ? r.reserved.back() : 0;
+        int64_t baseRes = -minRes;
+        if (anySegment)
+            baseRes = std::max(baseRes, static_cast<int64_t>(finalReserved) - netReserved);
+        baseRes = std::max<int64_t>(baseRes, 0);
+        r.reservedAtStart = baseRes;
+        for (int64_t& v : r.reserved)
+            v += baseRes;
+
+        // Final numbering: early allocations first, then traced in alloc order.
+        const int32_t earlyCount = static_cast<int32_t>(early.size());
+        r.allocations.reserve(early.size() + traced.size());
+        r.allocations.insert(r.allocations.end(), early.begin(), early.end());
+        r.allocations.insert(r.allocations.end(), traced.begin(), traced.end());
+        r.eventAllocation.resize(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+            const int32_t ref = eventRef[static_cast<size_t>(i)];
+            r.eventAllocation[static_cast<size_t>(i)] =
+                ref == INT32_MIN ? AllocationId{} : AllocationId{ref >= 0 ? ref + earlyCount : ~ref};
+        }
+
+        computePeaks();
+        detectTruncation();
+        buildCheckpoints();
+    }
+
+    void computePeaks()
+    {
+        const EventTable& ev = trace.events;
+        r.peakRequested = Peak{r.requestedAtStart, EventIndex{}, 0};
+        r.peakReserved = Peak{r.reservedAtStart, EventIndex{}, 0};
+        for (size_t k = 0; k < r.requested.size(); ++k) {
+            if (r.requested[k] > r.peakRequested.bytes)
+                r.peakRequested = Peak{r.requested[k], EventIndex{static_cast<int64_t>(k)}, ev.timeUs[k]};
+            if (r.reserved[k] > r.peakReserved.bytes)
+                r.peakReserved = Peak{r.reserved[k], EventIndex{static_cast<int64_t>(k)}, ev.timeUs[k]};
+        }
+        if (!r.peakRequested.event.valid() && !r.requested.empty())
+            r.peakRequested.timeUs = ev.timeUs.front();
+        if (!r.peakReserved.event.valid() && !r.reserved.empty())
+            r.peakReserved.timeUs = ev.timeUs.front();
+    }
+
+    void detectTruncation()
+    {
+        const int64_t n = r.eventCount;
+        if (snap.traceOverflowed) {
+            r.truncated = true;
+            r.truncationReason = "the allocator reports its trace ring buffer overflowed (trace_alloc_overflowed)";
+        } else if (snap.traceMaxEntries > 0 && n >= snap.traceMaxEntries) {
+            r.truncated = true;
+            r.truncationReason = "the trace holds " + std::to_string(n) + " entries, the ring buffer's capacity "
+                                 "(trace_alloc_max_entries): older entries were dropped";
+        } else if (n > 0 && r.unmatchedFrees > 0) {
+            // Frees with no alloc: either allocations made before recording began, or a
+            // ring buffer that dropped its oldest entries. A full-looking buffer says which.
+            const EventTable& ev = trace.events;
+            if (ev.action.front() != Action::SegmentAlloc && (n & (n - 1)) == 0) {
+                r.truncated = true;
+                r.truncationReason = "the trace starts mid-run with " + std::to_string(r.unmatchedFrees) +
+                                     " frees of unknown allocations and a power-of-two length: likely a full ring buffer";
+            }
+        }
+    }
+
+    void buildCheckpoints()
+    {
+        const int64_t n = r.eventCount;
+        r.checkpointStride = std::max<int64_t>(1024, n / 2048);
+        std::vector<AllocationId> cur;
+        for (int32_t i = 0; i < static_cast<int32_t>(r.allocations.size()); ++i)
+            if (r.allocations[static_cast<size_t>(i)].preexisting())
+                cur.push_back(AllocationId{i});
+        const EventTable& ev = trace.events;
+        for (int64_t i = 0; i <= n; ++i) {
+            if (i % r.checkpointStride == 0) {
+                std::erase_if(cur, [&](AllocationId id) { return !r.allocations[static_cast<size_t>(id.value)].liveAfter(i - 1); });
+                std::sort(cur.begin(), cur.end());
+                r.checkpoints.push_back(cur);
+            }
+            if (i == n)
+                break;
+            const size_t k = static_cast<size_t>(i);
+            const AllocationId id = r.eventAllocation[k];
+            if (id.valid() && ev.action[k] == Action::Alloc)
+                cur.push_back(id);
+        }
+    }
+};
+
+} // namespace
+
+std::vector<AllocationId> DeviceReplay::liveAfter(int64_t i) const
+{
+    i = std::clamp<int64_t>(i, -1, eventCount - 1);
+    const int64_t j = (i + 1) / checkpointStride;
+    std::vector<AllocationId> out = checkpoints[static_cast<size_t>(j)];
+    const int64_t from = j * checkpointStride;
+    for (int64_t e = from; e <= i; ++e) {
+        const AllocationId id = eventAllocation[static_cast<size_t>(e)];
+        if (id.valid() && allocations[static_cast<size_t>(id.value)].allocEvent.value == e)
+            out.push_back(id);
+    }
+    std::erase_if(out, [&](AllocationId id) { return !allocations[static_cast<size_t>(id.value)].liveAfter(i); });
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+DeviceReplay replayDevice(const Snapshot& snapshot, const DeviceTrace& trace)
+{
+    Builder b(snapshot, trace);
+    b.run();
+    return std::move(b.r);
+}
+
+} // namespace memscope

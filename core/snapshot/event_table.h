@@ -1,0 +1,32 @@
+#pragma once
+
+#include "common/strong_id.h"
+#include "snapshot/action.h"
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace memscope {
+
+// One device's trace, stored by column: row i is the i-th entry of
+// device_traces[device], in file order (the order is the truth; time_us can tie).
+struct EventTable {
+    std::vector<Action> action;
+    std::vector<uint64_t> addr;
+    std::vector<uint64_t> size;
+    std::vector<uint64_t> stream;
+    std::vector<int64_t> timeUs;       // 0 where the file has no time_us (PyTorch < 2.2)
+    std::vector<StackId> stack;        // invalid where no frames were recorded
+    std::vector<StringId> userMetadata;
+    std::vector<StringId> compileContext;
+    std::unordered_map<int64_t, uint64_t> deviceFree; // row -> device_free, for `oom` rows
+    bool hasTime = false;
+
+    size_t count() const { return action.size(); }
+    void reserve(size_t n);
+    void push(Action a, uint64_t address, uint64_t bytes, uint64_t streamId, int64_t time, StackId stackId,
+              StringId metadata, StringId context);
+};
+
+} // namespace memscope

@@ -1,0 +1,497 @@
+#include "snapshot/snapshot_builder.h"
+
+#include "common/load_error.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace memscope {
+
+namespace {
+std::string describe(const Snapshot& s, PickleValue v)
+{
+    switch (v.kind) {
+    case PickleKind::None: return "None";
+    case PickleKind::Bool: return v.boolean ? "True" : "False";
+    case PickleKind::Int: return "int " + (v.unsignedInt ? std::to_string(static_cast<uint64_t>(v.i)) : std::to_string(v.i));
+    case PickleKind::Float: return "float " + std::to_string(v.f);
+    case PickleKind::String:
+    case PickleKind::Bytes: {
+        std::string text(s.strings.view(StringId{v.str}).substr(0, 40));
+        return std::string(v.kind == PickleKind::String ? "str '" : "bytes '") + text + "'";
+    }
+    case PickleKind::Container: return "a container";
+    }
+    return "?";
+}
+} // namespace
+
+SnapshotBuilder::SnapshotBuilder(Snapshot& snapshot, std::string fileName)
+    : m_snapshot(snapshot)
+    , m_fileName(std::move(fileName))
+{
+    StringPool& s = m_snapshot.strings;
+    m_k = Keys{s.intern("action"), s.intern("addr"), s.intern("size"), s.intern("stream"), s.intern("time_us"),
+               s.intern("frames"), s.intern("compile_context"), s.intern("user_metadata"), s.intern("device_free"),
+               s.intern("filename"), s.intern("name"), s.intern("line"), s.intern("segments"),
+               s.intern("device_traces"), s.intern("allocator_settings"), s.intern("external_annotations"),
+               s.intern("device"), s.intern("address"), s.intern("total_size"), s.intern("allocated_size"),
+               s.intern("active_size"), s.intern("requested_size"), s.intern("segment_type"),
+               s.intern("segment_pool_id"), s.intern("is_expandable"), s.intern("blocks"), s.intern("state"),
+               s.intern("history"), s.intern("real_size"), s.intern("stage")};
+}
+
+PickleValue SnapshotBuilder::newContainer(ContainerKind kind, int64_t)
+{
+    uint32_t index;
+    if (!m_free.empty()) {
+        index = m_free.back();
+        m_free.pop_back();
+    } else {
+        index = static_cast<uint32_t>(m_nodes.size());
+        m_nodes.emplace_back();
+    }
+    Node& n = m_nodes[index];
+    n.kind = kind;
+    n.cache = -1;
+    n.table = -1;
+    return PickleValue::fromNode(index, n.generation);
+}
+
+PickleValue SnapshotBuilder::newTuple(std::span<const PickleValue> items, int64_t offset)
+{
+    PickleValue v = newContainer(ContainerKind::Tuple, offset);
+    m_nodes[v.node].items.assign(items.begin(), items.end());
+    return v;
+}
+
+SnapshotBuilder::Node& SnapshotBuilder::node(PickleValue v, int64_t offset)
+{
+    if (v.kind != PickleKind::Container || v.node >= m_nodes.size() || m_nodes[v.node].generation != v.generation)
+        throw LoadError(m_fileName, offset, {}, "a reference to a trace entry that was already consumed");
+    return m_nodes[v.node];
+}
+
+void SnapshotBuilder::checkReference(PickleValue value, int64_t offset)
+{
+    node(value, offset);
+}
+
+void SnapshotBuilder::recycle(uint32_t index)
+{
+    Node& n = m_nodes[index];
+    n.items.clear();
+    ++n.generation;
+    m_free.push_back(index);
+}
+
+const PickleValue* SnapshotBuilder::lookup(const Node& dict, StringId key) const
+{
+    for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {
+        const PickleValue& k = dict.items[i];
+        if (k.kind == PickleKind::String && k.str == key.value)
+            return &dict.items[i + 1];
+    }
+    return nullptr;
+}
+
+bool SnapshotBuilder::isEventDict(const Node& n) const
+{
+    return n.kind == ContainerKind::Dict && lookup(n, m_k.action) != nullptr;
+}
+
+void SnapshotBuilder::append(PickleValue container, std::span<const PickleValue> items, int64_t offset)
+{
+    Node* list = &node(container, offset);
+    if (list->kind == ContainerKind::Dict || list->kind == ContainerKind::Tuple)
+        throw LoadError(m_fileName, offset, {}, "APPEND to a dict or tuple, expected a list");
+    for (const PickleValue& item : items) {
+        if (item.kind == PickleKind::Container && item.node != container.node && isEventDict(node(item, offset))) {
+            appendEvent(*list, item, offset);
+            list = &m_nodes[container.node]; // appendEvent may grow m_nodes
+        } else {
+            list->items.push_back(item);
+        }
+    }
+}
+
+void SnapshotBuilder::setItems(PickleValue dict, std::span<const PickleValue> keyValues, int64_t offset)
+{
+    Node& n = node(dict, offset);
+    if (n.kind != ContainerKind::Dict)
+        throw LoadError(m_fileName, offset, {}, "SETITEMS on a list or tuple, expected a dict");
+    n.items.insert(n.items.end(), keyValues.begin(), keyValues.end());
+}
+
+void SnapshotBuilder::typeError(int64_t offset, const std::string& path, const char* expected, PickleValue got) const
+{
+    throw LoadError(m_fileName, offset, path, std::string("expected ") + expected + ", found " + describe(m_snapshot, got));
+}
+
+uint64_t SnapshotBuilder::toU64(PickleValue v, int64_t offset, const std::string& path)
+{
+    if (v.kind == PickleKind::Int && (v.unsignedInt || v.i >= 0))
+        return static_cast<uint64_t>(v.i);
+    if (v.kind == PickleKind::Bool)
+        return v.boolean;
+    typeError(offset, path, "a non-negative integer", v);
+}
+
+int64_t SnapshotBuilder::toI64(PickleValue v, int64_t offset, const std::string& path)
+{
+    if (v.kind == PickleKind::Int && !v.unsignedInt)
+        return v.i;
+    if (v.kind == PickleKind::Bool)
+        return v.boolean;
+    typeError(offset, path, "an integer", v);
+}
+
+StringId SnapshotBuilder::toStr(PickleValue v, int64_t offset, const std::string& path)
+{
+    if (v.kind == PickleKind::String || v.kind == PickleKind::Bytes)
+        return StringId{v.str};
+    typeError(offset, path, "a string", v);
+}
+
+std::string SnapshotBuilder::toText(PickleValue v)
+{
+    switch (v.kind) {
+    case PickleKind::None: return "None";
+    case PickleKind::Bool: return v.boolean ? "True" : "False";
+    case PickleKind::Int: return v.unsignedInt ? std::to_string(static_cast<uint64_t>(v.i)) : std::to_string(v.i);
+    case PickleKind::Float: {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%g", v.f);
+        return buf;
+    }
+    case PickleKind::String:
+    case PickleKind::Bytes: return std::string(m_snapshot.strings.view(StringId{v.str}));
+    case PickleKind::Container: {
+        const Node& n = m_nodes[v.node];
+        std::string s = n.kind == ContainerKind::Dict ? "{" : "[";
+        for (size_t i = 0; i < n.items.size() && i < 64; ++i) {
+            if (i)
+                s += n.kind == ContainerKind::Dict && i % 2 ? ": " : ", ";
+            s += n.items[i].kind == PickleKind::Container ? "…" : toText(n.items[i]);
+        }
+        return s + (n.kind == ContainerKind::Dict ? "}" : "]");
+    }
+    }
+    return {};
+}
+
+FrameId SnapshotBuilder::toFrame(PickleValue v, int64_t offset, const std::string& path)
+{
+    if (v.kind != PickleKind::Container)
+        typeError(offset, path, "a frame dict {filename, line, name}", v);
+    Node& n = node(v, offset);
+    if (n.cache >= 0)
+        return FrameId{n.cache};
+    if (n.kind != ContainerKind::Dict)
+        throw LoadError(m_fileName, offset, path, "expected a frame dict {filename, line, name}, found a list");
+    Frame f;
+    if (const PickleValue* x = lookup(n, m_k.filename))
+        f.filename = toStr(*x, offset, path + ".filename");
+    if (const PickleValue* x = lookup(n, m_k.name))
+        f.name = toStr(*x, offset, path + ".name");
+    if (const PickleValue* x = lookup(n, m_k.line))
+        f.line = static_cast<int32_t>(toI64(*x, offset, path + ".line"));
+    FrameId id = m_snapshot.frames.intern(f);
+    n.cache = id.value;
+    return id;
+}
+
+StackId SnapshotBuilder::toStack(PickleValue v, int64_t offset, const std::string& path)
+{
+    if (v.kind == PickleKind::None)
+        return StackId{};
+    if (v.kind != PickleKind::Container)
+        typeError(offset, path, "a list of frames", v);
+    Node& n = node(v, offset);
+    if (n.cache >= 0)
+        return StackId{n.cache};
+    if (n.kind == ContainerKind::Dict)
+        throw LoadError(m_fileName, offset, path, "expected a list of frames, found a dict");
+    m_frameScratch.clear();
+    for (size_t i = 0; i < n.items.size(); ++i)
+        m_frameScratch.push_back(toFrame(n.items[i], offset, path + "[" + std::to_string(i) + "]"));
+    StackId id = m_snapshot.stacks.intern(m_frameScratch);
+    m_nodes[v.node].cache = id.valid() ? id.value : -2;
+    return id;
+}
+
+void SnapshotBuilder::appendEvent(Node& list, PickleValue eventValue, int64_t offset)
+{
+    if (list.table < 0) {
+        list.table = static_cast<int32_t>(m_tables.size());
+        m_tables.emplace_back();
+    }
+    const int32_t tableIndex = list.table;
+    EventTable& table = m_tables[static_cast<size_t>(tableIndex)];
+    const size_t row = table.count();
+    auto path = [&](std::string_view key) {
+        return "device_traces[" + std::to_string(tableIndex) + "][" + std::to_string(row) + "]." + std::string(key);
+    };
+
+    Node& ev = m_nodes[eventValue.node];
+    Action action = Action::Unknown;
+    uint64_t addr = 0, size = 0, stream = 0, deviceFree = 0;
+    int64_t time = 0;
+    bool hasDeviceFree = false;
+    StackId stack;
+    StringId metadata = StringPool::empty(), context = StringPool::empty();
+    for (size_t i = 0; i + 1 < ev.items.size(); i += 2) {
+        const PickleValue k = ev.items[i];
+        const PickleValue v = ev.items[i + 1];
+        if (k.kind != PickleKind::String)
+            continue;
+        const StringId key{k.str};
+        if (key == m_k.action) {
+            StringId name = toStr(v, offset, path("action"));
+            action = actionFromName(m_snapshot.strings.view(name)).value_or(Action::Unknown);
+        } else if (key == m_k.addr) {
+            addr = toU64(v, offset, path("addr"));
+        } else if (key == m_k.size) {
+            size = toU64(v, offset, path("size"));
+        } else if (key == m_k.stream) {
+            // Streams are raw cudaStream_t values; keep the bits whatever their sign.
+            if (v.kind != PickleKind::Int)
+                typeError(offset, path("stream"), "an integer", v);
+            stream = static_cast<uint64_t>(v.i);
+        } else if (key == m_k.timeUs) {
+            time = toI64(v, offset, path("time_us"));
+            table.hasTime = true;
+        } else if (key == m_k.frames) {
+            stack = toStack(v, offset, path("frames"));
+        } else if (key == m_k.userMetadata) {
+            if (v.kind == PickleKind::String)
+                metadata = StringId{v.str};
+        } else if (key == m_k.compileContext) {
+            if (v.kind == PickleKind::String)
+                context = StringId{v.str};
+        } else if (key == m_k.deviceFree) {
+            deviceFree = toU64(v, offset, path("device_free"));
+            hasDeviceFree = true;
+        }
+    }
+    if (hasDeviceFree)
+        table.deviceFree.emplace(static_cast<int64_t>(row), deviceFree);
+    table.push(action, addr, size, stream, time, stack, metadata, context);
+    recycle(eventValue.node);
+}
+
+void SnapshotBuilder::finish(PickleValue root, int64_t offset)
+{
+    if (root.kind != PickleKind::Container)
+        throw LoadError(m_fileName, offset, {},
+                        std::string("not a CUDA memory snapshot: the pickle holds a single ") + pickleKindName(root.kind) +
+                            ", expected a dict with 'segments' and 'device_traces'");
+    Node& top = node(root, offset);
+    if (top.kind == ContainerKind::List) { // torch.cuda.memory_snapshot(): segments only
+        readSegments(root, offset);
+        m_snapshot.devices.push_back(DeviceTrace{0, {}});
+        return;
+    }
+    if (top.kind != ContainerKind::Dict)
+        throw LoadError(m_fileName, offset, {}, "not a CUDA memory snapshot: the top level is a tuple, expected a dict");
+
+    const PickleValue* segments = lookup(top, m_k.segments);
+    const PickleValue* traces = lookup(top, m_k.deviceTraces);
+    if (!segments && !traces) {
+        std::string keys;
+        for (size_t i = 0; i + 1 < top.items.size() && i < 40; i += 2) {
+            if (!keys.empty())
+                keys += ", ";
+            keys += top.items[i].kind == PickleKind::String ? "'" + toText(top.items[i]) + "'" : toText(top.items[i]);
+        }
+        throw LoadError(m_fileName, offset, {},
+                        "not a CUDA memory snapshot: top-level keys are " + (keys.empty() ? std::string("(none)") : keys) +
+                            "; expected 'segments' and 'device_traces'");
+    }
+    // Copy: reading may grow m_nodes and move `top`.
+    const PickleValue segmentsValue = segments ? *segments : PickleValue::none();
+    const PickleValue tracesValue = traces ? *traces : PickleValue::none();
+    const PickleValue* settings = lookup(top, m_k.allocatorSettings);
+    const PickleValue settingsValue = settings ? *settings : PickleValue::none();
+    const PickleValue* annotations = lookup(top, m_k.externalAnnotations);
+    const PickleValue annotationsValue = annotations ? *annotations : PickleValue::none();
+
+    if (segmentsValue.kind != PickleKind::None)
+        readSegments(segmentsValue, offset);
+    if (tracesValue.kind != PickleKind::None)
+        readTraces(tracesValue, offset);
+    if (settingsValue.kind == PickleKind::Container)
+        readSettings(settingsValue, offset, {});
+    if (annotationsValue.kind == PickleKind::Container)
+        readAnnotations(annotationsValue, offset);
+
+    if (auto it = m_snapshot.allocatorSettings.find("trace_alloc_overflowed"); it != m_snapshot.allocatorSettings.end())
+        m_snapshot.traceOverflowed = it->second == "True" || it->second == "1";
+    if (auto it = m_snapshot.allocatorSettings.find("trace_alloc_max_entries"); it != m_snapshot.allocatorSettings.end())
+        m_snapshot.traceMaxEntries = std::strtoll(it->second.c_str(), nullptr, 10);
+    if (m_snapshot.devices.empty())
+        m_snapshot.devices.push_back(DeviceTrace{0, {}});
+}
+
+void SnapshotBuilder::readTraces(PickleValue list, int64_t offset)
+{
+    if (list.kind != PickleKind::Container || node(list, offset).kind == ContainerKind::Dict)
+        typeError(offset, "device_traces", "a list of per-device lists", list);
+    const std::vector<PickleValue> devices = node(list, offset).items;
+    for (size_t d = 0; d < devices.size(); ++d) {
+        const std::string path = "device_traces[" + std::to_string(d) + "]";
+        if (devices[d].kind != PickleKind::Container)
+            typeError(offset, path, "a list of trace entries", devices[d]);
+        Node& dn = node(devices[d], offset);
+        if (dn.kind == ContainerKind::Dict)
+            throw LoadError(m_fileName, offset, path, "expected a list of trace entries, found a dict");
+        // Items that are not trace entries (not dicts with 'action') stayed behind.
+        if (!dn.items.empty()) {
+            std::string what = dn.items[0].kind == PickleKind::Container ? "a dict or list without 'action'"
+                                                                         : describe(m_snapshot, dn.items[0]);
+            throw LoadError(m_fileName, offset, path,
+                            "expected trace entries (dicts with 'action'), found " + what);
+        }
+        DeviceTrace t;
+        t.device = static_cast<int>(d);
+        if (dn.table >= 0)
+            t.events = std::move(m_tables[static_cast<size_t>(dn.table)]);
+        m_snapshot.devices.push_back(std::move(t));
+    }
+}
+
+void SnapshotBuilder::readBlockHistory(const Node& block, Segment& seg, int64_t offset, const std::string& path)
+{
+    // PyTorch 2.0: a block carries `history`, a list of {addr, real_size, frames}; the
+    // newest entry is the block's current allocation.
+    const PickleValue* h = lookup(block, m_k.history);
+    if (!h || h->kind != PickleKind::Container)
+        return;
+    m_snapshot.blockHistoryFormat = true;
+    const std::vector<PickleValue> items = node(*h, offset).items;
+    if (items.empty() || seg.blocks.empty())
+        return;
+    const PickleValue last = items.back();
+    if (last.kind != PickleKind::Container)
+        return;
+    const Node& e = node(last, offset);
+    Block& b = seg.blocks.back();
+    if (const PickleValue* x = lookup(e, m_k.realSize))
+        b.requestedSize = toU64(*x, offset, path + ".history[-1].real_size");
+    if (const PickleValue* x = lookup(e, m_k.frames))
+        b.stack = toStack(*x, offset, path + ".history[-1].frames");
+}
+
+void SnapshotBuilder::readSegments(PickleValue list, int64_t offset)
+{
+    if (list.kind != PickleKind::Container || node(list, offset).kind == ContainerKind::Dict)
+        typeError(offset, "segments", "a list of segments", list);
+    const std::vector<PickleValue> segs = node(list, offset).items;
+    m_snapshot.segments.reserve(segs.size());
+    for (size_t i = 0; i < segs.size(); ++i) {
+        const std::string path = "segments[" + std::to_string(i) + "]";
+        if (segs[i].kind != PickleKind::Container || node(segs[i], offset).kind != ContainerKind::Dict)
+            typeError(offset, path, "a segment dict", segs[i]);
+        const Node sn = node(segs[i], offset); // copy: nested reads may grow m_nodes
+        Segment seg;
+        if (auto* x = lookup(sn, m_k.device))
+            seg.device = static_cast<int>(toI64(*x, offset, path + ".device"));
+        if (auto* x = lookup(sn, m_k.address))
+            seg.address = toU64(*x, offset, path + ".address");
+        if (auto* x = lookup(sn, m_k.totalSize))
+            seg.totalSize = toU64(*x, offset, path + ".total_size");
+        if (auto* x = lookup(sn, m_k.allocatedSize))
+            seg.allocatedSize = toU64(*x, offset, path + ".allocated_size");
+        if (auto* x = lookup(sn, m_k.activeSize))
+            seg.activeSize = toU64(*x, offset, path + ".active_size");
+        if (auto* x = lookup(sn, m_k.requestedSize))
+            seg.requestedSize = toU64(*x, offset, path + ".requested_size");
+        if (auto* x = lookup(sn, m_k.stream); x && x->kind == PickleKind::Int)
+            seg.stream = static_cast<uint64_t>(x->i);
+        if (auto* x = lookup(sn, m_k.segmentType); x && x->kind == PickleKind::String)
+            seg.largePool = m_snapshot.strings.view(StringId{x->str}) != "small";
+        if (auto* x = lookup(sn, m_k.isExpandable); x && x->kind == PickleKind::Bool)
+            seg.expandable = x->boolean;
+        if (auto* x = lookup(sn, m_k.segmentPoolId); x && x->kind == PickleKind::Container) {
+            const Node& t = node(*x, offset);
+            for (size_t k = 0; k < 2 && k < t.items.size(); ++k)
+                if (t.items[k].kind == PickleKind::Int)
+                    seg.poolId[k] = t.items[k].i;
+        }
+        if (auto* x = lookup(sn, m_k.frames))
+            seg.stack = toStack(*x, offset, path + ".frames");
+        if (auto* x = lookup(sn, m_k.blocks)) {
+            if (x->kind != PickleKind::Container)
+                typeError(offset, path + ".blocks", "a list of blocks", *x);
+            const std::vector<PickleValue> blocks = node(*x, offset).items;
+            uint64_t cursor = seg.address;
+            for (size_t j = 0; j < blocks.size(); ++j) {
+                const std::string bpath = path + ".blocks[" + std::to_string(j) + "]";
+                if (blocks[j].kind != PickleKind::Container || node(blocks[j], offset).kind != ContainerKind::Dict)
+                    typeError(offset, bpath, "a block dict", blocks[j]);
+                const Node bn = node(blocks[j], offset);
+                Block b;
+                b.address = cursor; // 2.0 blocks have no address: they tile the segment in order
+                if (auto* y = lookup(bn, m_k.address))
+                    b.address = toU64(*y, offset, bpath + ".address");
+                if (auto* y = lookup(bn, m_k.size))
+                    b.size = toU64(*y, offset, bpath + ".size");
+                b.requestedSize = b.size;
+                if (auto* y = lookup(bn, m_k.requestedSize))
+                    b.requestedSize = toU64(*y, offset, bpath + ".requested_size");
+                if (auto* y = lookup(bn, m_k.state); y && y->kind == PickleKind::String) {
+                    std::string_view st = m_snapshot.strings.view(StringId{y->str});
+                    b.state = st == "active_allocated"      ? BlockState::ActiveAllocated
+                              : st == "active_pending_free" ? BlockState::ActivePendingFree
+                              : st == "inactive"            ? BlockState::Inactive
+                                                            : BlockState::Unknown;
+                }
+                if (auto* y = lookup(bn, m_k.frames))
+                    b.stack = toStack(*y, offset, bpath + ".frames");
+                cursor = b.address + b.size;
+                seg.blocks.push_back(b);
+                readBlockHistory(bn, seg, offset, bpath);
+            }
+        }
+        m_snapshot.segments.push_back(std::move(seg));
+    }
+}
+
+void SnapshotBuilder::readAnnotations(PickleValue list, int64_t offset)
+{
+    const std::vector<PickleValue> items = node(list, offset).items;
+    for (size_t i = 0; i < items.size(); ++i) {
+        const std::string path = "external_annotations[" + std::to_string(i) + "]";
+        if (items[i].kind != PickleKind::Container || node(items[i], offset).kind != ContainerKind::Dict)
+            typeError(offset, path, "an annotation dict", items[i]);
+        const Node& n = node(items[i], offset);
+        Annotation a;
+        if (auto* x = lookup(n, m_k.name))
+            a.name = toStr(*x, offset, path + ".name");
+        if (auto* x = lookup(n, m_k.stage))
+            a.stage = m_snapshot.strings.view(toStr(*x, offset, path + ".stage")) == "END" ? AnnotationStage::End
+                                                                                           : AnnotationStage::Start;
+        if (auto* x = lookup(n, m_k.device))
+            a.device = static_cast<int>(toI64(*x, offset, path + ".device"));
+        if (auto* x = lookup(n, m_k.timeUs))
+            a.timeUs = toI64(*x, offset, path + ".time_us");
+        m_snapshot.annotations.push_back(a);
+    }
+}
+
+void SnapshotBuilder::readSettings(PickleValue dict, int64_t offset, const std::string& prefix)
+{
+    const Node n = node(dict, offset);
+    if (n.kind != ContainerKind::Dict)
+        return;
+    for (size_t i = 0; i + 1 < n.items.size(); i += 2) {
+        const std::string key = prefix + toText(n.items[i]);
+        const PickleValue v = n.items[i + 1];
+        if (v.kind == PickleKind::Container && m_nodes[v.node].kind == ContainerKind::Dict)
+            readSettings(v, offset, key + ".");
+        else
+            m_snapshot.allocatorSettings[key] = toText(v);
+    }
+}
+
+} // namespace memscope

@@ -1,0 +1,29 @@
+#pragma once
+
+#include "snapshot/snapshot.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace memscope {
+
+struct LoadOptions {
+    // Called with a fraction in [0, 1]; returning false cancels the load (LoadCancelled).
+    std::function<bool(double)> progress;
+    // Refuse files larger than this (bytes); 0 = no limit.
+    uint64_t maxFileBytes = 0;
+};
+
+// Reads a snapshot from a file: a pickle (protocol 0-5, Python's or torch's C++
+// pickler), the same gzip-compressed, or its JSON form. The file is memory-mapped.
+// Throws LoadError (file, byte offset or key path, what was expected) or LoadCancelled.
+std::shared_ptr<const Snapshot> readSnapshotFile(const std::string& path, const LoadOptions& options = {});
+
+// The same from bytes already in memory; `name` is used in error messages.
+std::shared_ptr<const Snapshot> readSnapshotBytes(std::span<const uint8_t> bytes, const std::string& name,
+                                                  const LoadOptions& options = {});
+
+} // namespace memscope

@@ -1,0 +1,87 @@
+#include "replay/replay.h"
+#include "snapshot/snapshot_reader.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+using namespace memscope;
+
+class TestReplay : public QObject {
+    Q_OBJECT
+private slots:
+    // torch's own counters, recorded by the same process, are the truth.
+    void peaksMatchTorchCounters_data()
+    {
+        QTest::addColumn<QString>("pickle");
+        QTest::addColumn<qint64>("requestedPeak");
+        QTest::addColumn<qint64>("maxReserved");
+        const QDir dir(QStringLiteral(MEMSCOPE_SAMPLES_DIR));
+        const auto stats = dir.entryList({QStringLiteral("*.stats.json")}, QDir::Files, QDir::Name);
+        QVERIFY(stats.size() >= 10);
+        for (const QString& name : stats) {
+            QFile f(dir.filePath(name));
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+            const qint64 peak = o.value(QStringLiteral("memory_stats")).toObject()
+                                    .value(QStringLiteral("requested_bytes.all.peak")).toInteger(-1);
+            const qint64 reserved = o.value(QStringLiteral("max_reserved")).toInteger(-1);
+            QVERIFY2(peak > 0 && reserved > 0, qPrintable(name));
+            const QString base = name.left(name.size() - int(strlen(".stats.json")));
+            QTest::newRow(qPrintable(base)) << dir.filePath(base + QStringLiteral(".pickle")) << peak << reserved;
+        }
+    }
+    void peaksMatchTorchCounters()
+    {
+        QFETCH(QString, pickle);
+        QFETCH(qint64, requestedPeak);
+        QFETCH(qint64, maxReserved);
+        auto r = replaySnapshot(readSnapshotFile(pickle.toStdString()));
+        const DeviceReplay& d = r->devices.at(0);
+        QCOMPARE(d.peakRequested.bytes, requestedPeak);
+        QCOMPARE(d.peakReserved.bytes, maxReserved);
+        QVERIFY(d.peakRequested.event.valid());
+        QCOMPARE(d.requestedAfter(d.peakRequested.event.value), requestedPeak);
+        QCOMPARE(d.peakRequested.timeUs, r->snapshot->devices[0].events.timeUs[size_t(d.peakRequested.event.value)]);
+        // The live set at the peak adds up to the peak.
+        int64_t sum = 0;
+        for (AllocationId id : d.liveAfter(d.peakRequested.event.value))
+            sum += static_cast<int64_t>(d.allocation(id).size);
+        QCOMPARE(sum, requestedPeak);
+        QVERIFY(!d.truncated);
+    }
+
+    void liveSetAgreesWithCurveEverywhere()
+    {
+        auto r = replaySnapshot(readSnapshotFile(std::string(MEMSCOPE_SAMPLES_DIR) + "/many_small.pickle"));
+        const DeviceReplay& d = r->devices.at(0);
+        for (int64_t i = -1; i < d.eventCount; i += 997) {
+            int64_t sum = 0;
+            for (AllocationId id : d.liveAfter(i))
+                sum += static_cast<int64_t>(d.allocation(id).size);
+            QCOMPARE(sum, d.requestedAfter(i));
+        }
+    }
+
+    void oomIsKept()
+    {
+        auto r = replaySnapshot(readSnapshotFile(std::string(MEMSCOPE_SAMPLES_DIR) + "/oom.pickle"));
+        const DeviceReplay& d = r->devices.at(0);
+        QCOMPARE(d.oomEvents.size(), size_t(1));
+        const EventTable& ev = r->snapshot->devices[0].events;
+        QVERIFY(ev.deviceFree.count(d.oomEvents[0].value));
+    }
+
+    void segmentFreeLowersReserved()
+    {
+        auto r = replaySnapshot(readSnapshotFile(std::string(MEMSCOPE_SAMPLES_DIR) + "/release.pickle"));
+        const DeviceReplay& d = r->devices.at(0);
+        QVERIFY(d.reserved.back() < d.peakReserved.bytes);
+        QCOMPARE(d.preexistingBytes, int64_t(0));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestReplay)
+#include "tst_replay.moc"
