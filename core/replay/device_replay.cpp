@@ -217,13 +217,19 @@ struct Builder {
             r.truncationReason = "the trace holds " + std::to_string(n) + " entries, the ring buffer's capacity "
                                  "(trace_alloc_max_entries): older entries were dropped";
         } else if (n > 0 && r.unmatchedFrees > 0) {
-            // Frees with no alloc: either allocations made before recording began, or a
-            // ring buffer that dropped its oldest entries. A full-looking buffer says which.
+            // Frees of unknown allocations mean either allocations made before recording
+            // began or a ring buffer that dropped its oldest entries. A trace that opens
+            // with such a free, or has a round length, is a full ring buffer.
             const EventTable& ev = trace.events;
-            if (ev.action.front() != Action::SegmentAlloc && (n & (n - 1)) == 0) {
+            const Action first = ev.action.front();
+            const bool opensWithFree = first == Action::FreeRequested || first == Action::FreeCompleted;
+            const bool roundLength = n % 1000 == 0 || (n & (n - 1)) == 0;
+            if (opensWithFree || roundLength) {
                 r.truncated = true;
-                r.truncationReason = "the trace starts mid-run with " + std::to_string(r.unmatchedFrees) +
-                                     " frees of unknown allocations and a power-of-two length: likely a full ring buffer";
+                r.truncationReason = "the trace opens mid-run (" + std::to_string(r.unmatchedFrees) +
+                                     " frees of allocations it never saw" +
+                                     (roundLength ? ", and exactly " + std::to_string(n) + " entries" : std::string()) +
+                                     "): the allocator's ring buffer (max_entries) most likely dropped the oldest entries";
             }
         }
     }
