@@ -1,0 +1,151 @@
+#include "io/frame_classifier.h"
+
+#include <array>
+
+namespace memscope {
+
+namespace {
+
+bool endsWith(std::string_view s, std::string_view suffix)
+{
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool isNativeFile(std::string_view file)
+{
+    if (file.empty() || file == "??")
+        return true;
+    for (std::string_view ext : {".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".cuh"})
+        if (endsWith(file, ext))
+            return true;
+    return false;
+}
+
+std::string_view baseName(std::string_view path)
+{
+    const size_t slash = path.find_last_of('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+} // namespace
+
+bool isLibraryFrame(std::string_view file, std::string_view name)
+{
+    if (isNativeFile(file)) {
+        if (name.empty() || name == "??")
+            return true;
+        // A user's own C++ source compiled with debug info keeps its absolute path.
+        if (!file.empty() && file.front() == '/') {
+            for (std::string_view lib : {"/torch/", "/aten/", "/c10/", "/usr/", "/include/"})
+                if (file.find(lib) != std::string_view::npos)
+                    return true;
+            return false;
+        }
+        static constexpr std::array<std::string_view, 16> prefixes{
+            "_Py",   "Py",     "_start", "__",   "pthread", "start_thread", "clone",  "THP",
+            "_GLOBAL", "cuda", "cudnn",  "cublas", "cufft",  "curand",       "cusparse", "nccl"};
+        for (std::string_view p : prefixes)
+            if (name.substr(0, p.size()) == p)
+                return true;
+        static constexpr std::array<std::string_view, 10> namespaces{
+            "torch::", "at::", "c10::", "std::", "caffe2::", "pybind11::", "c10d::", "fmt::", "(anonymous namespace)",
+            "_object"};
+        for (std::string_view ns : namespaces)
+            if (name.find(ns) != std::string_view::npos)
+                return true;
+        return false;
+    }
+    if (file.substr(0, 1) == "<")
+        return file.substr(0, 7) == "<frozen" || file.substr(0, 9) == "<built-in";
+    for (std::string_view lib : {"/site-packages/", "/dist-packages/", "/lib/python3", "/lib64/python3", "/torch/"})
+        if (file.find(lib) != std::string_view::npos)
+            return true;
+    return false;
+}
+
+FrameClassifier::FrameClassifier(const Snapshot& snapshot) : m_snapshot(snapshot)
+{
+    m_library.resize(snapshot.frames.size());
+    for (size_t i = 0; i < m_library.size(); ++i) {
+        const Frame& f = snapshot.frames.frame(FrameId{static_cast<int32_t>(i)});
+        m_library[i] = isLibraryFrame(snapshot.str(f.filename), snapshot.str(f.name)) ? 1 : 0;
+    }
+}
+
+FrameId FrameClassifier::topUserFrame(StackId stack) const
+{
+    if (!stack.valid())
+        return {};
+    for (FrameId f : m_snapshot.stacks.frames(stack))
+        if (!isLibrary(f))
+            return f;
+    return {};
+}
+
+std::string FrameClassifier::frameText(FrameId id) const
+{
+    if (!id.valid())
+        return {};
+    const Frame& f = m_snapshot.frames.frame(id);
+    const std::string_view file = m_snapshot.str(f.filename);
+    const std::string_view name = m_snapshot.str(f.name);
+    std::string out;
+    if (isNativeFile(file) && (file.empty() || file == "??")) {
+        out = name;
+        return out;
+    }
+    out = baseName(file);
+    if (f.line > 0)
+        out += ":" + std::to_string(f.line);
+    if (!name.empty()) {
+        out += " ";
+        out += name;
+    }
+    return out;
+}
+
+std::string FrameClassifier::frameLocation(FrameId id) const
+{
+    if (!id.valid())
+        return {};
+    const Frame& f = m_snapshot.frames.frame(id);
+    std::string out(m_snapshot.str(f.filename));
+    if (f.line > 0)
+        out += ":" + std::to_string(f.line);
+    return out;
+}
+
+std::string FrameClassifier::stackSummary(StackId stack, size_t maxFrames) const
+{
+    if (!stack.valid())
+        return {};
+    std::string out;
+    size_t n = 0;
+    for (FrameId f : m_snapshot.stacks.frames(stack)) {
+        if (isLibrary(f))
+            continue;
+        if (n == maxFrames) {
+            out += " < …";
+            break;
+        }
+        if (n++)
+            out += " < ";
+        out += frameText(f);
+    }
+    if (out.empty()) {
+        // Only library frames: name the innermost one that is not the allocator itself.
+        for (FrameId f : m_snapshot.stacks.frames(stack)) {
+            const std::string_view file = m_snapshot.str(m_snapshot.frames.frame(f).filename);
+            if (file.find("CUDACachingAllocator") != std::string_view::npos ||
+                file.find("memory_snapshot") != std::string_view::npos)
+                continue;
+            const std::string_view name = m_snapshot.str(m_snapshot.frames.frame(f).name);
+            if (name.find("unwind") != std::string_view::npos || name.find("CapturedTraceback") != std::string_view::npos)
+                continue;
+            return "(library) " + frameText(f);
+        }
+    }
+    return out;
+}
+
+} // namespace memscope

@@ -1,0 +1,43 @@
+#pragma once
+
+#include "snapshot/snapshot.h"
+
+#include <string>
+#include <vector>
+
+namespace memscope {
+
+/*
+ * Which stack frames are the user's own code and which belong to libraries, decided once
+ * per distinct frame of a snapshot.
+ *
+ * A Python frame (a `.py` file) is a library frame when its file lies in an installed
+ * package or the standard library (`site-packages/`, `dist-packages/`, `lib/python3.x/`,
+ * `<frozen …>`, a `torch/` source tree). A native frame (`??`, empty or a C/C++ source) is
+ * a library frame when its symbol belongs to the runtime (torch::, at::, c10::, std::,
+ * CPython, libc, CUDA libraries) or has no name; any other native symbol, such as `main`
+ * of a libtorch program, is the user's.
+ *
+ * Text forms: frameText() is "train.py:42 forward" (file name without its directory),
+ * stackSummary() the user frames of a stack, innermost first, joined by " < ".
+ */
+class FrameClassifier {
+public:
+    explicit FrameClassifier(const Snapshot& snapshot);
+
+    bool isLibrary(FrameId f) const { return m_library[static_cast<size_t>(f.value)] != 0; }
+    // The innermost user frame of a stack; invalid when it has none.
+    FrameId topUserFrame(StackId stack) const;
+    std::string frameText(FrameId f) const;
+    std::string frameLocation(FrameId f) const; // full path:line
+    std::string stackSummary(StackId stack, size_t maxFrames = 4) const;
+    const Snapshot& snapshot() const { return m_snapshot; }
+
+private:
+    const Snapshot& m_snapshot;
+    std::vector<uint8_t> m_library;
+};
+
+bool isLibraryFrame(std::string_view filename, std::string_view name);
+
+} // namespace memscope
