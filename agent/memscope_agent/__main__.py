@@ -1,0 +1,97 @@
+"""python -m memscope_agent [options] (SCRIPT ARGS... | -m MODULE ARGS... | --replay FILE | --list)"""
+
+import argparse
+import json
+import os
+import runpy
+import signal
+import sys
+import time
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="python -m memscope_agent",
+        description="Stream a PyTorch program's CUDA memory events to memscope (docs/LIVE.md).")
+    p.add_argument("--socket", help="Unix socket path (default: a private per-user directory)")
+    p.add_argument("--tcp", metavar="[HOST:]PORT", help="also listen on TCP, loopback only (prints a token)")
+    p.add_argument("--mode", choices=["auto", "tracker", "poll"], default=None,
+                   help="tracker: C++ extension (default when it builds); poll: torch.cuda.memory._snapshot()")
+    p.add_argument("--stacks", choices=["python", "all"], default=None, help="stack frames to record (default python)")
+    p.add_argument("--max-entries", type=int, default=None, help="torch's own trace ring buffer size")
+    p.add_argument("--replay", metavar="FILE", help="serve a recorded snapshot's events instead (no torch needed)")
+    p.add_argument("--speed", type=float, default=1.0, help="replay pace: 1 = as recorded, 0 = as fast as possible")
+    p.add_argument("--max-gap", type=float, default=1.0, help="replay: longest pause between events, seconds")
+    p.add_argument("--no-wait", action="store_true", help="replay: start at once, not when the first client connects")
+    p.add_argument("--linger", type=float, default=None, help="seconds to let clients finish reading at the end")
+    p.add_argument("--list", action="store_true", help="list the agents running for this user")
+    p.add_argument("-m", dest="module", help="run a module as __main__")
+    p.add_argument("target", nargs=argparse.REMAINDER, help="script and its arguments")
+    return p
+
+
+def _list():
+    from .transport import default_directory
+
+    d = default_directory()
+    found = 0
+    if os.path.isdir(d):
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".json"):
+                try:
+                    with open(os.path.join(d, name)) as f:
+                        info = json.load(f)
+                    os.kill(int(info["pid"]), 0)
+                except (OSError, ValueError, KeyError):
+                    continue
+                found += 1
+                print("%d\t%s\t%s\t%s" % (info["pid"], info.get("mode"), info.get("socket"), " ".join(info.get("argv", []))))
+    if not found:
+        print("no agents running (looked in %s)" % d)
+    return 0
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    if args.list:
+        return _list()
+    if args.linger is not None:
+        os.environ["MEMSCOPE_AGENT_LINGER"] = str(args.linger)
+    from . import agent
+
+    if args.replay:
+        a = agent.start(socket_path=args.socket, tcp=args.tcp, replay=args.replay, speed=args.speed,
+                        max_gap=args.max_gap, wait_client=not args.no_wait)
+        if a.server.token:
+            print("memscope-agent: tcp %s token %s" % (a.server.tcp_address, a.server.token), flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            while not a.source.done.wait(0.2):
+                pass
+        except KeyboardInterrupt:
+            pass
+        agent.stop()
+        return 0
+
+    target = args.target
+    if target and target[0] == "--":
+        target = target[1:]
+    if not args.module and not target:
+        _parser().error("give a script to run, -m MODULE, --replay FILE or --list")
+    os.environ.pop("MEMSCOPE_AGENT", None)
+    a = agent.start(socket_path=args.socket, tcp=args.tcp, mode=args.mode, stacks=args.stacks,
+                    max_entries=args.max_entries)
+    if a.server.token:
+        print("memscope-agent: tcp %s token %s" % (a.server.tcp_address, a.server.token), flush=True)
+    if args.module:
+        sys.argv = [args.module] + target
+        runpy.run_module(args.module, run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = list(target)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(target[0])))
+        runpy.run_path(target[0], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,540 @@
+// memscope live tracker: a libtorch extension built for the running torch at run time
+// (tracker.py). It attaches to the CUDA caching allocator's trace and turns every trace
+// entry into protocol messages (docs/PROTOCOL.md) without ever blocking the trainer.
+//
+//   allocator (any thread, under its lock) ──copy──> bounded lock-free queue ──> worker
+//   record_function USER_SCOPE (annotations) ──copy──┘        (full: count a drop)   │
+//                                                                                    v
+//   Python pump thread <── ms_next/ms_take ── batches {definitions, events} <── symbolize
+//                                                                             (GIL, batched)
+//
+// The callback copies the entry (a shared_ptr to its stack context, a few integers) into
+// a Vyukov bounded MPMC queue and returns; no lock, no GIL, no CUDA allocation. Every
+// ~20 ms the worker takes what is queued, symbolizes all stacks of the batch in one
+// torch::symbolize call (which takes the GIL briefly for the Python frames), interns
+// strings/frames/stacks and encodes the batch. The interface is plain C for ctypes.
+
+#include <ATen/record_function.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/util/ApproximateClock.h>
+#include <torch/csrc/profiler/combined_traceback.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace cca = c10::cuda::CUDACachingAllocator;
+
+constexpr uint8_t kString = 2, kFrame = 3, kStack = 4, kEvents = 5, kAnnotation = 6;
+constexpr size_t kMaxEventsPerMessage = 65536;
+constexpr size_t kEventRecord = 48;
+
+enum class Kind : uint8_t { Event, Annotation };
+
+struct Item {
+    Kind kind = Kind::Event;
+    uint8_t action = 0;
+    uint8_t stage = 0;
+    int16_t device = 0;
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    uint64_t stream = 0;
+    c10::approx_time_t time{};
+    std::shared_ptr<c10::GatheredContext> context;
+    std::string text;    // user metadata of an event, name of an annotation
+    std::string compile; // compile context of an event
+};
+
+// Vyukov's bounded MPMC queue: producers and the consumer meet on per-cell sequence
+// numbers; a full queue refuses the item instead of waiting.
+class BoundedQueue {
+public:
+    explicit BoundedQueue(size_t capacityPow2)
+        : m_cells(new Cell[capacityPow2])
+        , m_mask(capacityPow2 - 1)
+    {
+        for (size_t i = 0; i < capacityPow2; ++i)
+            m_cells[i].seq.store(i, std::memory_order_relaxed);
+    }
+
+    template <class Fill>
+    bool push(Fill&& fill)
+    {
+        size_t pos = m_enqueue.load(std::memory_order_relaxed);
+        Cell* cell;
+        for (;;) {
+            cell = &m_cells[pos & m_mask];
+            const size_t seq = cell->seq.load(std::memory_order_acquire);
+            const intptr_t dif = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos);
+            if (dif == 0) {
+                if (m_enqueue.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed))
+                    break;
+            } else if (dif < 0) {
+                return false;
+            } else {
+                pos = m_enqueue.load(std::memory_order_relaxed);
+            }
+        }
+        fill(cell->item);
+        cell->seq.store(pos + 1, std::memory_order_release);
+        return true;
+    }
+
+    bool pop(Item& out)
+    {
+        size_t pos = m_dequeue.load(std::memory_order_relaxed);
+        Cell* cell;
+        for (;;) {
+            cell = &m_cells[pos & m_mask];
+            const size_t seq = cell->seq.load(std::memory_order_acquire);
+            const intptr_t dif = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos + 1);
+            if (dif == 0) {
+                if (m_dequeue.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed))
+                    break;
+            } else if (dif < 0) {
+                return false;
+            } else {
+                pos = m_dequeue.load(std::memory_order_relaxed);
+            }
+        }
+        out = std::move(cell->item);
+        cell->item.context.reset();
+        cell->seq.store(pos + m_mask + 1, std::memory_order_release);
+        return true;
+    }
+
+    size_t approxSize() const
+    {
+        return m_enqueue.load(std::memory_order_relaxed) - m_dequeue.load(std::memory_order_relaxed);
+    }
+    size_t capacity() const { return m_mask + 1; }
+
+private:
+    struct Cell {
+        std::atomic<size_t> seq{0};
+        Item item;
+    };
+    std::unique_ptr<Cell[]> m_cells;
+    size_t m_mask;
+    alignas(64) std::atomic<size_t> m_enqueue{0};
+    alignas(64) std::atomic<size_t> m_dequeue{0};
+};
+
+struct Batch {
+    std::string defs;
+    std::string events;
+    uint64_t count = 0;
+};
+
+// user_metadata_ exists only in newer torch; read it where it does.
+template <class T, class = void>
+struct HasUserMetadata : std::false_type {};
+template <class T>
+struct HasUserMetadata<T, std::void_t<decltype(std::declval<const T&>().user_metadata_)>> : std::true_type {};
+template <class T, class = void>
+struct HasCompileContext : std::false_type {};
+template <class T>
+struct HasCompileContext<T, std::void_t<decltype(std::declval<const T&>().compile_context_)>> : std::true_type {};
+
+template <class T>
+void copyStrings(const T& te, Item& it)
+{
+    if constexpr (HasUserMetadata<T>::value)
+        it.text = te.user_metadata_;
+    if constexpr (HasCompileContext<T>::value)
+        it.compile = te.compile_context_;
+}
+
+template <class S>
+uint64_t streamBits(const S& s)
+{
+    if constexpr (std::is_pointer_v<S>)
+        return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s));
+    else
+        return static_cast<uint64_t>(s);
+}
+
+void put32(std::string& out, uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
+void put16(std::string& out, uint16_t v) { out.append(reinterpret_cast<const char*>(&v), 2); }
+void put64(std::string& out, uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+
+void header(std::string& out, uint32_t payload, uint8_t type)
+{
+    put32(out, payload + 1);
+    out.push_back(static_cast<char>(type));
+}
+
+class Encoder {
+public:
+    uint32_t string(std::string& defs, const std::string& s)
+    {
+        if (s.empty())
+            return 0;
+        auto it = m_strings.find(s);
+        if (it != m_strings.end())
+            return it->second;
+        const uint32_t id = m_nextString++;
+        m_strings.emplace(s, id);
+        header(defs, static_cast<uint32_t>(4 + s.size()), kString);
+        put32(defs, id);
+        defs += s;
+        return id;
+    }
+
+    uint32_t frame(std::string& defs, const torch::unwind::Frame& f)
+    {
+        std::string key = f.filename;
+        key.push_back('\0');
+        key += f.funcname;
+        key.push_back('\0');
+        key += std::to_string(f.lineno);
+        auto it = m_frames.find(key);
+        if (it != m_frames.end())
+            return it->second;
+        const uint32_t fs = string(defs, f.filename);
+        const uint32_t ns = string(defs, f.funcname);
+        const uint32_t id = m_nextFrame++;
+        m_frames.emplace(std::move(key), id);
+        header(defs, 16, kFrame);
+        put32(defs, id);
+        put32(defs, fs);
+        put32(defs, ns);
+        put32(defs, static_cast<uint32_t>(static_cast<int32_t>(f.lineno)));
+        return id;
+    }
+
+    uint32_t stack(std::string& defs, const std::vector<uint32_t>& frames)
+    {
+        if (frames.empty())
+            return 0;
+        std::string key(reinterpret_cast<const char*>(frames.data()), frames.size() * 4);
+        auto it = m_stacks.find(key);
+        if (it != m_stacks.end())
+            return it->second;
+        const uint32_t id = m_nextStack++;
+        m_stacks.emplace(std::move(key), id);
+        header(defs, static_cast<uint32_t>(8 + 4 * frames.size()), kStack);
+        put32(defs, id);
+        put32(defs, static_cast<uint32_t>(frames.size()));
+        defs.append(reinterpret_cast<const char*>(frames.data()), frames.size() * 4);
+        return id;
+    }
+
+private:
+    std::unordered_map<std::string, uint32_t> m_strings;
+    std::unordered_map<std::string, uint32_t> m_frames;
+    std::unordered_map<std::string, uint32_t> m_stacks;
+    uint32_t m_nextString = 1, m_nextFrame = 1, m_nextStack = 1;
+};
+
+struct State {
+    explicit State(size_t capacity) : queue(capacity) {}
+
+    BoundedQueue queue;
+    std::atomic<bool> accepting{false};
+    std::atomic<bool> stopping{false};
+    std::atomic<uint64_t> accepted{0};
+    std::atomic<uint64_t> dropped{0};
+    std::atomic<uint64_t> annotations{0};
+    uint64_t highWater = 0;
+    uint64_t batches = 0;
+    std::thread worker;
+
+    std::mutex outMutex;
+    std::condition_variable outReady;
+    std::deque<Batch> out;
+    std::unique_ptr<c10::ApproximateClockToUnixTimeConverter> clock;
+    Encoder encoder;
+};
+
+State* g_state = nullptr; // leaked on purpose: the allocator keeps our callback forever
+bool g_attached = false;
+thread_local bool t_suppressSnapshot = false;
+
+template <class Entry>
+void onTrace(const Entry& te)
+{
+    State* s = g_state;
+    if (!s || !s->accepting.load(std::memory_order_relaxed))
+        return;
+    if (t_suppressSnapshot && te.action_ == Entry::SNAPSHOT)
+        return;
+    const bool ok = s->queue.push([&](Item& it) {
+        it.kind = Kind::Event;
+        it.action = static_cast<uint8_t>(te.action_);
+        it.device = static_cast<int16_t>(te.device_);
+        it.addr = static_cast<uint64_t>(te.addr_);
+        it.size = static_cast<uint64_t>(te.size_);
+        it.stream = streamBits(te.stream_);
+        it.time = te.time_.approx_t_;
+        it.context = te.context_;
+        copyStrings(te, it);
+    });
+    if (ok)
+        s->accepted.fetch_add(1, std::memory_order_relaxed);
+    else
+        s->dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+void onAnnotation(const at::RecordFunction& fn, uint8_t stage)
+{
+    State* s = g_state;
+    if (!s || !s->accepting.load(std::memory_order_relaxed))
+        return;
+    const auto device = c10::cuda::current_device();
+    const bool ok = s->queue.push([&](Item& it) {
+        it.kind = Kind::Annotation;
+        it.stage = stage;
+        it.device = static_cast<int16_t>(device);
+        it.time = c10::getApproximateTime();
+        it.text = fn.name();
+    });
+    if (ok)
+        s->annotations.fetch_add(1, std::memory_order_relaxed);
+    else
+        s->dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+void encodeBatch(State& s, std::vector<Item>& items, const std::function<c10::time_t(c10::approx_time_t)>& toNs)
+{
+    Batch b;
+    // Symbolize every stack of the batch at once; identical contexts once.
+    std::vector<torch::CapturedTraceback*> unique;
+    std::unordered_map<torch::CapturedTraceback*, size_t> index;
+    std::vector<int64_t> itemTrace(items.size(), -1);
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (!items[i].context)
+            continue;
+        auto* tb = dynamic_cast<torch::CapturedTraceback*>(items[i].context.get());
+        if (!tb)
+            continue;
+        auto [it, inserted] = index.emplace(tb, unique.size());
+        if (inserted)
+            unique.push_back(tb);
+        itemTrace[i] = static_cast<int64_t>(it->second);
+    }
+    std::vector<uint32_t> stackOf;
+    if (!unique.empty()) {
+        torch::SymbolizedTracebacks sym = torch::symbolize(unique);
+        std::vector<uint32_t> frameIds(sym.all_frames.size());
+        for (size_t f = 0; f < sym.all_frames.size(); ++f)
+            frameIds[f] = s.encoder.frame(b.defs, sym.all_frames[f]);
+        std::vector<uint32_t> ids;
+        stackOf.resize(sym.tracebacks.size());
+        for (size_t t = 0; t < sym.tracebacks.size(); ++t) {
+            ids.clear();
+            for (uint64_t f : sym.tracebacks[t])
+                ids.push_back(frameIds.at(static_cast<size_t>(f)));
+            stackOf[t] = s.encoder.stack(b.defs, ids);
+        }
+    }
+
+    std::string records;
+    size_t count = 0;
+    int16_t device = -1;
+    auto flush = [&]() {
+        if (!count)
+            return;
+        header(b.events, static_cast<uint32_t>(8 + records.size()), kEvents);
+        put16(b.events, static_cast<uint16_t>(device));
+        put16(b.events, 0);
+        put32(b.events, static_cast<uint32_t>(count));
+        b.events += records;
+        records.clear();
+        count = 0;
+    };
+    for (size_t i = 0; i < items.size(); ++i) {
+        Item& it = items[i];
+        const int64_t timeUs = static_cast<int64_t>(toNs(it.time) / 1000);
+        if (it.kind == Kind::Annotation) {
+            flush();
+            const uint32_t name = s.encoder.string(b.defs, it.text);
+            header(b.events, 16, kAnnotation);
+            put16(b.events, static_cast<uint16_t>(it.device));
+            b.events.push_back(static_cast<char>(it.stage));
+            b.events.push_back('\0');
+            put32(b.events, name);
+            put64(b.events, static_cast<uint64_t>(timeUs));
+            continue;
+        }
+        if (count && (it.device != device || count >= kMaxEventsPerMessage))
+            flush();
+        device = it.device;
+        const uint32_t stack = itemTrace[i] >= 0 ? stackOf.at(static_cast<size_t>(itemTrace[i])) : 0;
+        const uint32_t meta = s.encoder.string(b.defs, it.text);
+        const uint32_t compile = s.encoder.string(b.defs, it.compile);
+        records.push_back(static_cast<char>(it.action));
+        records.push_back(1); // has time_us
+        put16(records, 0);
+        put32(records, stack);
+        put64(records, it.addr);
+        put64(records, it.size);
+        put64(records, it.stream);
+        put64(records, static_cast<uint64_t>(timeUs));
+        put32(records, meta);
+        put32(records, compile);
+        ++count;
+        ++b.count;
+    }
+    flush();
+    {
+        std::lock_guard<std::mutex> lock(s.outMutex);
+        s.out.push_back(std::move(b));
+        ++s.batches;
+    }
+    s.outReady.notify_all();
+}
+
+void workerLoop(State* s)
+{
+    using clock = std::chrono::steady_clock;
+    std::vector<Item> items;
+    auto converter = s->clock->makeConverter();
+    auto convertedAt = clock::now();
+    for (;;) {
+        const bool last = s->stopping.load(std::memory_order_acquire);
+        s->highWater = std::max<uint64_t>(s->highWater, s->queue.approxSize());
+        Item it;
+        while (items.size() < s->queue.capacity() && s->queue.pop(it))
+            items.push_back(std::move(it));
+        if (!items.empty()) {
+            if (clock::now() - convertedAt > std::chrono::seconds(1)) {
+                converter = s->clock->makeConverter();
+                convertedAt = clock::now();
+            }
+            try {
+                encodeBatch(*s, items, converter);
+            } catch (const std::exception&) {
+                s->dropped.fetch_add(items.size(), std::memory_order_relaxed);
+            }
+            items.clear();
+        }
+        if (last && s->queue.approxSize() == 0)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    {
+        std::lock_guard<std::mutex> lock(s->outMutex);
+        s->out.push_back(Batch{}); // an empty batch marks the end
+    }
+    s->outReady.notify_all();
+}
+
+} // namespace
+
+extern "C" {
+
+// Starts (or restarts) tracking. Call with CUDA initialised and memory history
+// recording on (stacks are only gathered then). Returns 0 on success.
+int ms_start(int capacityLog2, int annotations)
+{
+    if (!g_state) {
+        const size_t cap = size_t(1) << std::max(10, std::min(capacityLog2, 24));
+        g_state = new State(cap);
+    }
+    State* s = g_state;
+    if (s->worker.joinable())
+        return 1;
+    s->clock = std::make_unique<c10::ApproximateClockToUnixTimeConverter>();
+    s->stopping.store(false);
+    s->worker = std::thread(workerLoop, s);
+    s->accepting.store(true, std::memory_order_release);
+    if (!g_attached) {
+        cca::attachAllocatorTraceTracker([](const auto& te) { onTrace(te); });
+        if (annotations)
+            at::addThreadLocalCallback(
+                at::RecordFunctionCallback(
+                    [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+                        onAnnotation(fn, 0);
+                        return nullptr;
+                    },
+                    [](const at::RecordFunction& fn, at::ObserverContext*) { onAnnotation(fn, 1); })
+                    .scopes({at::RecordScope::USER_SCOPE}));
+        g_attached = true;
+    }
+    return 0;
+}
+
+// Stops accepting entries, then lets the worker encode what is queued and end.
+void ms_stop()
+{
+    State* s = g_state;
+    if (!s || !s->worker.joinable())
+        return;
+    s->accepting.store(false, std::memory_order_release);
+    s->stopping.store(true, std::memory_order_release);
+    s->worker.join();
+}
+
+// Waits up to timeoutMs for a batch. Returns 1 and its sizes (definitions bytes,
+// events bytes, event count) when one is ready, 0 on timeout, -1 after the last one.
+int ms_next(int timeoutMs, int64_t* sizes)
+{
+    State* s = g_state;
+    if (!s)
+        return -1;
+    std::unique_lock<std::mutex> lock(s->outMutex);
+    s->outReady.wait_for(lock, std::chrono::milliseconds(timeoutMs), [&] { return !s->out.empty(); });
+    if (s->out.empty())
+        return 0;
+    const Batch& b = s->out.front();
+    if (b.defs.empty() && b.events.empty() && b.count == 0) {
+        s->out.pop_front();
+        return -1;
+    }
+    sizes[0] = static_cast<int64_t>(b.defs.size());
+    sizes[1] = static_cast<int64_t>(b.events.size());
+    sizes[2] = static_cast<int64_t>(b.count);
+    return 1;
+}
+
+// Copies the batch ms_next described into the caller's buffers and lets it go.
+void ms_take(char* defs, char* events)
+{
+    State* s = g_state;
+    std::lock_guard<std::mutex> lock(s->outMutex);
+    if (s->out.empty())
+        return;
+    const Batch& b = s->out.front();
+    std::memcpy(defs, b.defs.data(), b.defs.size());
+    std::memcpy(events, b.events.data(), b.events.size());
+    s->out.pop_front();
+}
+
+// While on, SNAPSHOT entries made by this thread (the agent's own snapshot()) are skipped.
+void ms_suppress_snapshot(int on)
+{
+    t_suppressSnapshot = on != 0;
+}
+
+// accepted, dropped, annotations, queue capacity, queue high water, batches
+void ms_stats(uint64_t* out)
+{
+    State* s = g_state;
+    if (!s) {
+        std::memset(out, 0, 6 * sizeof(uint64_t));
+        return;
+    }
+    out[0] = s->accepted.load();
+    out[1] = s->dropped.load();
+    out[2] = s->annotations.load();
+    out[3] = s->queue.capacity();
+    out[4] = s->highWater;
+    out[5] = s->batches;
+}
+
+} // extern "C"

@@ -1,0 +1,158 @@
+"""The agent: one source of events, one journal, one server, for the life of the process."""
+
+import atexit
+import os
+import platform
+import socket
+import sys
+import threading
+import time
+
+from . import protocol as P
+from .sources import PollSource, ReplaySource
+from .transport import Journal, Server
+
+__version__ = "0.1.0"
+
+_agent = None
+_agent_lock = threading.Lock()
+
+
+def _log(msg):
+    if os.environ.get("MEMSCOPE_AGENT_QUIET") != "1":
+        sys.stderr.write("memscope-agent: %s\n" % msg)
+        sys.stderr.flush()
+
+
+class Agent:
+    def __init__(self, source, socket_path=None, tcp=None, history_mb=2048):
+        self.source = source
+        self.journal = Journal(history_limit=history_mb << 20)
+        self.info = self._info()
+        self.server = Server(self.journal, self.info, self.status, socket_path=socket_path, tcp=tcp, log=_log)
+        self.server.write_info({})
+        self.stopped = False
+        self.lock = threading.Lock()
+
+    def _info(self):
+        info = {
+            "agent": __version__,
+            "protocol": "%d.%d" % (P.VERSION_MAJOR, P.VERSION_MINOR),
+            "pid": os.getpid(),
+            "argv": list(sys.argv),
+            "cwd": os.getcwd(),
+            "host": socket.gethostname(),
+            "python": platform.python_version(),
+            "mode": self.source.mode,
+            "started_us": time.time_ns() // 1000,
+        }
+        torch = sys.modules.get("torch")
+        if torch is not None and self.source.mode != "replay":
+            info["torch"] = torch.__version__
+            try:
+                info["devices"] = [{"index": i, "name": torch.cuda.get_device_name(i),
+                                    "total_memory": torch.cuda.get_device_properties(i).total_memory}
+                                   for i in range(torch.cuda.device_count())]
+            except Exception:
+                pass
+        if self.source.mode == "replay":
+            info["replay"] = os.path.abspath(self.source.path)
+        return info
+
+    def status(self):
+        s = {"events": self.journal.total_events, "dropped": self.source.dropped(), "clients": self.server.client_count(),
+             "mode": self.source.mode}
+        s.update(self.source.extra_status())
+        if self.source.error:
+            s["error"] = self.source.error
+        return s
+
+    def start(self):
+        self.server.start()
+        self.source.start(self.journal)
+        _log("%s mode, listening on %s%s" % (self.source.mode, self.server.socket_path,
+                                            " and tcp %s" % self.server.tcp_address if self.server.token else ""))
+
+    def stop(self, linger=10.0):
+        with self.lock:
+            if self.stopped:
+                return
+            self.stopped = True
+        try:
+            end = self.source.finish()
+        except Exception as e:
+            end = {"reason": "exit", "error": "%s: %s" % (type(e).__name__, e)}
+        self.journal.close(P.json_message(P.END, end))
+        self.server.finish(timeout=linger)
+
+
+def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2):
+    if replay:
+        return ReplaySource(replay, speed=speed, max_gap=max_gap)
+    import torch  # noqa: the target's torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch sees no CUDA device; nothing to record")
+    torch.cuda.init()
+    torch.cuda.memory._record_memory_history(max_entries=max_entries, stacks=stacks)
+    if mode in ("auto", "tracker"):
+        from . import tracker
+
+        try:
+            lib = tracker.load(torch, verbose=os.environ.get("MEMSCOPE_AGENT_VERBOSE") == "1")
+            return tracker.TrackerSource(torch, lib, queue_log2=queue_log2)
+        except tracker.TrackerUnavailable as e:
+            if mode == "tracker":
+                raise
+            _log("C++ tracker unavailable (%s); polling torch.cuda.memory._snapshot() instead" % e)
+    return PollSource(torch)
+
+
+def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, replay=None, speed=None, max_gap=None,
+          wait_client=False, history_mb=None, queue_log2=None):
+    """Starts the agent in this process (once); returns it. Settings default to the
+    MEMSCOPE_AGENT_* environment variables (docs/LIVE.md)."""
+    global _agent
+    env = os.environ.get
+    with _agent_lock:
+        if _agent is not None:
+            return _agent
+        mode = mode or env("MEMSCOPE_AGENT_MODE", "auto")
+        stacks = stacks or env("MEMSCOPE_AGENT_STACKS", "python")
+        max_entries = max_entries or int(env("MEMSCOPE_AGENT_MAX_ENTRIES", str(sys.maxsize)))
+        replay = replay or env("MEMSCOPE_AGENT_REPLAY") or None
+        speed = float(env("MEMSCOPE_AGENT_SPEED", "1")) if speed is None else speed
+        max_gap = float(env("MEMSCOPE_AGENT_MAX_GAP", "1")) if max_gap is None else max_gap
+        socket_path = socket_path or env("MEMSCOPE_AGENT_SOCKET") or None
+        tcp = tcp or env("MEMSCOPE_AGENT_TCP") or None
+        history_mb = history_mb or int(env("MEMSCOPE_AGENT_HISTORY_MB", "2048"))
+        queue_log2 = queue_log2 or int(env("MEMSCOPE_AGENT_QUEUE_LOG2", "18"))
+        source = _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2)
+        agent = Agent(source, socket_path=socket_path, tcp=tcp, history_mb=history_mb)
+        agent.start()
+        if isinstance(source, ReplaySource):
+            if wait_client:
+                agent.server.wait_for_client()
+            source.go.set()
+        _agent = agent
+        atexit.register(stop)
+        os.register_at_fork(after_in_child=_forget_in_child)
+        return agent
+
+
+def _forget_in_child():
+    # A forked child (a DataLoader worker, say) has no agent threads: it must not
+    # stop the parent's agent at its exit or serve on the parent's socket.
+    global _agent
+    _agent = None
+
+
+def stop():
+    global _agent
+    agent = _agent
+    if agent is not None and agent.info.get("pid") == os.getpid():
+        agent.stop(linger=float(os.environ.get("MEMSCOPE_AGENT_LINGER", "10")))
+
+
+def running():
+    return _agent
