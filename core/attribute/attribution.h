@@ -43,6 +43,7 @@ struct DeviceAttribution {
     std::vector<Phase> eventPhase;            // per event
     std::vector<Category> allocationCategory; // per AllocationId
     std::vector<Phase> allocationPhase;       // phase in which it was allocated (Other for pre-existing)
+    std::vector<int32_t> allocationIteration; // iteration of its alloc; -1 outside any (and pre-existing)
     std::vector<Iteration> iterations;
     // Bytes live per category after each event: categoryBytes[c][i].
     std::array<std::vector<int64_t>, kCategoryCount> categoryBytes;

@@ -1,0 +1,306 @@
+#include "attribute/attributor.h"
+
+#include "attribute/phase_segmenter.h"
+#include "attribute/stack_hints.h"
+
+#include <algorithm>
+#include <map>
+
+namespace memscope {
+
+namespace {
+
+constexpr size_t idx(Category c) { return static_cast<size_t>(c); }
+
+struct Categorizer {
+    const Snapshot& snap;
+    const DeviceReplay& d;
+    const PhaseSegmentation& seg;
+    StackHints& hints;
+    DeviceAttribution& out;
+    std::vector<int64_t> forwardStarts; // sorted first-forward events of the iterations
+    int firstFullIteration = -1;        // the first iteration with a forward
+
+    int64_t n() const { return d.eventCount; }
+
+    // The event at which the program let go of an allocation; n when never.
+    int64_t releasedAt(const Allocation& a) const
+    {
+        if (a.freeRequestedEvent.valid())
+            return a.freeRequestedEvent.value;
+        return a.freeEvent.valid() ? a.freeEvent.value : n();
+    }
+    Phase phaseAt(int64_t e) const { return e < n() ? seg.eventPhase[static_cast<size_t>(e)] : Phase::Other; }
+    // Forward starts strictly inside (from, to).
+    int64_t forwardsWithin(int64_t from, int64_t to) const
+    {
+        auto lo = std::upper_bound(forwardStarts.begin(), forwardStarts.end(), from);
+        auto hi = std::lower_bound(forwardStarts.begin(), forwardStarts.end(), to);
+        return hi > lo ? hi - lo : 0;
+    }
+    bool inPreForward(int64_t e) const
+    {
+        const int it = seg.iterationOf(e);
+        if (it < 0)
+            return false;
+        const int64_t ff = seg.firstForward[static_cast<size_t>(it)];
+        return ff >= 0 && e < ff && seg.eventPhase[static_cast<size_t>(e)] == Phase::Other;
+    }
+
+    void run()
+    {
+        const size_t count = d.allocations.size();
+        out.allocationCategory.assign(count, Category::Other);
+        out.allocationPhase.assign(count, Phase::Other);
+        out.allocationIteration.assign(count, -1);
+        for (size_t j = 0; j < seg.iterations.size(); ++j) {
+            const int64_t ff = seg.firstForward[j];
+            if (ff >= 0) {
+                forwardStarts.push_back(ff);
+                if (firstFullIteration < 0)
+                    firstFullIteration = static_cast<int>(j);
+            }
+        }
+        std::sort(forwardStarts.begin(), forwardStarts.end());
+
+        const std::vector<uint8_t> graphKept = keptGraphs();
+        bool stepState = false; // the optimizer created state inside the trace
+        bool anyStep = false;
+        for (Phase p : seg.eventPhase)
+            anyStep = anyStep || p == Phase::OptimizerStep;
+
+        for (size_t j = 0; j < count; ++j) {
+            const Allocation& a = d.allocations[j];
+            if (a.preexisting())
+                continue;
+            const int64_t i = a.allocEvent.value;
+            const Phase pa = seg.eventPhase[static_cast<size_t>(i)];
+            const int it = seg.iterationOf(i);
+            out.allocationPhase[j] = pa;
+            out.allocationIteration[j] = it;
+            const Category c = categorizeTraced(a, pa, it, graphKept);
+            stepState = stepState || c == Category::OptimizerState;
+            out.allocationCategory[j] = c;
+        }
+        categorizePreexisting(anyStep && !stepState);
+        demoteWorkspacesNamedGradients();
+    }
+
+    // Per iteration without a backward: do so many of its forward's allocations outlive the
+    // forward that an autograd graph (not just the outputs) is being kept?
+    std::vector<uint8_t> keptGraphs() const
+    {
+        const size_t m = seg.iterations.size();
+        std::vector<int64_t> made(m, 0), outlived(m, 0);
+        for (const Allocation& a : d.allocations) {
+            if (a.preexisting())
+                continue;
+            const int64_t i = a.allocEvent.value;
+            if (seg.eventPhase[static_cast<size_t>(i)] != Phase::Forward)
+                continue;
+            const int it = seg.iterationOf(i);
+            if (it < 0 || seg.iterationHasBackward[static_cast<size_t>(it)])
+                continue;
+            ++made[static_cast<size_t>(it)];
+            const int64_t r = releasedAt(a);
+            if (r >= n() || phaseAt(r) != Phase::Forward || seg.iterationOf(r) != it)
+                ++outlived[static_cast<size_t>(it)];
+        }
+        std::vector<uint8_t> kept(m, 0);
+        for (size_t j = 0; j < m; ++j)
+            kept[j] = outlived[j] >= 8 && outlived[j] * 10 >= made[j];
+        return kept;
+    }
+
+    Category categorizeTraced(const Allocation& a, Phase pa, int it, const std::vector<uint8_t>& graphKept) const
+    {
+        const int64_t i = a.allocEvent.value;
+        const uint16_t h = hints.of(a.stack);
+        if (h & kHintWorkspace)
+            return Category::Intermediate;
+        const int64_t r = releasedAt(a);
+        const bool alive = r >= n();
+        const Phase pr = phaseAt(r);
+        const int itr = alive ? -1 : seg.iterationOf(r);
+        const bool outlives = alive || pr != pa || itr != it;
+        switch (pa) {
+        case Phase::Other: {
+            const int64_t spans = forwardsWithin(i, r);
+            if (it < 0) {
+                if (spans >= 1)
+                    return Category::Parameter;
+                if (seg.iterations.empty() && alive && (h & kHintModelBuild))
+                    return Category::Parameter;
+                return Category::Intermediate;
+            }
+            const int64_t ff = seg.firstForward[static_cast<size_t>(it)];
+            if (ff < 0 || i >= ff || spans < 1)
+                return Category::Intermediate;
+            if (it == firstFullIteration && alive && spans >= 2 && spans == static_cast<int64_t>(forwardStarts.size()))
+                return Category::Parameter;
+            return Category::Input;
+        }
+        case Phase::Forward:
+            if (!alive && pr == Phase::Backward)
+                return Category::Activation;
+            if (it >= 0 && !seg.iterationHasBackward[static_cast<size_t>(it)] && graphKept[static_cast<size_t>(it)] &&
+                outlives)
+                return Category::Activation;
+            return Category::Intermediate;
+        case Phase::Backward:
+            return outlives ? Category::Gradient : Category::Intermediate;
+        case Phase::OptimizerStep:
+            return outlives ? Category::OptimizerState : Category::Intermediate;
+        case Phase::ZeroGrad:
+            return Category::Intermediate;
+        }
+        return Category::Intermediate;
+    }
+
+    void categorizePreexisting(bool stateBeforeTrace)
+    {
+        std::vector<size_t> persistent;
+        for (size_t j = 0; j < d.allocations.size(); ++j) {
+            const Allocation& a = d.allocations[j];
+            if (!a.preexisting())
+                continue;
+            const uint16_t h = hints.of(a.stack);
+            const int64_t r = releasedAt(a);
+            Category c = Category::Other;
+            if (r < n()) {
+                switch (phaseAt(r)) {
+                case Phase::ZeroGrad: c = Category::Gradient; break;
+                case Phase::Backward: c = Category::Activation; break;
+                case Phase::Other: c = inPreForward(r) ? Category::Input : Category::Other; break;
+                default: c = Category::Other; break;
+                }
+            } else if (h & kHintOptimizer) {
+                c = Category::OptimizerState;
+            } else if (h & kHintModelBuild) {
+                c = Category::Parameter;
+            } else if (!forwardStarts.empty()) {
+                persistent.push_back(j);
+                c = Category::Parameter;
+            }
+            out.allocationCategory[j] = c;
+        }
+        if (!stateBeforeTrace || persistent.empty())
+            return;
+        // The optimizer steps in the trace but never allocates its state: the state existed
+        // before, alongside the parameters, and each parameter has one gradient of its size.
+        std::map<uint64_t, int64_t> gradients; // size -> most gradients of that size in one iteration
+        {
+            std::map<std::pair<int, uint64_t>, int64_t> perIteration;
+            for (size_t j = 0; j < d.allocations.size(); ++j)
+                if (out.allocationCategory[j] == Category::Gradient && !d.allocations[j].preexisting())
+                    ++perIteration[{out.allocationIteration[j], d.allocations[j].size}];
+            for (const auto& [key, k] : perIteration)
+                gradients[key.second] = std::max(gradients[key.second], k);
+        }
+        std::map<uint64_t, int64_t> taken;
+        for (size_t j : persistent) {
+            const uint64_t size = d.allocations[j].size;
+            auto g = gradients.find(size);
+            if (g == gradients.end())
+                continue;
+            if (taken[size]++ >= g->second)
+                out.allocationCategory[j] = Category::OptimizerState;
+        }
+    }
+
+    // A backward allocation alive at the end whose size no parameter has is a workspace or
+    // a cache of the autograd thread (e.g. its cuBLAS workspace), not a .grad.
+    void demoteWorkspacesNamedGradients()
+    {
+        std::vector<uint64_t> paramSizes;
+        for (size_t j = 0; j < d.allocations.size(); ++j)
+            if (out.allocationCategory[j] == Category::Parameter)
+                paramSizes.push_back(d.allocations[j].size);
+        std::sort(paramSizes.begin(), paramSizes.end());
+        for (size_t j = 0; j < d.allocations.size(); ++j) {
+            const Allocation& a = d.allocations[j];
+            if (out.allocationCategory[j] == Category::Gradient && !a.preexisting() && a.aliveAtEnd() &&
+                !std::binary_search(paramSizes.begin(), paramSizes.end(), a.size))
+                out.allocationCategory[j] = Category::Intermediate;
+        }
+    }
+};
+
+void buildCurves(const DeviceReplay& d, DeviceAttribution& out)
+{
+    const size_t n = static_cast<size_t>(d.eventCount);
+    for (auto& curve : out.categoryBytes)
+        curve.assign(n, 0);
+    out.categoryAtStart.fill(0);
+    for (size_t j = 0; j < d.allocations.size(); ++j) {
+        const Allocation& a = d.allocations[j];
+        const size_t c = idx(out.allocationCategory[j]);
+        const int64_t size = static_cast<int64_t>(a.size);
+        if (a.preexisting())
+            out.categoryAtStart[c] += size;
+        else
+            out.categoryBytes[c][static_cast<size_t>(a.allocEvent.value)] += size;
+        if (a.freeEvent.valid())
+            out.categoryBytes[c][static_cast<size_t>(a.freeEvent.value)] -= size;
+    }
+    for (size_t c = 0; c < out.categoryBytes.size(); ++c) {
+        int64_t acc = out.categoryAtStart[c];
+        for (int64_t& v : out.categoryBytes[c]) {
+            acc += v;
+            v = acc;
+        }
+    }
+}
+
+std::array<int64_t, kCategoryCount> splitAt(const DeviceAttribution& a, int64_t event)
+{
+    std::array<int64_t, kCategoryCount> s{};
+    for (size_t c = 0; c < s.size(); ++c)
+        s[c] = event < 0 ? a.categoryAtStart[c] : a.categoryBytes[c][static_cast<size_t>(event)];
+    return s;
+}
+
+} // namespace
+
+DeviceAttribution attributeDevice(const Snapshot& snapshot, const DeviceReplay& d)
+{
+    DeviceAttribution out;
+    out.device = d.device;
+    const DeviceTrace* trace = snapshot.device(d.device);
+    StackHints hints(snapshot);
+    PhaseSegmentation seg = trace ? segmentPhases(snapshot, *trace, hints) : PhaseSegmentation{};
+    seg.eventPhase.resize(static_cast<size_t>(d.eventCount), Phase::Other);
+
+    Categorizer{snapshot, d, seg, hints, out, {}, -1}.run();
+    buildCurves(d, out);
+
+    for (Iteration& it : seg.iterations) {
+        int64_t best = it.firstEvent;
+        for (int64_t i = it.firstEvent; i <= it.lastEvent; ++i)
+            if (d.requested[static_cast<size_t>(i)] > d.requested[static_cast<size_t>(best)])
+                best = i;
+        it.peak.bytes = d.requested[static_cast<size_t>(best)];
+        it.peak.event = EventIndex{best};
+        it.peak.timeUs = trace ? trace->events.timeUs[static_cast<size_t>(best)] : 0;
+        it.peak.phase = seg.eventPhase[static_cast<size_t>(best)];
+        it.peak.byCategory = splitAt(out, best);
+    }
+    const int64_t peak = d.peakRequested.event.valid() ? d.peakRequested.event.value : -1;
+    out.peakByCategory = splitAt(out, peak);
+    out.peakPhase = peak >= 0 ? seg.eventPhase[static_cast<size_t>(peak)] : Phase::Other;
+    out.iterations = std::move(seg.iterations);
+    out.eventPhase = std::move(seg.eventPhase);
+    return out;
+}
+
+std::shared_ptr<const Attribution> attribute(std::shared_ptr<const Replay> replay)
+{
+    auto a = std::make_shared<Attribution>();
+    a->replay = replay;
+    a->devices.reserve(replay->devices.size());
+    for (const DeviceReplay& d : replay->devices)
+        a->devices.push_back(attributeDevice(*replay->snapshot, d));
+    return a;
+}
+
+} // namespace memscope

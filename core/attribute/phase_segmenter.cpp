@@ -1,0 +1,287 @@
+#include "attribute/phase_segmenter.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace memscope {
+
+namespace {
+
+// What an event's own evidence says, before context is applied.
+enum class Raw : uint8_t { User, Frameless, Forward, Backward, Optimizer, ZeroGrad };
+
+Phase phaseOf(Raw r)
+{
+    switch (r) {
+    case Raw::Forward: return Phase::Forward;
+    case Raw::Backward: return Phase::Backward;
+    case Raw::Optimizer: return Phase::OptimizerStep;
+    case Raw::ZeroGrad: return Phase::ZeroGrad;
+    default: return Phase::Other;
+    }
+}
+
+struct TimeRange {
+    int64_t start = 0;
+    int64_t end = 0;
+    Raw kind = Raw::User;
+};
+
+struct AnnotationRanges {
+    std::vector<TimeRange> steps;        // optimizer step / zero_grad, sorted by start
+    std::vector<int64_t> profilerSteps;  // ProfilerStep#N start times, sorted
+};
+
+AnnotationRanges readAnnotations(const Snapshot& s, int device)
+{
+    AnnotationRanges out;
+    bool any = false;
+    for (const Annotation& a : s.annotations)
+        any = any || a.device == device;
+    std::map<int32_t, std::vector<int64_t>> open; // name id -> start times
+    for (const Annotation& a : s.annotations) {
+        if (any && a.device != device)
+            continue;
+        const std::string_view name = s.str(a.name);
+        Raw kind = Raw::User;
+        if (name.starts_with("Optimizer.step#"))
+            kind = Raw::Optimizer;
+        else if (name.starts_with("Optimizer.zero_grad#"))
+            kind = Raw::ZeroGrad;
+        else if (name.starts_with("ProfilerStep#")) {
+            if (a.stage == AnnotationStage::Start)
+                out.profilerSteps.push_back(a.timeUs);
+            continue;
+        } else
+            continue;
+        auto& stack = open[a.name.value];
+        if (a.stage == AnnotationStage::Start) {
+            stack.push_back(a.timeUs);
+        } else if (!stack.empty()) {
+            out.steps.push_back({stack.back(), a.timeUs, kind});
+            stack.pop_back();
+        }
+    }
+    // A range still open when the snapshot was taken runs to the end.
+    for (const Annotation& a : s.annotations) {
+        auto it = open.find(a.name.value);
+        if (it == open.end())
+            continue;
+        const std::string_view name = s.str(a.name);
+        const Raw kind = name.starts_with("Optimizer.step#") ? Raw::Optimizer : Raw::ZeroGrad;
+        for (int64_t t : it->second)
+            out.steps.push_back({t, std::numeric_limits<int64_t>::max(), kind});
+        open.erase(it);
+    }
+    std::sort(out.steps.begin(), out.steps.end(), [](const TimeRange& x, const TimeRange& y) { return x.start < y.start; });
+    std::sort(out.profilerSteps.begin(), out.profilerSteps.end());
+    return out;
+}
+
+// The annotated range holding time t, or Raw::User.
+Raw rangeAt(const std::vector<TimeRange>& ranges, int64_t t)
+{
+    auto it = std::upper_bound(ranges.begin(), ranges.end(), t, [](int64_t v, const TimeRange& r) { return v < r.start; });
+    // The latest range starting at or before t; ranges rarely overlap, so look back a little.
+    for (int k = 0; k < 4 && it != ranges.begin(); ++k) {
+        --it;
+        if (t <= it->end)
+            return it->kind;
+    }
+    return Raw::User;
+}
+
+} // namespace
+
+int PhaseSegmentation::iterationOf(int64_t i) const
+{
+    auto it = std::upper_bound(iterations.begin(), iterations.end(), i,
+                               [](int64_t v, const Iteration& x) { return v < x.firstEvent; });
+    if (it == iterations.begin())
+        return -1;
+    --it;
+    return i <= it->lastEvent ? it->index : -1;
+}
+
+PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& trace, StackHints& hints)
+{
+    const EventTable& ev = trace.events;
+    const int64_t n = static_cast<int64_t>(ev.count());
+    PhaseSegmentation out;
+    out.eventPhase.assign(static_cast<size_t>(n), Phase::Other);
+    if (n == 0)
+        return out;
+
+    const AnnotationRanges ann = ev.hasTime ? readAnnotations(snapshot, trace.device) : AnnotationRanges{};
+
+    // 1. Each event's own evidence: annotations by time, then its frames.
+    bool framesSeen = false;
+    for (int64_t i = 0; i < n && !framesSeen; ++i)
+        framesSeen = ev.stack[static_cast<size_t>(i)].valid();
+    std::vector<Raw> raw(static_cast<size_t>(n), Raw::User);
+    for (int64_t i = 0; i < n; ++i) {
+        const size_t k = static_cast<size_t>(i);
+        const uint16_t h = hints.of(ev.stack[k]);
+        const Raw annotated = ann.steps.empty() ? Raw::User : rangeAt(ann.steps, ev.timeUs[k]);
+        Raw r = Raw::User;
+        if (annotated != Raw::User && !(h & (kHintForward | kHintBackward)))
+            r = annotated; // an optimizer's closure may run forward and backward inside step()
+        else if (h & kHintOptimizer)
+            r = Raw::Optimizer;
+        else if (h & kHintZeroGrad)
+            r = Raw::ZeroGrad;
+        else if (h & kHintBackward)
+            r = Raw::Backward;
+        else if (h & kHintForward)
+            r = Raw::Forward;
+        else if (!(h & kHintFramed) && framesSeen)
+            r = Raw::Frameless; // no Python frames: an autograd engine thread
+        raw[k] = r;
+    }
+
+    // 2. Context. Events of the program's own code (loss, input, clipping) take the phase
+    //    around them only when that phase goes on after them; frameless events after a
+    //    forward are the backward's.
+    std::vector<Raw> next(static_cast<size_t>(n), Raw::User);
+    Raw upcoming = Raw::User;
+    for (int64_t i = n - 1; i >= 0; --i) {
+        next[static_cast<size_t>(i)] = upcoming;
+        if (raw[static_cast<size_t>(i)] != Raw::User)
+            upcoming = raw[static_cast<size_t>(i)];
+    }
+    Phase cur = Phase::Other;
+    for (int64_t i = 0; i < n; ++i) {
+        const size_t k = static_cast<size_t>(i);
+        const Raw r = raw[k];
+        if (r == Raw::Frameless) {
+            if (cur == Phase::Forward)
+                cur = Phase::Backward;
+        } else if (r == Raw::User) {
+            const Raw nx = next[k];
+            const bool autogradNext = nx == Raw::Backward || nx == Raw::Frameless;
+            const bool inStep = cur == Phase::OptimizerStep || cur == Phase::ZeroGrad;
+            const bool keep = ((cur == Phase::Forward || cur == Phase::Backward) && autogradNext) ||
+                              (inStep && phaseOf(nx) == cur);
+            if (!keep)
+                cur = Phase::Other;
+        } else {
+            cur = phaseOf(r);
+        }
+        out.eventPhase[k] = cur;
+    }
+    raw.clear();
+    raw.shrink_to_fit();
+    next.clear();
+    next.shrink_to_fit();
+
+    // 3. Iterations.
+    const auto& phase = out.eventPhase;
+    bool hasOpt = false, hasBwd = false, hasZero = false;
+    for (Phase p : phase) {
+        hasOpt = hasOpt || p == Phase::OptimizerStep;
+        hasBwd = hasBwd || p == Phase::Backward;
+        hasZero = hasZero || p == Phase::ZeroGrad;
+    }
+    std::vector<int64_t> starts;
+    if (!ann.profilerSteps.empty() && ev.hasTime) {
+        size_t j = 0;
+        for (int64_t i = 0; i < n && j < ann.profilerSteps.size(); ++i) {
+            if (ev.timeUs[static_cast<size_t>(i)] >= ann.profilerSteps[j]) {
+                if (starts.empty() || starts.back() != i)
+                    starts.push_back(i);
+                while (j < ann.profilerSteps.size() && ann.profilerSteps[j] <= ev.timeUs[static_cast<size_t>(i)])
+                    ++j;
+            }
+        }
+    } else {
+        // A new iteration begins at a forward once the current one has completed its
+        // characteristic phase: an optimizer step when the trace has any, else a backward,
+        // else (inference) the program's own code between two forwards. It takes along the
+        // plain events before that forward (loading the next batch).
+        // An annotated step that allocated nothing (SGD after its first step) still closes
+        // the iteration: its END time lies between the iteration's forward and this one.
+        const bool stepping = hasOpt || hasZero || !ann.steps.empty();
+        std::vector<int64_t> stepEnds;
+        for (const TimeRange& r : ann.steps)
+            stepEnds.push_back(r.end);
+        std::sort(stepEnds.begin(), stepEnds.end());
+        auto stepEndedBetween = [&](int64_t from, int64_t to) {
+            auto it = std::upper_bound(stepEnds.begin(), stepEnds.end(), from);
+            return it != stepEnds.end() && *it <= to;
+        };
+        bool inIteration = false, closed = false;
+        int64_t lastPhased = -1, forwardTime = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const Phase p = phase[static_cast<size_t>(i)];
+            if (p == Phase::Forward && inIteration && !closed && stepping && !stepEnds.empty())
+                closed = stepEndedBetween(forwardTime, ev.timeUs[static_cast<size_t>(i)]);
+            if (p == Phase::Forward && (!inIteration || closed)) {
+                starts.push_back(inIteration ? lastPhased + 1 : i);
+                inIteration = true;
+                closed = false;
+                forwardTime = ev.timeUs[static_cast<size_t>(i)];
+            }
+            if (inIteration) {
+                if (stepping)
+                    closed = closed || p == Phase::OptimizerStep || p == Phase::ZeroGrad;
+                else if (hasBwd)
+                    closed = closed || p == Phase::Backward;
+                else
+                    closed = closed || p == Phase::Other;
+            }
+            if (p != Phase::Other)
+                lastPhased = i;
+        }
+        if (!starts.empty()) {
+            // The first iteration's batch is loaded after the model is built: walk back over
+            // plain events that do not build the model.
+            int64_t s = starts.front();
+            while (s > 0) {
+                const size_t k = static_cast<size_t>(s - 1);
+                if (phase[k] != Phase::Other)
+                    break;
+                if (ev.action[k] == Action::Alloc && (hints.of(ev.stack[k]) & kHintModelBuild))
+                    break;
+                --s;
+            }
+            starts.front() = s;
+        }
+        // A trace that opens inside a step (late start, dropped ring-buffer entries) gets a
+        // partial first iteration for what comes before the first forward.
+        const int64_t firstStart = starts.empty() ? n : starts.front();
+        bool midStep = false;
+        for (int64_t i = 0; i < firstStart && !midStep; ++i) {
+            const Phase p = phase[static_cast<size_t>(i)];
+            midStep = p == Phase::Backward || p == Phase::OptimizerStep || p == Phase::ZeroGrad;
+        }
+        if (midStep)
+            starts.insert(starts.begin(), 0);
+    }
+
+    out.iterations.reserve(starts.size());
+    for (size_t j = 0; j < starts.size(); ++j) {
+        Iteration it;
+        it.index = static_cast<int>(j);
+        it.firstEvent = starts[j];
+        it.lastEvent = j + 1 < starts.size() ? starts[j + 1] - 1 : n - 1;
+        int64_t ff = -1;
+        bool bwd = false;
+        for (int64_t i = it.firstEvent; i <= it.lastEvent; ++i) {
+            const Phase p = phase[static_cast<size_t>(i)];
+            if (p == Phase::Forward && ff < 0)
+                ff = i;
+            bwd = bwd || p == Phase::Backward;
+            if (it.phases.empty() || it.phases.back().phase != p)
+                it.phases.push_back(PhaseRange{p, i, i});
+            else
+                it.phases.back().lastEvent = i;
+        }
+        out.firstForward.push_back(ff);
+        out.iterationHasBackward.push_back(bwd ? 1 : 0);
+        out.iterations.push_back(std::move(it));
+    }
+    return out;
+}
+
+} // namespace memscope

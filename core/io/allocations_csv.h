@@ -1,0 +1,26 @@
+#pragma once
+
+#include "attribute/attribution.h"
+
+#include <ostream>
+
+namespace memscope {
+
+/*
+ * `memscope allocations`: one row per allocation of one device, in AllocationId order
+ * (blocks alive before the trace first):
+ *
+ *   alloc_event, free_requested_event, free_event   indices into device_traces[device];
+ *                                                   -1: before the trace / never / alive at the end
+ *   alloc_time_us, addr, size, stream               size = requested bytes; addr in decimal
+ *   category, phase, iteration                      the attribution (iteration -1: outside any)
+ *   top_frame                                       "file:line name" of the innermost user frame,
+ *                                                   else of the innermost frame that is not the
+ *                                                   allocator's own capture machinery; empty
+ *                                                   without frames
+ *
+ * Fields are RFC 4180 quoted where needed.
+ */
+void writeAllocationsCsv(std::ostream& out, const Attribution& attribution, size_t deviceIndex);
+
+} // namespace memscope
