@@ -64,6 +64,9 @@ def main(argv=None):
                         max_gap=args.max_gap, wait_client=not args.no_wait)
         if a.server.token:
             print("memscope-agent: tcp %s token %s" % (a.server.tcp_address, a.server.token), flush=True)
+        if not args.no_wait:
+            a.server.wait_for_client()
+            a.source.go.set()
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
             while not a.source.done.wait(0.2):

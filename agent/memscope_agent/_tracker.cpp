@@ -266,6 +266,23 @@ bool g_attached = false;
 thread_local bool t_suppressSnapshot = false;
 
 template <class Entry>
+uint8_t actionCode(typename Entry::Action a)
+{
+    switch (a) {
+    case Entry::ALLOC: return 0;
+    case Entry::FREE_REQUESTED: return 1;
+    case Entry::FREE_COMPLETED: return 2;
+    case Entry::SEGMENT_ALLOC: return 3;
+    case Entry::SEGMENT_FREE: return 4;
+    case Entry::SEGMENT_MAP: return 5;
+    case Entry::SEGMENT_UNMAP: return 6;
+    case Entry::SNAPSHOT: return 7;
+    case Entry::OOM: return 8;
+    }
+    return 255;
+}
+
+template <class Entry>
 void onTrace(const Entry& te)
 {
     State* s = g_state;
@@ -275,7 +292,7 @@ void onTrace(const Entry& te)
         return;
     const bool ok = s->queue.push([&](Item& it) {
         it.kind = Kind::Event;
-        it.action = static_cast<uint8_t>(te.action_);
+        it.action = actionCode<Entry>(te.action_);
         it.device = static_cast<int16_t>(te.device_);
         it.addr = static_cast<uint64_t>(te.addr_);
         it.size = static_cast<uint64_t>(te.size_);

@@ -130,10 +130,8 @@ def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, 
         source = _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2)
         agent = Agent(source, socket_path=socket_path, tcp=tcp, history_mb=history_mb)
         agent.start()
-        if isinstance(source, ReplaySource):
-            if wait_client:
-                agent.server.wait_for_client()
-            source.go.set()
+        if isinstance(source, ReplaySource) and not wait_client:
+            source.go.set()  # otherwise the caller sets it once a client is there
         _agent = agent
         atexit.register(stop)
         os.register_at_fork(after_in_child=_forget_in_child)

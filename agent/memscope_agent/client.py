@@ -16,6 +16,7 @@ def client_hello(token=None):
 def connect(path=None, tcp=None, token=None, timeout=30.0):
     deadline = time.monotonic() + timeout
     while True:
+        s = None
         try:
             if tcp:
                 host, _, port = tcp.rpartition(":")
@@ -25,6 +26,8 @@ def connect(path=None, tcp=None, token=None, timeout=30.0):
                 s.connect(path)
             break
         except OSError:
+            if s is not None:
+                s.close()
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.05)

@@ -1,0 +1,318 @@
+"""The agent without torch or a GPU: protocol, safe unpickling, the socket and its
+permissions, replay served to real clients, the environment switch.
+
+    PYTHONPATH=agent python3 -m unittest discover -s tests/agent -v
+"""
+
+import json
+import os
+import shutil
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+AGENT_DIR = os.path.join(ROOT, "agent")
+SAMPLES = os.path.join(ROOT, "samples")
+TESTDATA = os.path.join(ROOT, "tests", "data")
+sys.path.insert(0, AGENT_DIR)
+
+from memscope_agent import client, protocol as P, safe_pickle  # noqa: E402
+from memscope_agent.transport import TransportError, check_private_directory, parse_tcp  # noqa: E402
+
+
+def agent_env(**extra):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = AGENT_DIR + os.pathsep + env.get("PYTHONPATH", "")
+    env["MEMSCOPE_AGENT_QUIET"] = "1"
+    env.update(extra)
+    return env
+
+
+def normalized(snap):
+    """A snapshot dict as the protocol carries it (tuples as tuples, every key present)."""
+    out = {"segments": [], "device_traces": [], "allocator_settings": snap.get("allocator_settings") or {},
+           "external_annotations": snap.get("external_annotations") or []}
+    for s in snap.get("segments") or []:
+        out["segments"].append(dict(s, segment_pool_id=tuple(s.get("segment_pool_id") or (0, 0))))
+    for trace in snap.get("device_traces") or []:
+        out["device_traces"].append(trace)
+    return out
+
+
+class ReplayAgent:
+    def __init__(self, path, speed="0", extra=(), directory=None):
+        self.dir = directory or tempfile.mkdtemp(prefix="msa-")
+        self.socket = os.path.join(self.dir, "a.sock")
+        self.proc = subprocess.Popen([sys.executable, "-m", "memscope_agent", "--replay", path, "--speed", speed,
+                                      "--socket", self.socket, "--linger", "5"] + list(extra), env=agent_env(),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ProtocolTest(unittest.TestCase):
+    def test_encoder_decoder_round_trip(self):
+        enc = P.Encoder()
+        frames = [{"filename": "train.py", "line": 3, "name": "step"}, {"filename": "x.py", "line": 1, "name": "f"}]
+        enc.settings({"a": 1, "b": {"c": True}})
+        enc.event(0, {"action": "alloc", "addr": 1 << 40, "size": 512, "stream": 0, "time_us": 5, "frames": frames,
+                      "user_metadata": "", "compile_context": "N/A"})
+        enc.event(0, {"action": "oom", "device_free": 77, "size": 1 << 33, "stream": 3, "time_us": 6, "frames": [],
+                      "user_metadata": "m", "compile_context": "N/A"})
+        enc.event(1, {"action": "segment_map", "addr": 4096, "size": 2 << 20, "stream": 0, "time_us": 7,
+                      "frames": frames, "user_metadata": "", "compile_context": "N/A"})
+        enc.annotation({"name": "Optimizer.step", "stage": "END", "device": 0, "time_us": 9})
+        defs, body, n = enc.take()
+        self.assertEqual(n, 3)
+        d = P.Decoder()
+        d.feed(P.hello({"pid": 1}))
+        stream = defs + body
+        for i in range(0, len(stream), 7):  # any split of the bytes decodes the same
+            d.feed(stream[i:i + 7])
+        self.assertEqual(d.event_count, 3)
+        self.assertEqual(d.devices[0][0]["addr"], 1 << 40)
+        self.assertEqual(d.devices[0][0]["frames"], frames)
+        self.assertEqual(d.devices[0][1]["device_free"], 77)
+        self.assertEqual(d.devices[1][0]["action"], "segment_map")
+        self.assertEqual(d.annotations[0]["stage"], "END")
+        self.assertEqual(d.settings, {"a": 1, "b": {"c": True}})
+
+    def test_record_sizes_match_docs(self):
+        self.assertEqual(P.EVENT.size, 48)
+        self.assertEqual(P.SEGMENT.size, 80)
+        self.assertEqual(P.BLOCK.size, 32)
+        self.assertEqual(P.ANNOTATION_REC.size, 16)
+
+    def test_decoder_refuses_oversized_and_undefined(self):
+        d = P.Decoder()
+        d.feed(P.hello({}))
+        with self.assertRaises(P.ProtocolError):
+            d.feed(struct.pack("<IB", P.MAX_MESSAGE + 1, P.EVENTS))
+        d = P.Decoder()
+        d.feed(P.hello({}))
+        bad = P.EVENTS_HEAD.pack(0, 0, 1) + P.EVENT.pack(0, 1, 0, 12345, 1, 1, 0, 0, 0, 0)
+        with self.assertRaises(P.ProtocolError):
+            d.feed(P.message(P.EVENTS, bad))
+
+
+class SafePickleTest(unittest.TestCase):
+    def test_refuses_globals(self):
+        for name in ("evil_global_os_system.pickle", "evil_stack_global.pickle"):
+            with self.subTest(name=name):
+                marker = os.path.join(tempfile.gettempdir(), "memscope_evil_marker")
+                with self.assertRaises(safe_pickle.RefusedPickle):
+                    safe_pickle.load_file(os.path.join(TESTDATA, name))
+                self.assertFalse(os.path.exists(marker))
+
+    def test_reads_compressed_and_refuses_non_snapshots(self):
+        snap = safe_pickle.load_file(os.path.join(TESTDATA, "release.pickle.gz"))
+        self.assertIn("device_traces", snap)
+        with self.assertRaises(ValueError):
+            safe_pickle.load_file(os.path.join(TESTDATA, "not_a_snapshot.pickle"))
+
+
+class TransportTest(unittest.TestCase):
+    def test_private_directory_rules(self):
+        base = tempfile.mkdtemp(prefix="msa-")
+        try:
+            d = os.path.join(base, "ok")
+            check_private_directory(d)  # created 0700
+            self.assertEqual(stat.S_IMODE(os.stat(d).st_mode), 0o700)
+            os.chmod(d, 0o777)
+            with self.assertRaisesRegex(TransportError, "lets other users in"):
+                check_private_directory(d)
+            link = os.path.join(base, "link")
+            os.chmod(d, 0o700)
+            os.symlink(d, link)
+            with self.assertRaisesRegex(TransportError, "symbolic link"):
+                check_private_directory(link)
+        finally:
+            shutil.rmtree(base)
+
+    def test_socket_in_world_writable_directory_refused(self):
+        base = tempfile.mkdtemp(prefix="msa-")
+        os.chmod(base, 0o777)
+        try:
+            r = subprocess.run([sys.executable, "-m", "memscope_agent", "--replay",
+                                os.path.join(SAMPLES, "linear3.pickle"), "--socket", os.path.join(base, "a.sock")],
+                               env=agent_env(), capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("lets other users write", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(base, "a.sock")))
+        finally:
+            shutil.rmtree(base)
+
+    def test_tcp_is_loopback_only(self):
+        self.assertEqual(parse_tcp("5555"), ("127.0.0.1", 5555))
+        self.assertEqual(parse_tcp("[::1]:7"), ("::1", 7))
+        for bad in ("0.0.0.0:1", "192.168.1.2:5", "example.com:5"):
+            with self.assertRaises(TransportError):
+                parse_tcp(bad)
+
+
+class ReplayServeTest(unittest.TestCase):
+    def serve_and_compare(self, name):
+        path = os.path.join(SAMPLES, name)
+        agent = ReplayAgent(path)
+        try:
+            s = client.connect(agent.socket)
+            mode = stat.S_IMODE(os.stat(agent.socket).st_mode)
+            self.assertEqual(mode, 0o600)
+            d = client.receive(s, timeout=60)
+            s.close()
+            self.assertEqual(d.end.get("reason"), "replay_done")
+            self.assertEqual(d.hello["mode"], "replay")
+            self.assertEqual(normalized(d.snapshot()), normalized(safe_pickle.load_file(path)))
+            self.assertEqual(agent.proc.wait(30), 0)
+            self.assertFalse(os.path.exists(agent.socket))  # removed at exit
+        finally:
+            agent.close()
+
+    def test_replay_equals_file(self):
+        for name in ("linear3.pickle", "oom.pickle", "llm_bs16.pickle", "libtorch_mlp.pickle"):
+            with self.subTest(name=name):
+                self.serve_and_compare(name)
+
+    def test_two_clients_get_the_same_stream(self):
+        path = os.path.join(SAMPLES, "llm_bs16.pickle")  # 0.67 s of events, served over 1.3 s
+        agent = ReplayAgent(path, speed="0.5")
+        try:
+            a = client.connect(agent.socket)
+            time.sleep(0.3)
+            b = client.connect(agent.socket)  # joins late: still gets everything from the start
+            quitter = client.connect(agent.socket)
+            quitter.close()  # a client that leaves at once disturbs no one
+            results = {}
+            threads = [threading.Thread(target=lambda k, s: results.__setitem__(k, client.receive(s, timeout=60)),
+                                        args=(k, s)) for k, s in (("a", a), ("b", b))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            expected = normalized(safe_pickle.load_file(path))
+            self.assertEqual(normalized(results["a"].snapshot()), expected)
+            self.assertEqual(normalized(results["b"].snapshot()), expected)
+        finally:
+            agent.close()
+
+    def test_client_without_hello_is_dropped(self):
+        agent = ReplayAgent(os.path.join(SAMPLES, "linear3.pickle"))
+        try:
+            deadline = time.monotonic() + 30
+            while not os.path.exists(agent.socket) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(agent.socket)
+            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            s.settimeout(10)
+            data = s.recv(4096)
+            d = P.Decoder()
+            self.assertRaises(P.ProtocolError, d.feed, data)  # an ERROR message, no HELLO
+            self.assertEqual(data[4], P.ERROR)
+            s.close()
+            good = client.connect(agent.socket)  # the agent still serves others
+            self.assertGreater(client.receive(good, timeout=60).event_count, 0)
+        finally:
+            agent.close()
+
+    def test_tcp_needs_the_token(self):
+        agent = ReplayAgent(os.path.join(SAMPLES, "linear3.pickle"), extra=["--tcp", "127.0.0.1:0"])
+        try:
+            line = agent.proc.stdout.readline().decode()
+            self.assertIn("token", line)
+            address, token = line.split()[2], line.split()[4]
+            wrong = client.connect(tcp=address, token="nope")
+            wrong.settimeout(10)
+            self.assertEqual(wrong.recv(4096)[4], P.ERROR)
+            wrong.close()
+            right = client.connect(tcp=address, token=token)
+            self.assertGreater(client.receive(right, timeout=60).event_count, 0)
+        finally:
+            agent.close()
+
+    def test_history_limit_tells_late_clients(self):
+        from memscope_agent.transport import Journal
+
+        j = Journal(history_limit=100)
+        j.append(Journal.DEFS, b"d" * 10)
+        for _ in range(10):
+            j.append(Journal.EVENTS, b"e" * 50, 5)
+        kept = [c for c in j.chunks if c[1] is not None]
+        self.assertEqual(kept[0][0], Journal.DEFS)  # definitions are never let go
+        self.assertLess(sum(len(c[1]) for c in kept), 200)
+        self.assertGreater(sum(c[2] for c in j.chunks if c[1] is None), 0)
+
+
+class StartModesTest(unittest.TestCase):
+    def test_environment_switch_starts_agent_in_unmodified_script(self):
+        d = tempfile.mkdtemp(prefix="msa-")
+        sock = os.path.join(d, "env.sock")
+        script = os.path.join(d, "train.py")
+        with open(script, "w") as f:
+            f.write("import os, time\nassert 'MEMSCOPE_AGENT' not in os.environ\ntime.sleep(1.5)\nprint('trained')\n")
+        try:
+            env = agent_env(MEMSCOPE_AGENT="1", MEMSCOPE_AGENT_SOCKET=sock,
+                            MEMSCOPE_AGENT_REPLAY=os.path.join(SAMPLES, "release.pickle"), MEMSCOPE_AGENT_SPEED="0")
+            proc = subprocess.Popen([sys.executable, script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            s = client.connect(sock, timeout=30)
+            got = client.receive(s, timeout=60)
+            out, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 0, err)
+            self.assertIn(b"trained", out)
+            self.assertEqual(got.end["reason"], "replay_done")
+            self.assertEqual(got.event_count, 39)
+        finally:
+            shutil.rmtree(d)
+
+    def test_environment_switch_without_torch_never_breaks_the_script(self):
+        env = agent_env(MEMSCOPE_AGENT="1")
+        env.pop("MEMSCOPE_AGENT_QUIET")
+        r = subprocess.run([sys.executable, "-c", "print('still runs')"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("still runs", r.stdout)
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            self.assertIn("memscope-agent: not started", r.stderr)
+
+    def test_list_shows_running_agents(self):
+        tmp = tempfile.mkdtemp(prefix="msa-tmp-")
+        env = agent_env(TMPDIR=tmp, XDG_RUNTIME_DIR="")
+        proc = subprocess.Popen([sys.executable, "-m", "memscope_agent", "--replay",
+                                 os.path.join(SAMPLES, "linear3.pickle")], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        try:
+            directory = os.path.join(tmp, "memscope-%d" % os.getuid())
+            deadline = time.monotonic() + 30
+            info = os.path.join(directory, "agent-%d.json" % proc.pid)
+            while not os.path.exists(info) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(stat.S_IMODE(os.stat(directory).st_mode), 0o700)
+            with open(info) as f:
+                self.assertEqual(json.load(f)["pid"], proc.pid)
+            r = subprocess.run([sys.executable, "-m", "memscope_agent", "--list"], env=env, capture_output=True,
+                               text=True, timeout=60)
+            self.assertIn(str(proc.pid), r.stdout)
+        finally:
+            proc.kill()
+            proc.communicate()
+            shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    unittest.main()
