@@ -1,0 +1,105 @@
+#pragma once
+
+#include "snapshot/snapshot.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace memscope {
+
+// A message from an agent that breaks the protocol. The connection that sent it is
+// closed; everything applied before it stays.
+class LiveProtocolError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// What the agent said about itself in HELLO.
+struct LiveHello {
+    std::string json; // as received
+    int64_t pid = 0;
+    std::string mode; // tracker, poll, replay
+    std::string commandLine;
+    std::string torchVersion;
+    std::string pythonVersion;
+    std::string host;
+    std::vector<std::string> devices;
+    int64_t startedUs = 0;
+};
+
+struct LiveStats {
+    uint64_t messages = 0;
+    uint64_t bytes = 0;
+    uint64_t events = 0;
+    uint64_t annotations = 0;
+    uint64_t agentDropped = 0;  // events the agent could not queue (STATUS / END)
+    uint64_t agentEvents = 0;   // events the agent has produced so far (STATUS)
+    uint64_t truncated = 0;     // events the agent no longer held when this client joined
+    bool ended = false;         // END received
+    std::string endReason;
+    std::string endJson;
+    std::vector<std::string> agentErrors;
+    // torch's own counters sent with END, device 0 (-1 when absent).
+    int64_t torchRequestedPeak = -1;
+    int64_t torchReservedPeak = -1;
+};
+
+/*
+ * A recording received from an agent, kept in the same Snapshot shape a file loads
+ * into, so the same replay runs on it.
+ *
+ * The wire defines strings, frames and stacks once under its own ids; the maps below
+ * translate them to the snapshot's pools as they arrive. Each message is checked
+ * completely before it changes anything, so a bad message leaves the model as it was.
+ * snapshot() hands out an immutable copy (the pools are rebuilt in id order, so ids
+ * are identical in the copy).
+ */
+class LiveRecording {
+public:
+    LiveRecording();
+
+    // Applies one message; throws LiveProtocolError.
+    void apply(uint8_t type, std::span<const uint8_t> payload);
+
+    const Snapshot& model() const { return *m_snapshot; }
+    const LiveHello& hello() const { return m_hello; }
+    const LiveStats& stats() const { return m_stats; }
+    bool helloSeen() const { return m_helloSeen; }
+
+    std::shared_ptr<const Snapshot> snapshot() const;
+
+private:
+    void applyHello(std::span<const uint8_t> p);
+    void applyString(std::span<const uint8_t> p);
+    void applyFrame(std::span<const uint8_t> p);
+    void applyStack(std::span<const uint8_t> p);
+    void applyEvents(std::span<const uint8_t> p);
+    void applyAnnotation(std::span<const uint8_t> p);
+    void applySettings(std::span<const uint8_t> p);
+    void applySegments(std::span<const uint8_t> p);
+    void applyStatus(std::span<const uint8_t> p);
+    void applyEnd(std::span<const uint8_t> p);
+
+    StringId stringRef(uint32_t wire, const char* what) const;
+    StackId stackRef(uint32_t wire, const char* what) const;
+    DeviceTrace& deviceTrace(uint32_t device);
+
+    std::unique_ptr<Snapshot> m_snapshot;
+    LiveHello m_hello;
+    LiveStats m_stats;
+    bool m_helloSeen = false;
+    std::unordered_map<uint32_t, StringId> m_strings;
+    std::unordered_map<uint32_t, FrameId> m_frames;
+    std::unordered_map<uint32_t, StackId> m_stacks;
+    std::vector<FrameId> m_scratch;
+};
+
+// A copy of a snapshot (StringPool cannot be copied; its strings are re-interned in id order).
+std::unique_ptr<Snapshot> copySnapshot(const Snapshot& s);
+
+} // namespace memscope

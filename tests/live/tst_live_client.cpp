@@ -1,0 +1,383 @@
+#include "../core/snapshot_compare.h"
+
+#include "io/pickle_writer.h"
+#include "live/agent_directory.h"
+#include "live/live_client.h"
+#include "live/nvml.h"
+#include "snapshot/snapshot_reader.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+#include <csignal>
+#include <sys/stat.h>
+
+using namespace memscope;
+
+// The app's live client attached to real agent processes: `python3 -m memscope_agent
+// --replay FILE` serves a recorded snapshot through the same socket and protocol the
+// GPU agent uses, so the whole path is tested without torch or a GPU.
+class TestLiveClient : public QObject {
+    Q_OBJECT
+
+    QString m_python;
+
+    static QString sample(const char* name) { return QStringLiteral(MEMSCOPE_SAMPLES_DIR "/") + QLatin1String(name); }
+
+    static QProcessEnvironment agentEnv()
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(MEMSCOPE_AGENT_DIR));
+        env.insert(QStringLiteral("MEMSCOPE_AGENT_QUIET"), QStringLiteral("1"));
+        return env;
+    }
+
+    std::unique_ptr<QProcess> startAgent(const QString& file, const QString& socket, const QString& speed,
+                                         QStringList extra = {})
+    {
+        auto p = std::make_unique<QProcess>();
+        p->setProcessEnvironment(agentEnv());
+        p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        p->start(m_python, QStringList{QStringLiteral("-m"), QStringLiteral("memscope_agent"), QStringLiteral("--replay"),
+                                       file, QStringLiteral("--speed"), speed, QStringLiteral("--socket"), socket,
+                                       QStringLiteral("--linger"), QStringLiteral("5")} +
+                               extra);
+        if (!p->waitForStarted())
+            return nullptr;
+        return p;
+    }
+
+    static LiveEndpoint unixEndpoint(const QString& path)
+    {
+        LiveEndpoint e;
+        e.unixPath = path.toStdString();
+        return e;
+    }
+
+    // A fake agent: a valid beginning (HELLO, 10 events), then `tail`, then silence.
+    std::unique_ptr<QProcess> startFakeAgent(const QString& socket, const QString& tail)
+    {
+        const QString script = QStringLiteral(R"(
+import os, socket, sys, time
+from memscope_agent import protocol as P
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept(); c.recv(4096)
+enc = P.Encoder()
+for i in range(10):
+    enc.event(0, {"action": "alloc", "addr": 4096 * (i + 1), "size": 512, "stream": 0, "time_us": i,
+                  "frames": [{"filename": "t.py", "line": i, "name": "f"}]})
+defs, body, n = enc.take()
+c.sendall(P.hello({"pid": os.getpid(), "mode": "fake"}) + defs + body)
+time.sleep(0.3)
+c.sendall(%1)
+time.sleep(30)
+)")
+                                   .arg(tail);
+        auto p = std::make_unique<QProcess>();
+        p->setProcessEnvironment(agentEnv());
+        p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        p->start(m_python, {QStringLiteral("-c"), script, socket});
+        if (!p->waitForStarted())
+            return nullptr;
+        return p;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        m_python = QStandardPaths::findExecutable(QStringLiteral("python3"));
+        if (m_python.isEmpty())
+            QSKIP("python3 is needed to run the agent");
+    }
+
+    void replayedRecordingEqualsFile_data()
+    {
+        QTest::addColumn<QString>("file");
+        for (const char* f : {"linear3.pickle", "oom.pickle", "release.pickle", "llm_bs16.pickle", "llm_bs2_cpp.pickle",
+                              "libtorch_mlp.pickle", "many_small.pickle"})
+            QTest::newRow(f) << sample(f);
+    }
+    void replayedRecordingEqualsFile()
+    {
+        QFETCH(QString, file);
+        QTemporaryDir dir;
+        const QString socket = dir.filePath(QStringLiteral("a.sock"));
+        auto agent = startAgent(file, socket, QStringLiteral("0"));
+        QVERIFY(agent);
+        LiveClient::Options options;
+        options.recoveryPath = dir.filePath(QStringLiteral("recovery.mscp")).toStdString();
+        LiveClient client(options);
+        client.connect(unixEndpoint(socket));
+        QVERIFY(client.waitFinished(120000));
+        QCOMPARE(liveStateName(client.state()), std::string_view("ended"));
+        QCOMPARE(client.hello().mode, std::string("replay"));
+        QVERIFY(client.stats().ended);
+
+        auto original = readSnapshotFile(file.toStdString());
+        auto received = client.snapshot();
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *received)), QString());
+
+        // Save recording: the pickle memscope writes equals the replayed file, event for event.
+        const QString saved = dir.filePath(QStringLiteral("saved.pickle"));
+        writePickleSnapshotFile(*received, saved.toStdString());
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *readSnapshotFile(saved.toStdString()))),
+                 QString());
+        // The recovery file holds the same stream.
+        std::string note;
+        auto recovered = readLiveStreamFile(options.recoveryPath, &note);
+        QCOMPARE(QString::fromStdString(note), QString());
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *recovered)), QString());
+        QVERIFY(agent->waitForFinished(30000));
+        QCOMPARE(agent->exitCode(), 0);
+    }
+
+    void dataArrivesWhileTheAgentRuns()
+    {
+        QTemporaryDir dir;
+        const QString socket = dir.filePath(QStringLiteral("a.sock"));
+        auto agent = startAgent(sample("many_small.pickle"), socket, QStringLiteral("1"));
+        LiveClient client;
+        client.connect(unixEndpoint(socket));
+        std::vector<uint64_t> seen;
+        while (!client.waitFinished(100)) {
+            const uint64_t n = client.stats().events;
+            if (seen.empty() || seen.back() != n)
+                seen.push_back(n);
+        }
+        QCOMPARE(client.stats().events, uint64_t(93702));
+        QVERIFY2(seen.size() >= 3, "the recording should grow in steps while the agent paces it");
+        QVERIFY(seen.front() < 93702);
+        QVERIFY(agent->waitForFinished(30000));
+    }
+
+    void killedAgentLeavesDataAndClientWorking()
+    {
+        QTemporaryDir dir;
+        const QString socket = dir.filePath(QStringLiteral("a.sock"));
+        auto agent = startAgent(sample("many_small.pickle"), socket, QStringLiteral("0.5"));
+        LiveClient::Options options;
+        options.recoveryPath = dir.filePath(QStringLiteral("recovery.mscp")).toStdString();
+        LiveClient client(options);
+        client.connect(unixEndpoint(socket));
+        QTRY_VERIFY_WITH_TIMEOUT(client.stats().events > 1000, 30000);
+        ::kill(static_cast<pid_t>(agent->processId()), SIGKILL);
+        QVERIFY(client.waitFinished(30000));
+        QCOMPARE(liveStateName(client.state()), std::string_view("lost"));
+        QVERIFY2(QString::fromStdString(client.error()).contains(QLatin1String("killed")), client.error().c_str());
+        auto kept = client.snapshot();
+        const size_t n = kept->devices[0].events.count();
+        QVERIFY(n >= 1000 && n < 93702);
+        // The partial recording saves and loads like any snapshot.
+        const QString saved = dir.filePath(QStringLiteral("partial.pickle"));
+        writePickleSnapshotFile(*kept, saved.toStdString());
+        QCOMPARE(readSnapshotFile(saved.toStdString())->devices[0].events.count(), n);
+        std::string note;
+        QCOMPARE(readLiveStreamFile(options.recoveryPath, &note)->devices[0].events.count(), n);
+        QVERIFY(!note.empty());
+        // And the client side works on: a new agent, a new session.
+        const QString socket2 = dir.filePath(QStringLiteral("b.sock"));
+        auto agent2 = startAgent(sample("linear3.pickle"), socket2, QStringLiteral("0"));
+        LiveClient again;
+        again.connect(unixEndpoint(socket2));
+        QVERIFY(again.waitFinished(60000));
+        QCOMPARE(again.stats().events, uint64_t(25));
+        agent->waitForFinished();
+        QVERIFY(agent2->waitForFinished(30000));
+    }
+
+    void malformedMessageClosesWithErrorKeepsData_data()
+    {
+        QTest::addColumn<QString>("tail");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("oversized") << QStringLiteral("(0x7FFFFFFF).to_bytes(4, 'little') + b'\\x05' * 64")
+                                   << QStringLiteral("outside 1..");
+        QTest::newRow("bad events")
+            << QStringLiteral("P.message(P.EVENTS, P.EVENTS_HEAD.pack(0, 0, 5) + b'x' * 48)")
+            << QStringLiteral("5 events need");
+        QTest::newRow("undefined stack")
+            << QStringLiteral("P.message(P.EVENTS, P.EVENTS_HEAD.pack(0, 0, 1) + P.EVENT.pack(0, 1, 0, 4242, 1, 1, 0, 0, 0, 0))")
+            << QStringLiteral("stack 4242");
+        QTest::newRow("garbage") << QStringLiteral("b'\\x10\\x00\\x00\\x00\\x09{not json at all'")
+                                 << QStringLiteral("invalid JSON");
+    }
+    void malformedMessageClosesWithErrorKeepsData()
+    {
+        QFETCH(QString, tail);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const QString socket = dir.filePath(QStringLiteral("fake.sock"));
+        auto fake = startFakeAgent(socket, tail);
+        QVERIFY(fake);
+        LiveClient client;
+        client.connect(unixEndpoint(socket));
+        QVERIFY(client.waitFinished(30000));
+        QCOMPARE(liveStateName(client.state()), std::string_view("failed"));
+        QVERIFY2(QString::fromStdString(client.error()).contains(expected), client.error().c_str());
+        QCOMPARE(client.snapshot()->devices[0].events.count(), size_t(10));
+        fake->kill();
+        fake->waitForFinished();
+    }
+
+    void secondClientLeavesFirstWorking()
+    {
+        QTemporaryDir dir;
+        const QString socket = dir.filePath(QStringLiteral("a.sock"));
+        auto agent = startAgent(sample("llm_bs16.pickle"), socket, QStringLiteral("0.5"));
+        LiveClient first;
+        first.connect(unixEndpoint(socket));
+        QTRY_VERIFY_WITH_TIMEOUT(first.stats().events > 0, 30000);
+        {
+            LiveClient quitter;
+            quitter.connect(unixEndpoint(socket));
+            QTRY_VERIFY_WITH_TIMEOUT(quitter.stats().events > 0, 30000);
+            quitter.detach();
+            QCOMPARE(liveStateName(quitter.state()), std::string_view("detached"));
+        }
+        LiveClient second;
+        second.connect(unixEndpoint(socket));
+        QVERIFY(first.waitFinished(60000));
+        QVERIFY(second.waitFinished(60000));
+        auto original = readSnapshotFile(sample("llm_bs16.pickle").toStdString());
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *first.snapshot())), QString());
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *second.snapshot())), QString());
+        QVERIFY(agent->waitForFinished(30000));
+    }
+
+    void refusesPlacesItShouldNotTrust()
+    {
+        QTemporaryDir dir;
+        QCOMPARE(QString::fromStdString(checkPrivateDirectory(dir.path().toStdString())), QString());
+        ::chmod(dir.path().toLocal8Bit().constData(), 0777);
+        QVERIFY(QString::fromStdString(checkPrivateDirectory(dir.path().toStdString())).contains(QLatin1String("0700")));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, listAgents(dir.path().toStdString()));
+        ::chmod(dir.path().toLocal8Bit().constData(), 0700);
+        QVERIFY(listAgents(dir.path().toStdString()).empty());
+        try {
+            resolveAttachTarget("999999", dir.path().toStdString());
+            QFAIL("expected no agent");
+        } catch (const std::runtime_error& e) {
+            QVERIFY(QString::fromUtf8(e.what()).contains(QLatin1String("no memscope agent runs in process 999999")));
+        }
+        LiveClient client;
+        LiveClient::Options o;
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, [&] {
+            LiveClient c(LiveClient::Options{{}, 16u << 20, 200});
+            c.connect(unixEndpoint(dir.filePath(QStringLiteral("nobody.sock"))));
+        }());
+        LiveEndpoint remote;
+        remote.tcpHost = "192.0.2.1";
+        remote.tcpPort = 9;
+        try {
+            client.connect(remote);
+            QFAIL("expected a refusal");
+        } catch (const std::runtime_error& e) {
+            QVERIFY(QString::fromUtf8(e.what()).contains(QLatin1String("loopback")));
+        }
+    }
+
+    void listsAndResolvesRunningAgents()
+    {
+        QTemporaryDir tmp;
+        QProcessEnvironment env = agentEnv();
+        env.insert(QStringLiteral("TMPDIR"), tmp.path());
+        env.insert(QStringLiteral("XDG_RUNTIME_DIR"), QString());
+        QProcess agent;
+        agent.setProcessEnvironment(env);
+        agent.start(m_python, {QStringLiteral("-m"), QStringLiteral("memscope_agent"), QStringLiteral("--replay"),
+                               sample("linear3.pickle"), QStringLiteral("--speed"), QStringLiteral("0")});
+        QVERIFY(agent.waitForStarted());
+        const std::string directory = (tmp.path() + QStringLiteral("/memscope-%1").arg(::getuid())).toStdString();
+        QTRY_VERIFY_WITH_TIMEOUT(!listAgents(directory).empty(), 30000);
+        const AgentInfo a = listAgents(directory).front();
+        QCOMPARE(a.pid, static_cast<int>(agent.processId()));
+        QCOMPARE(a.mode, std::string("replay"));
+        const LiveEndpoint e = resolveAttachTarget(std::to_string(a.pid), directory);
+        QCOMPARE(e.unixPath, a.socketPath);
+        LiveClient client;
+        client.connect(e);
+        QVERIFY(client.waitFinished(60000));
+        QCOMPARE(client.stats().events, uint64_t(25));
+        QVERIFY(agent.waitForFinished(30000));
+    }
+
+    void nvmlAbsentMeansEmptyNotACrash()
+    {
+        qputenv("MEMSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
+        Nvml& nvml = Nvml::instance();
+        if (nvml.available())
+            QSKIP("a real NVML was loaded before this test");
+        QVERIFY(!nvml.error().empty());
+        QVERIFY(nvml.processes().empty());
+        QVERIFY(!nvml.processUsedBytes(1).has_value());
+    }
+
+    void recordCommand()
+    {
+        const QString memscope = QStringLiteral(MEMSCOPE_BINARY);
+        if (memscope.isEmpty() || !QFileInfo::exists(memscope))
+            QSKIP("memscope binary not built");
+        QTemporaryDir dir;
+        // --attach SOCKET: ends with the agent; the file equals the replayed one.
+        const QString socket = dir.filePath(QStringLiteral("a.sock"));
+        auto agent = startAgent(sample("llm_bs16.pickle"), socket, QStringLiteral("0"));
+        const QString out = dir.filePath(QStringLiteral("attach.pickle"));
+        QProcess rec;
+        rec.setProcessChannelMode(QProcess::ForwardedChannels);
+        rec.start(memscope, {QStringLiteral("record"), QStringLiteral("--attach"), socket, QStringLiteral("-o"), out});
+        QVERIFY(rec.waitForFinished(120000));
+        QCOMPARE(rec.exitCode(), 0);
+        auto original = readSnapshotFile(sample("llm_bs16.pickle").toStdString());
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *readSnapshotFile(out.toStdString()))),
+                 QString());
+
+        // -- COMMAND: launched under the agent through the environment switch.
+        const QString out2 = dir.filePath(QStringLiteral("launch.pickle"));
+        QProcess launch;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("MEMSCOPE_AGENT_PATH"), QStringLiteral(MEMSCOPE_AGENT_DIR));
+        env.insert(QStringLiteral("MEMSCOPE_AGENT_REPLAY"), sample("oom.pickle"));
+        env.insert(QStringLiteral("MEMSCOPE_AGENT_SPEED"), QStringLiteral("0"));
+        launch.setProcessEnvironment(env);
+        launch.setProcessChannelMode(QProcess::ForwardedChannels);
+        launch.start(memscope, {QStringLiteral("record"), QStringLiteral("-o"), out2, QStringLiteral("--"), m_python,
+                                QStringLiteral("-c"), QStringLiteral("import time; time.sleep(1)")});
+        QVERIFY(launch.waitForFinished(120000));
+        QCOMPARE(launch.exitCode(), 0);
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*readSnapshotFile(sample("oom.pickle").toStdString()),
+                                                               *readSnapshotFile(out2.toStdString()))),
+                 QString());
+
+        // --duration and Ctrl-C: the file is written with what arrived.
+        for (const bool interrupt : {false, true}) {
+            const QString s = dir.filePath(interrupt ? QStringLiteral("i.sock") : QStringLiteral("d.sock"));
+            auto slow = startAgent(sample("many_small.pickle"), s, QStringLiteral("0.2"));
+            const QString o = dir.filePath(interrupt ? QStringLiteral("int.pickle") : QStringLiteral("dur.pickle"));
+            QProcess r;
+            r.setProcessChannelMode(QProcess::ForwardedChannels);
+            QStringList args{QStringLiteral("record"), QStringLiteral("--attach"), s, QStringLiteral("-o"), o};
+            if (!interrupt)
+                args << QStringLiteral("--duration") << QStringLiteral("1.5");
+            r.start(memscope, args);
+            QVERIFY(r.waitForStarted());
+            if (interrupt) {
+                QThread::msleep(1500);
+                ::kill(static_cast<pid_t>(r.processId()), SIGINT);
+            }
+            QVERIFY(r.waitForFinished(60000));
+            QCOMPARE(r.exitCode(), 0);
+            const size_t n = readSnapshotFile(o.toStdString())->devices[0].events.count();
+            QVERIFY2(n > 0 && n < 93702, qPrintable(QString::number(n)));
+            slow->kill();
+            slow->waitForFinished();
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLiveClient)
+#include "tst_live_client.moc"
