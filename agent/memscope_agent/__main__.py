@@ -51,7 +51,11 @@ def _list():
     return 0
 
 
+_script_globals = None  # the script's globals live until exit: its tensors are not freed before the agent's end
+
+
 def main(argv=None):
+    global _script_globals
     args = _parser().parse_args(argv)
     if args.list:
         return _list()
@@ -88,11 +92,11 @@ def main(argv=None):
         print("memscope-agent: tcp %s token %s" % (a.server.tcp_address, a.server.token), flush=True)
     if args.module:
         sys.argv = [args.module] + target
-        runpy.run_module(args.module, run_name="__main__", alter_sys=True)
+        _script_globals = runpy.run_module(args.module, run_name="__main__", alter_sys=True)
     else:
         sys.argv = list(target)
         sys.path.insert(0, os.path.dirname(os.path.abspath(target[0])))
-        runpy.run_path(target[0], run_name="__main__")
+        _script_globals = runpy.run_path(target[0], run_name="__main__")
     return 0
 
 

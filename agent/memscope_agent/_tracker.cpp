@@ -10,7 +10,7 @@
 //
 // The callback copies the entry (a shared_ptr to its stack context, a few integers) into
 // a Vyukov bounded MPMC queue and returns; no lock, no GIL, no CUDA allocation. Every
-// ~20 ms the worker takes what is queued, symbolizes all stacks of the batch in one
+// ~50 ms the worker takes what is queued, symbolizes all stacks of the batch in one
 // torch::symbolize call (which takes the GIL briefly for the Python frames), interns
 // strings/frames/stacks and encodes the batch. The interface is plain C for ctypes.
 
@@ -20,12 +20,14 @@
 #include <c10/util/ApproximateClock.h>
 #include <torch/csrc/profiler/combined_traceback.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -253,6 +255,7 @@ struct State {
     uint64_t highWater = 0;
     uint64_t batches = 0;
     std::thread worker;
+    int batchMs = 50;
 
     std::mutex outMutex;
     std::condition_variable outReady;
@@ -442,7 +445,7 @@ void workerLoop(State* s)
         }
         if (last && s->queue.approxSize() == 0)
             break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::this_thread::sleep_for(std::chrono::milliseconds(s->batchMs));
     }
     {
         std::lock_guard<std::mutex> lock(s->outMutex);
@@ -457,7 +460,7 @@ extern "C" {
 
 // Starts (or restarts) tracking. Call with CUDA initialised and memory history
 // recording on (stacks are only gathered then). Returns 0 on success.
-int ms_start(int capacityLog2, int annotations)
+int ms_start(int capacityLog2, int annotations, int batchMs)
 {
     if (!g_state) {
         const size_t cap = size_t(1) << std::max(10, std::min(capacityLog2, 24));
@@ -466,6 +469,7 @@ int ms_start(int capacityLog2, int annotations)
     State* s = g_state;
     if (s->worker.joinable())
         return 1;
+    s->batchMs = std::max(5, std::min(batchMs, 1000));
     s->clock = std::make_unique<c10::ApproximateClockToUnixTimeConverter>();
     s->stopping.store(false);
     s->worker = std::thread(workerLoop, s);

@@ -100,7 +100,8 @@ def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2):
 
         try:
             lib = tracker.load(torch, verbose=os.environ.get("MEMSCOPE_AGENT_VERBOSE") == "1")
-            return tracker.TrackerSource(torch, lib, queue_log2=queue_log2)
+            return tracker.TrackerSource(torch, lib, queue_log2=queue_log2,
+                                         batch_ms=int(os.environ.get("MEMSCOPE_AGENT_BATCH_MS", "50")))
         except tracker.TrackerUnavailable as e:
             if mode == "tracker":
                 raise

@@ -68,7 +68,7 @@ def load(torch, verbose=False):
             lib = ctypes.CDLL(so)
         except OSError as e:
             raise TrackerUnavailable("loading %s failed: %s" % (so, e))
-        lib.ms_start.argtypes = [ctypes.c_int, ctypes.c_int]
+        lib.ms_start.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
         lib.ms_start.restype = ctypes.c_int
         lib.ms_stop.argtypes = []
         lib.ms_next.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int64)]
@@ -83,11 +83,11 @@ def load(torch, verbose=False):
 class TrackerSource(Source):
     mode = "tracker"
 
-    def __init__(self, torch, lib, queue_log2=18, annotations=True):
+    def __init__(self, torch, lib, queue_log2=18, annotations=True, batch_ms=50):
         super().__init__()
         self.torch = torch
         self.lib = lib
-        if lib.ms_start(queue_log2, 1 if annotations else 0) != 0:
+        if lib.ms_start(queue_log2, 1 if annotations else 0, batch_ms) != 0:
             raise TrackerUnavailable("the tracker is already running")
         self.finished = threading.Event()
 
