@@ -268,7 +268,7 @@ DeviceAttribution attributeDevice(const Snapshot& snapshot, const DeviceReplay& 
     out.device = d.device;
     const DeviceTrace* trace = snapshot.device(d.device);
     StackHints hints(snapshot);
-    PhaseSegmentation seg = trace ? segmentPhases(snapshot, *trace, hints) : PhaseSegmentation{};
+    PhaseSegmentation seg = trace ? segmentPhases(snapshot, *trace, hints, d.truncated || d.unmatchedFrees > 0) : PhaseSegmentation{};
     seg.eventPhase.resize(static_cast<size_t>(d.eventCount), Phase::Other);
 
     Categorizer{snapshot, d, seg, hints, out, {}, -1}.run();

@@ -104,7 +104,7 @@ int PhaseSegmentation::iterationOf(int64_t i) const
     return i <= it->lastEvent ? it->index : -1;
 }
 
-PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& trace, StackHints& hints)
+PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& trace, StackHints& hints, bool opensMidRun)
 {
     const EventTable& ev = trace.events;
     const int64_t n = static_cast<int64_t>(ev.count());
@@ -116,9 +116,19 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
     const AnnotationRanges ann = ev.hasTime ? readAnnotations(snapshot, trace.device) : AnnotationRanges{};
 
     // 1. Each event's own evidence: annotations by time, then its frames.
-    bool framesSeen = false;
-    for (int64_t i = 0; i < n && !framesSeen; ++i)
-        framesSeen = ev.stack[static_cast<size_t>(i)].valid();
+    // Frameless events are an autograd thread's when the trace has frames elsewhere and
+    // either shows autograd at work somewhere (Tensor.backward's seed gradient, engine
+    // frames) or has them in bulk; a few stray ones in an inference run are not a backward.
+    int64_t framed = 0, autograd = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const StackId st = ev.stack[static_cast<size_t>(i)];
+        if (st.valid()) {
+            ++framed;
+            if (hints.of(st) & kHintBackward)
+                ++autograd;
+        }
+    }
+    const bool framesSeen = framed > 0 && (autograd > 0 || (n - framed) * 10 >= n);
     std::vector<Raw> raw(static_cast<size_t>(n), Raw::User);
     for (int64_t i = 0; i < n; ++i) {
         const size_t k = static_cast<size_t>(i);
@@ -247,13 +257,15 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
             }
             starts.front() = s;
         }
-        // A trace that opens inside a step (late start, dropped ring-buffer entries) gets a
-        // partial first iteration for what comes before the first forward.
+        // A trace that opens inside a step (dropped ring-buffer entries, recording started
+        // mid-run) gets a partial first iteration for what comes before the first forward. A
+        // backward before any forward says so; an optimizer before it only in a trace that
+        // opens mid-run (Adagrad, for one, makes its state when it is constructed).
         const int64_t firstStart = starts.empty() ? n : starts.front();
         bool midStep = false;
         for (int64_t i = 0; i < firstStart && !midStep; ++i) {
             const Phase p = phase[static_cast<size_t>(i)];
-            midStep = p == Phase::Backward || p == Phase::OptimizerStep || p == Phase::ZeroGrad;
+            midStep = p == Phase::Backward || (opensMidRun && (p == Phase::OptimizerStep || p == Phase::ZeroGrad));
         }
         if (midStep)
             starts.insert(starts.begin(), 0);

@@ -18,6 +18,7 @@ struct PhaseSegmentation {
     int iterationOf(int64_t i) const;
 };
 
-PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& trace, StackHints& hints);
+// opensMidRun: the trace lacks its beginning (frees of allocations it never saw, a full ring buffer).
+PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& trace, StackHints& hints, bool opensMidRun);
 
 } // namespace memscope
