@@ -94,6 +94,14 @@ def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2):
     if not torch.cuda.is_available():
         raise RuntimeError("torch sees no CUDA device; nothing to record")
     torch.cuda.init()
+    # Symbolizing stacks (torch::symbolize, on our threads) looks up
+    # torch._inductor.codecache; import it here, on the main thread, so that lookup
+    # never starts an import racing the trainer's own (seen on torch 2.11: a half
+    # initialised torch._inductor.utils when Adam first imported torch._dynamo).
+    try:
+        import torch._inductor.codecache  # noqa: F401
+    except Exception:
+        pass
     torch.cuda.memory._record_memory_history(max_entries=max_entries, stacks=stacks)
     if mode in ("auto", "tracker"):
         from . import tracker

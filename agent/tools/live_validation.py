@@ -71,23 +71,33 @@ def compare(ours, theirs):
         if a["frames"] != b.get("frames", []):
             frames_differ += 1
         max_dt = max(max_dt, abs(a.get("time_us", 0) - b.get("time_us", 0)))
-    return {"received": len(ours), "torch_trace": len(theirs), "same_count": len(ours) == len(theirs),
+    # torch copies the trace before appending the `snapshot` marker of that very
+    # _snapshot() call; the stream carries it right after.
+    extra = [e["action"] for e in ours[len(theirs):]]
+    return {"received": len(ours), "torch_trace": len(theirs), "after_reference": extra,
+            "same_count": len(ours) == len(theirs) + (1 if extra == ["snapshot"] else 0),
             "identical_prefix": first_diff is None, "first_difference": first_diff,
             "events_with_different_frames": frames_differ, "max_time_us_difference": max_dt}
 
 
-def run(model, steps, agent_mode=None, tag="", keep_stream=False, extra=()):
+def run(model, steps, agent_mode=None, tag="", keep_stream=False, extra=(), launch="module", agent_env=None):
     tmp = tempfile.mkdtemp(prefix="msv-")
     stats_path = os.path.join(tmp, "stats.json")
     dump = os.path.join(tmp, "snap.pickle")
     args = [TRAIN, model, "--steps", str(steps), "--stats", stats_path, "--dump", dump] + list(extra)
     t0 = time.time()
-    if agent_mode:
+    e = env()
+    e.update(agent_env or {})
+    if agent_mode and launch == "env":  # an unmodified script under MEMSCOPE_AGENT=1
+        sock = os.path.join(tmp, "a.sock")
+        e.update(MEMSCOPE_AGENT="1", MEMSCOPE_AGENT_SOCKET=sock, MEMSCOPE_AGENT_MODE=agent_mode)
+        cmd = [sys.executable] + args
+    elif agent_mode:
         sock = os.path.join(tmp, "a.sock")
         cmd = [sys.executable, "-m", "memscope_agent", "--mode", agent_mode, "--socket", sock] + args
     else:
         cmd = [sys.executable] + args + ["--record"]
-    proc = subprocess.Popen(cmd, env=env())
+    proc = subprocess.Popen(cmd, env=e)
     result = {"cmd": " ".join(cmd[1:])}
     dec = None
     if agent_mode:
@@ -173,6 +183,9 @@ def main():
         100 * (RESULTS["many_small_agent"]["median_step_s"] / RESULTS["many_small_baseline"]["median_step_s"] - 1), 2)
     save()
     run("many_small", 20, "poll", tag="many_small_poll")
+    run("many_small", 20, mode, tag="many_small_env_switch", launch="env")
+    run("many_small", 10, mode, tag="many_small_stacks_all", agent_env={"MEMSCOPE_AGENT_STACKS": "all"},
+        extra=["--record-stacks", "all"])
     print("SUMMARY", json.dumps({k: RESULTS.get(k) for k in ("env", "tracker_build_s", "tracker_build_error",
                                                                "qwen_step_overhead_pct", "many_small_step_overhead_pct")}))
 

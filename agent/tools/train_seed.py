@@ -38,13 +38,14 @@ def main():
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--batch", type=int, default=None)
     p.add_argument("--record", action="store_true")
+    p.add_argument("--record-stacks", default="python", help="(ignored under the agent, which records with its own)")
     p.add_argument("--dump")
     p.add_argument("--stats")
     a = p.parse_args()
     if a.record:
         import sys
 
-        torch.cuda.memory._record_memory_history(max_entries=sys.maxsize, stacks="python")
+        torch.cuda.memory._record_memory_history(max_entries=sys.maxsize, stacks=a.record_stacks)
     if a.model == "qwen":
         batch = a.batch or 16
         model = small_llm()
