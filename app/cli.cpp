@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include "diagnose_commands.h"
 #include "attribute/attributor.h"
 #include "common/load_error.h"
 #include "io/allocations_csv.h"
@@ -36,7 +37,7 @@ std::optional<int> parseDevice(const std::string& s)
 
 bool isHeadlessCommand(const std::string& name)
 {
-    return name == "summary" || name == "allocations";
+    return name == "summary" || name == "allocations" || name == "diagnose" || name == "estimate";
 }
 
 int runSummary(const std::vector<std::string>& args)
@@ -126,6 +127,10 @@ int runHeadless(const std::string& name, const std::vector<std::string>& args)
             return runSummary(args);
         if (name == "allocations")
             return runAllocations(args);
+        if (name == "diagnose")
+            return runDiagnose(args);
+        if (name == "estimate")
+            return runEstimate(args);
         std::cerr << "memscope: unknown command '" << name << "'\n";
         return 2;
     } catch (const Usage& e) {

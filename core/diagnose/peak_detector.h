@@ -1,0 +1,31 @@
+#pragma once
+
+#include "diagnose/device_context.h"
+#include "diagnose/diagnostic.h"
+#include "diagnose/training_measurement.h"
+
+#include <optional>
+
+namespace memscope {
+
+/*
+ * Where the peak is and what would lower it, from the phase of the global requested peak
+ * (the attribution's peakPhase; the per-iteration peaks say whether every iteration
+ * agrees) and the categories live there:
+ *
+ *   forward / backward, in a trace that trains   ActivationBoundPeak: smaller batch or
+ *                                                sequence, activation checkpointing, mixed precision
+ *   optimizer step, or the end of a backward     OptimizerBoundPeak: foreach=False / fused=True,
+ *   where gradients outweigh the activations     fewer optimizer states, stepping in backward
+ *   and are half of what lies beyond parameters
+ *   and optimizer state (the article's "gradients + optimizer intermediates" term)
+ *   anything else (inference, plain code)        Peak: what is live there
+ *
+ * The figures carry the category split at the peak and the highest points of the
+ * forward/backward and of the optimizer step (TrainingMeasurement), so the finding can
+ * say how far the other phase is below. The evidence is what the fix would shrink: the
+ * live allocations at the peak other than parameters and optimizer state.
+ */
+std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMeasurement& m);
+
+} // namespace memscope
