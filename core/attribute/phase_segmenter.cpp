@@ -1,6 +1,7 @@
 #include "attribute/phase_segmenter.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 
@@ -9,7 +10,9 @@ namespace memscope {
 namespace {
 
 // What an event's own evidence says, before context is applied.
-enum class Raw : uint8_t { User, Frameless, Forward, Backward, Optimizer, ZeroGrad };
+// Silent: an event of a kind the recording never gives frames (context="alloc" records
+// none for frees); it takes the phase around it and says nothing itself.
+enum class Raw : uint8_t { User, Frameless, Silent, Forward, Backward, Optimizer, ZeroGrad };
 
 Phase phaseOf(Raw r)
 {
@@ -120,15 +123,25 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
     // either shows autograd at work somewhere (Tensor.backward's seed gradient, engine
     // frames) or has them in bulk; a few stray ones in an inference run are not a backward.
     int64_t framed = 0, autograd = 0;
+    std::array<int64_t, 3> framedByKind{}, countByKind{}; // alloc, free, segment
+    auto kindOf = [](Action a) -> size_t {
+        return a == Action::Alloc ? 0 : (a == Action::FreeRequested || a == Action::FreeCompleted) ? 1 : 2;
+    };
     for (int64_t i = 0; i < n; ++i) {
-        const StackId st = ev.stack[static_cast<size_t>(i)];
+        const size_t k = static_cast<size_t>(i);
+        const StackId st = ev.stack[k];
+        ++countByKind[kindOf(ev.action[k])];
         if (st.valid()) {
             ++framed;
+            ++framedByKind[kindOf(ev.action[k])];
             if (hints.of(st) & kHintBackward)
                 ++autograd;
         }
     }
     const bool framesSeen = framed > 0 && (autograd > 0 || (n - framed) * 10 >= n);
+    std::array<bool, 3> silentKind{};
+    for (size_t j = 0; j < 3; ++j)
+        silentKind[j] = framesSeen && countByKind[j] > 0 && framedByKind[j] == 0;
     std::vector<Raw> raw(static_cast<size_t>(n), Raw::User);
     for (int64_t i = 0; i < n; ++i) {
         const size_t k = static_cast<size_t>(i);
@@ -145,6 +158,8 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
             r = Raw::Backward;
         else if (h & kHintForward)
             r = Raw::Forward;
+        else if (!(h & kHintFramed) && silentKind[kindOf(ev.action[k])])
+            r = Raw::Silent;
         else if (!(h & kHintFramed) && framesSeen)
             r = Raw::Frameless; // no Python frames: an autograd engine thread
         raw[k] = r;
@@ -157,14 +172,15 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
     Raw upcoming = Raw::User;
     for (int64_t i = n - 1; i >= 0; --i) {
         next[static_cast<size_t>(i)] = upcoming;
-        if (raw[static_cast<size_t>(i)] != Raw::User)
+        if (raw[static_cast<size_t>(i)] != Raw::User && raw[static_cast<size_t>(i)] != Raw::Silent)
             upcoming = raw[static_cast<size_t>(i)];
     }
     Phase cur = Phase::Other;
     for (int64_t i = 0; i < n; ++i) {
         const size_t k = static_cast<size_t>(i);
         const Raw r = raw[k];
-        if (r == Raw::Frameless) {
+        if (r == Raw::Silent) {
+        } else if (r == Raw::Frameless) {
             if (cur == Phase::Forward)
                 cur = Phase::Backward;
         } else if (r == Raw::User) {
