@@ -84,6 +84,33 @@ struct Categorizer {
         }
         categorizePreexisting(anyStep && !stepState);
         demoteWorkspacesNamedGradients();
+        dataMadeBeforeTheModelRuns();
+    }
+
+    // A tensor the program's own code made before the first iteration (no torch.nn, no
+    // library on its stack) that no gradient matches in size is data, not a weight: a fixed
+    // batch made once and reused every step. Only judged in training, where gradients say
+    // which sizes the weights have.
+    void dataMadeBeforeTheModelRuns()
+    {
+        std::vector<uint64_t> gradientSizes;
+        for (size_t j = 0; j < d.allocations.size(); ++j)
+            if (out.allocationCategory[j] == Category::Gradient)
+                gradientSizes.push_back(d.allocations[j].size);
+        if (gradientSizes.empty())
+            return;
+        std::sort(gradientSizes.begin(), gradientSizes.end());
+        for (size_t j = 0; j < d.allocations.size(); ++j) {
+            const Allocation& a = d.allocations[j];
+            if (a.preexisting() || out.allocationCategory[j] != Category::Parameter || out.allocationIteration[j] >= 0 ||
+                out.allocationPhase[j] != Phase::Other)
+                continue;
+            const uint16_t h = hints.of(a.stack);
+            if (!(h & kHintFramed) || (h & (kHintModelBuild | kHintLibraryPy)))
+                continue;
+            if (!std::binary_search(gradientSizes.begin(), gradientSizes.end(), a.size))
+                out.allocationCategory[j] = Category::Input;
+        }
     }
 
     // Per iteration without a backward: do so many of its forward's allocations outlive the

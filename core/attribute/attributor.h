@@ -30,7 +30,10 @@ namespace memscope {
  *    trace that opens inside a step gets a partial first iteration.
  * 4. A category per allocation from the phase of its alloc, the phase of its free (the
  *    free_requested, else the free_completed) and its lifetime:
- *      before the first iteration, alive at a forward        PARAMETER (weights, buffers)
+ *      before the first iteration, alive at a forward        PARAMETER (weights, buffers); INPUT
+ *                                                              when the program's own code (no torch.nn,
+ *                                                              no library frame) made it and, in training,
+ *                                                              no gradient has its size (a fixed batch)
  *      plain, just before an iteration's forward, alive at it INPUT (PARAMETER if it lives
  *                                                              through every forward to the end)
  *      forward, freed in a backward                          ACTIVATION

@@ -65,6 +65,10 @@ uint16_t classify(std::string_view file, std::string_view name)
 
     if (cxx && (has(name, "Workspace") || has(name, "workspace")))
         h |= kHintWorkspace;
+
+    if (hasPath(file, "/site-packages/") || hasPath(file, "/dist-packages/") || hasPath(file, "/lib/python3") ||
+        hasPath(file, "/torch/") || file.starts_with("<frozen"))
+        h |= kHintLibraryPy;
     return h;
 }
 

@@ -17,6 +17,7 @@ enum StackHint : uint16_t {
     kHintZeroGrad = 1 << 4,   // Optimizer.zero_grad / Module.zero_grad
     kHintModelBuild = 1 << 5, // torch.nn code or an __init__ outside a module call: building the model
     kHintWorkspace = 1 << 6,  // a library workspace (cuBLAS / cuBLASLt handle workspaces)
+    kHintLibraryPy = 1 << 7,  // a Python frame of an installed package, the standard library or torch
 };
 
 /*

@@ -14,10 +14,11 @@ namespace memscope {
  *                                                   -1: before the trace / never / alive at the end
  *   alloc_time_us, addr, size, stream               size = requested bytes; addr in decimal
  *   category, phase, iteration                      the attribution (iteration -1: outside any)
- *   top_frame                                       "file:line name" of the innermost user frame,
- *                                                   else of the innermost frame that is not the
- *                                                   allocator's own capture machinery; empty
- *                                                   without frames
+ *   top_frame                                       "file:line name" of the innermost user frame
+ *                                                   (a native frame: its symbol), else of the
+ *                                                   innermost frame that is neither the allocator's
+ *                                                   capture machinery nor tensor-creation plumbing
+ *                                                   (at::empty…); empty without frames
  *
  * Fields are RFC 4180 quoted where needed.
  */
