@@ -7,6 +7,7 @@
 #include "io/summary_writer.h"
 #include "replay/replay.h"
 #include "snapshot/snapshot_reader.h"
+#include "record_command.h"
 
 #include <cstdio>
 #include <fstream>
@@ -37,6 +38,8 @@ std::optional<int> parseDevice(const std::string& s)
 
 bool isHeadlessCommand(const std::string& name)
 {
+    if (name == "record")
+        return true;
     return name == "summary" || name == "allocations" || name == "diagnose" || name == "estimate";
 }
 
@@ -123,6 +126,8 @@ int runAllocations(const std::vector<std::string>& args)
 int runHeadless(const std::string& name, const std::vector<std::string>& args)
 {
     try {
+        if (name == "record")
+            return runRecord(args);
         if (name == "summary")
             return runSummary(args);
         if (name == "allocations")

@@ -335,6 +335,7 @@ private slots:
         auto original = readSnapshotFile(sample("llm_bs16.pickle").toStdString());
         QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *readSnapshotFile(out.toStdString()))),
                  QString());
+        QVERIFY(agent->waitForFinished(30000));
 
         // -- COMMAND: launched under the agent through the environment switch.
         const QString out2 = dir.filePath(QStringLiteral("launch.pickle"));

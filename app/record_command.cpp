@@ -1,0 +1,277 @@
+#include "record_command.h"
+
+#include "io/pickle_writer.h"
+#include "live/agent_directory.h"
+#include "live/live_client.h"
+#include "replay/replay.h"
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <spawn.h>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace memscope {
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupts = 0;
+
+void onInterrupt(int)
+{
+    g_interrupts = g_interrupts + 1;
+}
+
+struct RecordOptions {
+    std::string output;
+    std::string attach;
+    std::string recover;
+    double duration = 0;
+    std::vector<std::string> command;
+};
+
+[[noreturn]] void usage(const std::string& why)
+{
+    throw std::invalid_argument(why + "\nusage: memscope record -o OUT.pickle [--duration S] -- COMMAND ARGS...\n"
+                                      "       memscope record --attach PID|SOCKET -o OUT.pickle [--duration S]\n"
+                                      "       memscope record --recover STREAM.mscp -o OUT.pickle");
+}
+
+RecordOptions parse(const std::vector<std::string>& args)
+{
+    RecordOptions o;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&](const char* name) -> std::string {
+            if (i + 1 >= args.size())
+                usage(std::string(name) + " needs a value");
+            return args[++i];
+        };
+        if (a == "--") {
+            o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+            break;
+        }
+        if (a == "-o" || a == "--output")
+            o.output = value("-o");
+        else if (a == "--attach")
+            o.attach = value("--attach");
+        else if (a == "--recover")
+            o.recover = value("--recover");
+        else if (a == "--duration") {
+            const std::string v = value("--duration");
+            char* end = nullptr;
+            o.duration = std::strtod(v.c_str(), &end);
+            if (!end || *end || o.duration <= 0)
+                usage("--duration takes a number of seconds > 0, got '" + v + "'");
+        } else
+            usage("unknown argument '" + a + "'");
+    }
+    if (o.output.empty())
+        usage("-o OUT.pickle is required");
+    const int modes = !o.attach.empty() + !o.recover.empty() + !o.command.empty();
+    if (modes != 1)
+        usage("give exactly one of: -- COMMAND, --attach PID|SOCKET, --recover FILE");
+    return o;
+}
+
+std::string agentPackageDir()
+{
+    if (const char* p = std::getenv("MEMSCOPE_AGENT_PATH"); p && *p)
+        return p;
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const auto installed = exe.parent_path().parent_path() / "share" / "memscope" / "agent";
+        if (std::filesystem::exists(installed / "memscope_agent" / "__init__.py", ec))
+            return installed.string();
+    }
+#ifdef MEMSCOPE_AGENT_SOURCE_DIR
+    return MEMSCOPE_AGENT_SOURCE_DIR;
+#else
+    throw std::runtime_error("cannot find the memscope_agent package; set MEMSCOPE_AGENT_PATH");
+#endif
+}
+
+std::string prepareSocketPath()
+{
+    const std::string dir = agentDirectory();
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        throw std::runtime_error(dir + ": cannot create: " + std::strerror(errno));
+    if (std::string why = checkPrivateDirectory(dir); !why.empty())
+        throw std::runtime_error("refusing the agent directory " + why);
+    return dir + "/record-" + std::to_string(::getpid()) + ".sock";
+}
+
+pid_t launch(const std::vector<std::string>& command, const std::string& socketPath)
+{
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) {
+        const std::string kv = *e;
+        if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 ||
+            kv.rfind("PYTHONPATH=", 0) == 0)
+            continue;
+        env.push_back(kv);
+    }
+    const char* oldPath = std::getenv("PYTHONPATH");
+    env.push_back("PYTHONPATH=" + agentPackageDir() + (oldPath && *oldPath ? std::string(":") + oldPath : ""));
+    env.push_back("MEMSCOPE_AGENT=1");
+    env.push_back("MEMSCOPE_AGENT_SOCKET=" + socketPath);
+    std::vector<char*> envp, argv;
+    for (auto& s : env)
+        envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> argStore = command;
+    for (auto& s : argStore)
+        argv.push_back(s.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (int rc = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()); rc != 0)
+        throw std::runtime_error(command[0] + ": cannot start: " + std::strerror(rc));
+    return pid;
+}
+
+std::string mib(int64_t bytes)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+    return buf;
+}
+
+void report(const Snapshot& s, const LiveStats& stats, const std::string& output)
+{
+    size_t events = 0;
+    for (const DeviceTrace& d : s.devices)
+        events += d.events.count();
+    std::cerr << "memscope record: wrote " << output << " (" << events << " events";
+    if (stats.agentDropped)
+        std::cerr << ", " << stats.agentDropped << " DROPPED by the agent";
+    std::cerr << ")\n";
+    try {
+        auto replay = replaySnapshot(copySnapshot(s));
+        for (const DeviceReplay& d : replay->devices) {
+            if (!d.eventCount)
+                continue;
+            std::cerr << "  device " << d.device << ": peak requested " << mib(d.peakRequested.bytes) << ", reserved "
+                      << mib(d.peakReserved.bytes);
+            if (d.device == 0 && stats.torchRequestedPeak >= 0)
+                std::cerr << " (torch's requested_bytes.all.peak: " << mib(stats.torchRequestedPeak)
+                          << (stats.torchRequestedPeak == d.peakRequested.bytes ? ", equal" : ", differs") << ")";
+            std::cerr << "\n";
+        }
+    } catch (const std::exception& e) {
+        std::cerr << "  (no summary: " << e.what() << ")\n";
+    }
+}
+
+} // namespace
+
+int runRecord(const std::vector<std::string>& args)
+{
+    const RecordOptions o = parse(args);
+    if (!o.recover.empty()) {
+        std::string note;
+        auto s = readLiveStreamFile(o.recover, &note);
+        writePickleSnapshotFile(*s, o.output);
+        if (!note.empty())
+            std::cerr << "memscope record: " << o.recover << ": " << note << "\n";
+        report(*s, {}, o.output);
+        return 0;
+    }
+
+    struct sigaction sa{};
+    sa.sa_handler = onInterrupt;
+    ::sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+
+    LiveClient::Options options;
+    options.recoveryPath = o.output + ".mscp";
+    options.connectTimeoutMs = o.attach.empty() ? 1000 : 10000; // launched: re-check the program between tries
+    LiveClient client(options);
+    pid_t child = -1;
+    int childStatus = 0;
+    bool childDone = false;
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    auto reapChild = [&] {
+        if (child > 0 && !childDone && ::waitpid(child, &childStatus, WNOHANG) == child)
+            childDone = true;
+    };
+
+    if (!o.attach.empty()) {
+        client.connect(resolveAttachTarget(o.attach));
+    } else {
+        const std::string socketPath = prepareSocketPath();
+        child = launch(o.command, socketPath);
+        // The agent starts with the program (importing torch, maybe building its
+        // extension): wait for its socket as long as the program runs.
+        for (;;) {
+            try {
+                client.connect(LiveEndpoint{socketPath, {}, 0, {}});
+                break;
+            } catch (const std::runtime_error& e) {
+                reapChild();
+                if (childDone || g_interrupts) {
+                    std::cerr << "memscope record: " << o.command[0] << " ended before its agent started: " << e.what()
+                              << "\n";
+                    break;
+                }
+            }
+        }
+    }
+    std::cerr << "memscope record: recording";
+    if (o.duration > 0)
+        std::cerr << " for " << o.duration << " s";
+    std::cerr << "; Ctrl-C ends it and writes " << o.output << "\n";
+
+    int interruptsSeen = 0;
+    double childEndedAt = -1;
+    while (!client.finished()) {
+        client.waitFinished(100);
+        reapChild();
+        if (childDone && childEndedAt < 0)
+            childEndedAt = elapsed();
+        if (o.duration > 0 && elapsed() >= o.duration)
+            break;
+        if (g_interrupts > interruptsSeen) {
+            interruptsSeen = g_interrupts;
+            // Launched: the program got the same Ctrl-C; let its agent send the end.
+            if (child <= 0 || childDone || interruptsSeen > 1)
+                break;
+        }
+        if (childEndedAt >= 0 && elapsed() - childEndedAt > 10)
+            break;
+    }
+    client.detach();
+    if (child > 0 && !childDone) {
+        if (o.duration > 0 || g_interrupts) {
+            // --duration ends the recording, not the program: it runs on without us.
+            std::cerr << "memscope record: " << o.command[0] << " (pid " << child << ") keeps running\n";
+        }
+    }
+
+    auto s = client.snapshot();
+    const LiveStats stats = client.stats();
+    if (client.state() == LiveState::Failed || client.state() == LiveState::Lost)
+        std::cerr << "memscope record: " << liveStateName(client.state()) << ": " << client.error() << "\n";
+    writePickleSnapshotFile(*s, o.output);
+    std::remove(options.recoveryPath.c_str());
+    report(*s, stats, o.output);
+    if (childDone && WIFEXITED(childStatus) && WEXITSTATUS(childStatus) != 0)
+        return WEXITSTATUS(childStatus);
+    return 0;
+}
+
+} // namespace memscope
