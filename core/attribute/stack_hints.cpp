@@ -45,8 +45,10 @@ uint16_t classify(std::string_view file, std::string_view name)
 
     if (name == "zero_grad" || (cxx && has(name, "::zero_grad(")))
         h |= kHintZeroGrad;
-    else if (hasPath(file, "/optim/") || hasPath(file, "/optimizers/") || (cxx && has(name, "torch::optim::")))
-        h |= kHintOptimizer;
+    else if (hasPath(file, "torch/optim/") || (cxx && has(name, "torch::optim::")) ||
+             ((hasPath(file, "/site-packages/") || hasPath(file, "/dist-packages/")) &&
+              (hasPath(file, "/optim/") || hasPath(file, "/optimizers/") || endsWithPath(file, "/optimization.py"))))
+        h |= kHintOptimizer; // torch's optimizers and installed ones (bitsandbytes, apex, transformers' Adafactor)
 
     if ((endsWithPath(file, "torch/autograd/__init__.py") && (name == "backward" || name == "grad")) ||
         (endsWithPath(file, "torch/_tensor.py") && name == "backward") ||
