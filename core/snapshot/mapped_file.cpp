@@ -2,6 +2,7 @@
 
 #include "common/load_error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -38,6 +39,16 @@ MappedFile::MappedFile(const std::string& path)
         m_data = static_cast<const uint8_t*>(p);
     }
     ::close(fd);
+}
+
+void MappedFile::releaseBefore(size_t offset)
+{
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t end = std::min(offset, m_size) / page * page;
+    if (!m_data || end <= m_released)
+        return;
+    ::madvise(const_cast<uint8_t*>(m_data) + m_released, end - m_released, MADV_DONTNEED);
+    m_released = end;
 }
 
 MappedFile::~MappedFile()
