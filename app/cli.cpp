@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "report_command.h"
 
 #include "diagnose_commands.h"
 #include "attribute/attributor.h"
@@ -38,6 +39,8 @@ std::optional<int> parseDevice(const std::string& s)
 
 bool isHeadlessCommand(const std::string& name)
 {
+    if (name == "report")
+        return true;
     if (name == "record")
         return true;
     return name == "summary" || name == "allocations" || name == "diagnose" || name == "estimate";
@@ -130,6 +133,8 @@ int runHeadless(const std::string& name, const std::vector<std::string>& args)
             return runRecord(args);
         if (name == "summary")
             return runSummary(args);
+        if (name == "report")
+            return runReport(args);
         if (name == "allocations")
             return runAllocations(args);
         if (name == "diagnose")

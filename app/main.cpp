@@ -1,9 +1,11 @@
 #include "cli.h"
 
+#include "attach_dialog.h"
 #include "main_window.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 
 #include <string>
 #include <vector>
@@ -15,21 +17,30 @@ int main(int argc, char** argv)
         return memscope::runHeadless(argv[1], args);
     }
 
+    QApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("memscope"));
     QApplication::setOrganizationName(QStringLiteral("memscope"));
     QApplication::setApplicationVersion(QStringLiteral(MEMSCOPE_VERSION));
+    QApplication::setApplicationDisplayName(QStringLiteral("memscope"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/memscope/memscope.png")));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Where does a PyTorch program's GPU memory go?"));
+    parser.setApplicationDescription(QStringLiteral("Where does a PyTorch program's GPU memory go?\n\n"
+                                                    "Headless: memscope summary|report|allocations|diagnose|estimate|record …"));
     parser.addHelpOption();
     parser.addVersionOption();
+    const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to a running agent (pid or socket)."),
+                                    QStringLiteral("PID|SOCKET"));
+    parser.addOption(attach);
     parser.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots to open."), QStringLiteral("[files...]"));
     parser.process(app);
 
     memscope::MainWindow window;
+    memscope::installLiveMenu(&window);
     window.show();
-    for (const QString& f : parser.positionalArguments())
-        window.openFile(f);
+    if (parser.isSet(attach))
+        memscope::attachLive(&window, parser.value(attach));
+    window.openFiles(parser.positionalArguments());
     return app.exec();
 }

@@ -1,42 +1,535 @@
 #include "main_window.h"
 
-#include "common/load_error.h"
-#include "replay/replay.h"
-#include "snapshot/snapshot_reader.h"
+#include "allocation_timeline_view.h"
+#include "category_timeline_view.h"
+#include "loader.h"
+#include "report_exporter.h"
+#include "snapshot_tab.h"
 
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFrame>
+#include <QHBoxLayout>
+#include <QKeySequence>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTabWidget>
+#include <QToolButton>
+#include <QUrl>
+#include <QVBoxLayout>
 #include <qcustomplot.h>
 
 namespace memscope {
 
+namespace {
+
+constexpr int kMaxRecent = 10;
+
+QString canonical(const QString& path)
+{
+    const QFileInfo info(path);
+    const QString c = info.canonicalFilePath();
+    return c.isEmpty() ? info.absoluteFilePath() : c;
+}
+
+} // namespace
+
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
-    , m_plot(new QCustomPlot(this))
+    , m_loader(new Loader(this))
+    , m_stack(new QStackedWidget(this))
+    , m_tabs(new QTabWidget(this))
+    , m_banner(new QFrame(this))
+    , m_bannerText(new QLabel(m_banner))
+    , m_loadLabel(new QLabel(this))
+    , m_progress(new QProgressBar(this))
+    , m_cancel(new QPushButton(tr("Cancel"), this))
 {
-    setCentralWidget(m_plot);
-    resize(1400, 900);
+    setWindowTitle(QStringLiteral("memscope"));
+    setAcceptDrops(true);
+    m_tabs->setTabsClosable(true);
+    m_tabs->setMovable(true);
+    m_tabs->setDocumentMode(true);
+    m_tabs->setElideMode(Qt::ElideMiddle);
+
+    // The error banner: non-modal, so a failed file never blocks the ones already open.
+    m_banner->setObjectName(QStringLiteral("errorBanner"));
+    m_banner->setFrameShape(QFrame::StyledPanel);
+    m_banner->setAutoFillBackground(true);
+    QPalette bp = m_banner->palette();
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    bp.setColor(QPalette::Window, dark ? QColor(90, 30, 30) : QColor(253, 226, 226));
+    bp.setColor(QPalette::WindowText, dark ? QColor(255, 220, 220) : QColor(120, 0, 0));
+    m_banner->setPalette(bp);
+    auto* bannerLayout = new QHBoxLayout(m_banner);
+    bannerLayout->setContentsMargins(10, 6, 6, 6);
+    auto* icon = new QLabel(m_banner);
+    icon->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxWarning).pixmap(20, 20));
+    m_bannerText->setWordWrap(true);
+    m_bannerText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* dismiss = new QToolButton(m_banner);
+    dismiss->setText(QStringLiteral("✕"));
+    dismiss->setAutoRaise(true);
+    dismiss->setToolTip(tr("Dismiss"));
+    bannerLayout->addWidget(icon, 0, Qt::AlignTop);
+    bannerLayout->addWidget(m_bannerText, 1);
+    bannerLayout->addWidget(dismiss, 0, Qt::AlignTop);
+    m_banner->hide();
+    connect(dismiss, &QToolButton::clicked, m_banner, &QWidget::hide);
+
+    createWelcome();
+    m_stack->addWidget(m_welcome);
+    m_stack->addWidget(m_tabs);
+    auto* central = new QWidget(this);
+    auto* layout = new QVBoxLayout(central);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(m_banner);
+    layout->addWidget(m_stack, 1);
+    setCentralWidget(central);
+
+    m_progress->setRange(0, 100);
+    m_progress->setMaximumWidth(220);
+    m_progress->setTextVisible(true);
+    statusBar()->addPermanentWidget(m_loadLabel);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+    m_loadLabel->hide();
+    m_progress->hide();
+    m_cancel->hide();
+    statusBar()->showMessage(tr("Wheel: zoom · drag: pan · Shift+drag: select a range · click: inspect a time · "
+                                "double-click: reset"));
+
+    connect(m_cancel, &QPushButton::clicked, m_loader, &Loader::cancel);
+    connect(m_loader, &Loader::loadStarted, this, [this](const QString& path) {
+        m_loadLabel->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+        m_loadLabel->show();
+        m_progress->setValue(0);
+        m_progress->show();
+        m_cancel->show();
+    });
+    connect(m_loader, &Loader::progressChanged, this,
+            [this](const QString&, double f) { m_progress->setValue(static_cast<int>(f * 100)); });
+    connect(m_loader, &Loader::snapshotLoaded, this, &MainWindow::onLoaded);
+    connect(m_loader, &Loader::loadFailed, this, &MainWindow::onFailed);
+    connect(m_loader, &Loader::loadCancelled, this, [this](const QString& path) {
+        statusBar()->showMessage(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
+    });
+    connect(m_loader, &Loader::idle, this, [this] {
+        m_loadLabel->hide();
+        m_progress->hide();
+        m_cancel->hide();
+    });
+    connect(m_tabs, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
+        updateActions();
+        if (SnapshotTab* t = currentTab())
+            setWindowTitle(QFileInfo(t->path()).fileName() + QStringLiteral(" — memscope"));
+        else
+            setWindowTitle(QStringLiteral("memscope"));
+    });
+
+    createActions();
+    QSettings settings;
+    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
+        resize(1500, 950);
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_tabLayout = settings.value(QStringLiteral("window/tabLayout")).toByteArray();
+    m_axisAction->setChecked(settings.value(QStringLiteral("view/eventAxis"), false).toBool());
+    rebuildRecentMenu();
+    updateActions();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createWelcome()
+{
+    m_welcome = new QWidget(this);
+    auto* layout = new QVBoxLayout(m_welcome);
+    layout->addStretch(2);
+    auto* title = new QLabel(tr("<h1>memscope</h1>"), m_welcome);
+    title->setAlignment(Qt::AlignCenter);
+    auto* text = new QLabel(tr("Where does a PyTorch program's GPU memory go?<br><br>"
+                               "Drop snapshot files here (written by <tt>torch.cuda.memory._dump_snapshot()</tt>),<br>"
+                               "or open them with File &gt; Open (Ctrl+O)."),
+                            m_welcome);
+    text->setAlignment(Qt::AlignCenter);
+    auto* open = new QPushButton(tr("Open snapshot…"), m_welcome);
+    connect(open, &QPushButton::clicked, this, &MainWindow::chooseFiles);
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch();
+    buttons->addWidget(open);
+#ifdef MEMSCOPE_SAMPLES_DIR
+    const QString example = QStringLiteral(MEMSCOPE_SAMPLES_DIR "/llm_bs16.pickle");
+    if (QFileInfo::exists(example)) {
+        auto* ex = new QPushButton(tr("Open an example"), m_welcome);
+        connect(ex, &QPushButton::clicked, this, [this, example] { openFile(example); });
+        buttons->addWidget(ex);
+    }
+#endif
+    buttons->addStretch();
+    m_recentList = new QLabel(m_welcome);
+    m_recentList->setAlignment(Qt::AlignCenter);
+    m_recentList->setTextFormat(Qt::RichText);
+    connect(m_recentList, &QLabel::linkActivated, this, [this](const QString& link) { openFile(QUrl(link).toLocalFile()); });
+    layout->addWidget(title);
+    layout->addWidget(text);
+    layout->addSpacing(12);
+    layout->addLayout(buttons);
+    layout->addSpacing(18);
+    layout->addWidget(m_recentList);
+    layout->addStretch(3);
+}
+
+void MainWindow::createActions()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::chooseFiles);
+    open->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    file->addSeparator();
+    m_exportAction = file->addAction(tr("&Export Report…"), this, &MainWindow::chooseExportDirectory);
+    m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_exportAction->setToolTip(tr("Write peak_report.png, peak_report.csv, timeline.csv and report.json"));
+    m_imageAction = file->addAction(tr("Save Chart &Image…"), this, &MainWindow::saveChartImage);
+    m_imageAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+    file->addSeparator();
+    m_closeAction = file->addAction(tr("&Close Tab"), this, [this] { closeTab(m_tabs->currentIndex()); });
+    m_closeAction->setShortcut(QKeySequence::Close);
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    m_axisAction = view->addAction(tr("X Axis: &Event Index"));
+    m_axisAction->setCheckable(true);
+    m_axisAction->setShortcut(QKeySequence(Qt::Key_T));
+    connect(m_axisAction, &QAction::toggled, this, [this](bool on) {
+        for (int i = 0; i < tabCount(); ++i)
+            tab(i)->setXAxisMode(on ? XAxisMode::EventIndex : XAxisMode::Time);
+    });
+    view->addSeparator();
+    auto tabAction = [&](QMenu* menu, const QString& text, const QKeySequence& key, auto fn) {
+        QAction* a = menu->addAction(text);
+        a->setShortcut(key);
+        connect(a, &QAction::triggered, this, [this, fn] {
+            if (SnapshotTab* t = currentTab())
+                fn(t);
+        });
+        m_tabActions << a;
+        return a;
+    };
+    tabAction(view, tr("Go to Global &Peak"), QKeySequence(Qt::Key_P), [](SnapshotTab* t) { t->goToPeak(); });
+    tabAction(view, tr("&Reset Zoom"), QKeySequence(Qt::CTRL | Qt::Key_0), [](SnapshotTab* t) { t->timeline()->resetZoom(); });
+    tabAction(view, tr("Zoom &In"), QKeySequence::ZoomIn, [](SnapshotTab* t) { t->timeline()->zoomBy(0.5); });
+    tabAction(view, tr("Zoom &Out"), QKeySequence::ZoomOut, [](SnapshotTab* t) { t->timeline()->zoomBy(2.0); });
+    tabAction(view, tr("Pan &Left"), QKeySequence(Qt::ALT | Qt::Key_Left), [](SnapshotTab* t) { t->timeline()->panBy(-0.25); });
+    tabAction(view, tr("Pan Ri&ght"), QKeySequence(Qt::ALT | Qt::Key_Right), [](SnapshotTab* t) { t->timeline()->panBy(0.25); });
+    tabAction(view, tr("Clear Range &Selection"), QKeySequence(Qt::Key_Escape),
+              [](SnapshotTab* t) { t->timeline()->clearRangeSelection(); });
+    view->addSeparator();
+    tabAction(view, tr("&Breakdown"), QKeySequence(Qt::CTRL | Qt::Key_1), [](SnapshotTab* t) { t->detailTabs()->setCurrentIndex(0); });
+    tabAction(view, tr("&Allocations Timeline"), QKeySequence(Qt::CTRL | Qt::Key_2),
+              [](SnapshotTab* t) { t->detailTabs()->setCurrentIndex(1); });
+    tabAction(view, tr("Allocator &State"), QKeySequence(Qt::CTRL | Qt::Key_3),
+              [](SnapshotTab* t) { t->detailTabs()->setCurrentIndex(2); });
+    tabAction(view, tr("&Find Allocations…"), QKeySequence::Find, [](SnapshotTab* t) {
+        t->detailTabs()->setCurrentIndex(1);
+        t->allocations()->searchField()->setFocus();
+        t->allocations()->searchField()->selectAll();
+    });
+    view->addSeparator();
+    QAction* next = view->addAction(tr("&Next Tab"), this, [this] {
+        if (m_tabs->count())
+            m_tabs->setCurrentIndex((m_tabs->currentIndex() + 1) % m_tabs->count());
+    });
+    next->setShortcut(QKeySequence::NextChild);
+    QAction* prev = view->addAction(tr("P&revious Tab"), this, [this] {
+        if (m_tabs->count())
+            m_tabs->setCurrentIndex((m_tabs->currentIndex() + m_tabs->count() - 1) % m_tabs->count());
+    });
+    prev->setShortcut(QKeySequence::PreviousChild);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* aboutAction = help->addAction(tr("&About memscope"), this, &MainWindow::about);
+    aboutAction->setShortcut(QKeySequence::HelpContents);
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+int MainWindow::tabCount() const
+{
+    return m_tabs->count();
+}
+
+SnapshotTab* MainWindow::tab(int index) const
+{
+    return qobject_cast<SnapshotTab*>(m_tabs->widget(index));
+}
+
+SnapshotTab* MainWindow::currentTab() const
+{
+    return qobject_cast<SnapshotTab*>(m_tabs->currentWidget());
+}
+
+QString MainWindow::errorText() const
+{
+    return m_bannerText->text();
+}
+
+bool MainWindow::isErrorVisible() const
+{
+    return !m_banner->isHidden();
 }
 
 void MainWindow::openFile(const QString& path)
 {
+    openFiles({path});
+}
+
+void MainWindow::openFiles(const QStringList& paths)
+{
+    for (const QString& p : paths) {
+        const QString c = canonical(p);
+        bool open = false;
+        for (int i = 0; i < tabCount() && !open; ++i)
+            if (canonical(tab(i)->path()) == c) {
+                m_tabs->setCurrentIndex(i);
+                open = true;
+            }
+        if (!open)
+            m_loader->load(p);
+    }
+}
+
+void MainWindow::onLoaded(const QString& path, std::shared_ptr<const Document> document)
+{
+    auto* t = new SnapshotTab(std::move(document), m_tabs);
+    t->restoreLayout(m_tabLayout);
+    if (m_axisAction->isChecked())
+        t->setXAxisMode(XAxisMode::EventIndex);
+    connect(t, &SnapshotTab::statusMessage, this, [this](const QString& s) { statusBar()->showMessage(s, 10000); });
+    connect(t, &SnapshotTab::xAxisModeChanged, this, [this](XAxisMode mode) {
+        const QSignalBlocker block(m_axisAction);
+        m_axisAction->setChecked(mode == XAxisMode::EventIndex);
+    });
+    const int index = m_tabs->addTab(t, QFileInfo(path).fileName());
+    m_tabs->setTabToolTip(index, path);
+    m_tabs->setCurrentIndex(index);
+    m_stack->setCurrentWidget(m_tabs);
+    addRecent(path);
+    updateActions();
+    statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
+    emit documentOpened(path);
+}
+
+void MainWindow::onFailed(const QString& path, const QString& message)
+{
+    (void)path;
+    showError(message);
+}
+
+void MainWindow::showError(const QString& message)
+{
+    QStringList lines;
+    if (!m_banner->isHidden() && !m_bannerText->text().isEmpty())
+        lines = m_bannerText->text().split(QStringLiteral("<br>"));
+    lines << tr("<b>Could not open</b> %1").arg(message.toHtmlEscaped());
+    while (lines.size() > 4)
+        lines.removeFirst();
+    m_bannerText->setText(lines.join(QStringLiteral("<br>")));
+    m_banner->show();
+    statusBar()->showMessage(tr("Could not open a file; see the message above."), 5000);
+}
+
+void MainWindow::closeTab(int index)
+{
+    SnapshotTab* t = tab(index);
+    if (!t)
+        return;
+    m_tabLayout = t->saveLayout();
+    m_tabs->removeTab(index);
+    t->deleteLater();
+    if (m_tabs->count() == 0)
+        m_stack->setCurrentWidget(m_welcome);
+    updateActions();
+}
+
+void MainWindow::updateActions()
+{
+    const bool any = currentTab() != nullptr;
+    m_exportAction->setEnabled(any);
+    m_imageAction->setEnabled(any);
+    m_closeAction->setEnabled(any);
+    for (QAction* a : m_tabActions)
+        a->setEnabled(any);
+}
+
+QStringList MainWindow::recentFiles() const
+{
+    return QSettings().value(QStringLiteral("recentFiles")).toStringList();
+}
+
+void MainWindow::addRecent(const QString& path)
+{
+    QStringList recent = recentFiles();
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(abs);
+    recent.prepend(abs);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    QSettings().setValue(QStringLiteral("recentFiles"), recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = recentFiles();
+    QString links;
+    for (int i = 0; i < recent.size(); ++i) {
+        const QString p = recent[i];
+        QAction* a = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(p).fileName()),
+                                             this, [this, p] { openFile(p); });
+        a->setToolTip(p);
+        a->setStatusTip(p);
+        if (i < 6)
+            links += QStringLiteral("<a href=\"%1\">%2</a><br>")
+                         .arg(QUrl::fromLocalFile(p).toString().toHtmlEscaped(), p.toHtmlEscaped());
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
+    if (!recent.isEmpty()) {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear List"), this, [this] {
+            QSettings().remove(QStringLiteral("recentFiles"));
+            rebuildRecentMenu();
+        });
+    }
+    if (m_recentList)
+        m_recentList->setText(links.isEmpty() ? QString() : tr("<b>Recent files</b><br>") + links);
+}
+
+void MainWindow::chooseFiles()
+{
+    QSettings settings;
+    const QStringList files = QFileDialog::getOpenFileNames(
+        this, tr("Open Snapshots"), settings.value(QStringLiteral("lastDir")).toString(),
+        tr("PyTorch memory snapshots (*.pickle *.pkl *.pickle.gz *.gz *.json);;All files (*)"));
+    if (files.isEmpty())
+        return;
+    settings.setValue(QStringLiteral("lastDir"), QFileInfo(files.front()).absolutePath());
+    openFiles(files);
+}
+
+bool MainWindow::exportReport(const QString& directory, QString* message)
+{
+    SnapshotTab* t = currentTab();
+    if (!t)
+        return false;
     try {
-        auto replay = replaySnapshot(readSnapshotFile(path.toStdString()));
-        const DeviceReplay& d = replay->devices.front();
-        QVector<double> x, req, res;
-        for (int64_t i = 0; i < d.eventCount; ++i) {
-            x.push_back(static_cast<double>(i));
-            req.push_back(static_cast<double>(d.requested[static_cast<size_t>(i)]) / (1 << 30));
-            res.push_back(static_cast<double>(d.reserved[static_cast<size_t>(i)]) / (1 << 30));
-        }
-        m_plot->clearGraphs();
-        m_plot->addGraph()->setData(x, req);
-        m_plot->addGraph()->setData(x, res);
-        m_plot->graph(1)->setPen(QPen(Qt::red));
-        m_plot->rescaleAxes();
-        m_plot->replot();
-        setWindowTitle(path + QStringLiteral(" — memscope"));
+        const ReportFiles files = writeReport(t->document(), t->deviceIndex(), t->selectedEvent(), directory);
+        if (message)
+            *message = tr("Wrote %1, %2, %3 and %4").arg(files.png, files.peakCsv, files.timelineCsv, files.json);
+        return true;
     } catch (const std::exception& e) {
-        QMessageBox::critical(this, tr("Cannot open snapshot"), QString::fromStdString(e.what()));
+        if (message)
+            *message = QString::fromStdString(e.what());
+        return false;
+    }
+}
+
+void MainWindow::chooseExportDirectory()
+{
+    QSettings settings;
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export Report To"),
+                                                          settings.value(QStringLiteral("exportDir")).toString());
+    if (dir.isEmpty())
+        return;
+    settings.setValue(QStringLiteral("exportDir"), dir);
+    QString message;
+    if (exportReport(dir, &message))
+        statusBar()->showMessage(message, 10000);
+    else
+        QMessageBox::warning(this, tr("Export failed"), message);
+}
+
+void MainWindow::saveChartImage()
+{
+    SnapshotTab* t = currentTab();
+    if (!t)
+        return;
+    const QString suggested = QFileInfo(t->path()).completeBaseName() + QStringLiteral("_timeline.png");
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save Chart Image"), suggested, tr("PNG image (*.png)"));
+    if (path.isEmpty())
+        return;
+    QCustomPlot* plot = t->detailTabs()->currentIndex() == 1 && t->allocations()->hasFocus() ? t->allocations()->plot()
+                                                                                             : t->timeline()->plot();
+    if (!plot->savePng(path, 0, 0, devicePixelRatioF()))
+        QMessageBox::warning(this, tr("Save failed"), tr("Could not write %1").arg(path));
+    else
+        statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+}
+
+void MainWindow::about()
+{
+    QMessageBox::about(this, tr("About memscope"),
+                       tr("<h3>memscope %1</h3>"
+                          "<p>Where does a PyTorch program's GPU memory go? memscope reads the allocator snapshots "
+                          "written by <tt>torch.cuda.memory._dump_snapshot()</tt> and shows memory over time by "
+                          "category, the peak and what it is made of, and the code that allocated it.</p>"
+                          "<p>Built with Qt %2 and QCustomPlot.</p>")
+                           .arg(QApplication::applicationVersion(), QString::fromLatin1(qVersion())));
+}
+
+void MainWindow::saveSettings()
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    if (SnapshotTab* t = currentTab())
+        m_tabLayout = t->saveLayout();
+    settings.setValue(QStringLiteral("window/tabLayout"), m_tabLayout);
+    settings.setValue(QStringLiteral("view/eventAxis"), m_axisAction->isChecked());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    saveSettings();
+    m_loader->cancel();
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls())
+        for (const QUrl& u : event->mimeData()->urls())
+            if (u.isLocalFile()) {
+                event->acceptProposedAction();
+                return;
+            }
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    QStringList files;
+    for (const QUrl& u : event->mimeData()->urls())
+        if (u.isLocalFile())
+            files << u.toLocalFile();
+    if (!files.isEmpty()) {
+        event->acceptProposedAction();
+        openFiles(files);
     }
 }
 

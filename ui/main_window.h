@@ -1,19 +1,93 @@
 #pragma once
 
+#include "document.h"
+
 #include <QMainWindow>
 
-class QCustomPlot;
+#include <memory>
+
+class QAction;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QStackedWidget;
+class QTabWidget;
+class QFrame;
 
 namespace memscope {
 
+class Loader;
+class SnapshotTab;
+
+/*
+ * The application window: one tab per opened snapshot, a welcome page when none is open.
+ * Files arrive by drag-and-drop (several at once), File > Open, the recent-files menu or
+ * the command line, and load on the Loader's thread with a progress bar and Cancel in the
+ * status bar. A failed load shows its error in a banner above the tabs and leaves the open
+ * tabs as they were. Window geometry, the splitter layout, the x-axis mode and recent
+ * files are kept in QSettings.
+ */
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
     void openFile(const QString& path);
+    void openFiles(const QStringList& paths);
+    Loader* loader() const { return m_loader; }
+    QTabWidget* tabs() const { return m_tabs; }
+    int tabCount() const;
+    SnapshotTab* tab(int index) const;
+    SnapshotTab* currentTab() const;
+    QString errorText() const;
+    bool isErrorVisible() const;
+    QStringList recentFiles() const;
+    // Writes the report of the current tab (its device and selected time) into a directory.
+    bool exportReport(const QString& directory, QString* message);
+
+signals:
+    void documentOpened(const QString& path);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    void closeEvent(QCloseEvent* event) override;
 
 private:
-    QCustomPlot* m_plot;
+    void createActions();
+    void createWelcome();
+    void onLoaded(const QString& path, std::shared_ptr<const Document> document);
+    void onFailed(const QString& path, const QString& message);
+    void showError(const QString& message);
+    void addRecent(const QString& path);
+    void rebuildRecentMenu();
+    void updateActions();
+    void saveSettings();
+    void chooseFiles();
+    void chooseExportDirectory();
+    void saveChartImage();
+    void about();
+    void closeTab(int index);
+
+    Loader* m_loader;
+    QStackedWidget* m_stack;
+    QWidget* m_welcome = nullptr;
+    QTabWidget* m_tabs;
+    QFrame* m_banner;
+    QLabel* m_bannerText;
+    QLabel* m_loadLabel;
+    QProgressBar* m_progress;
+    QPushButton* m_cancel;
+    QMenu* m_recentMenu = nullptr;
+    QLabel* m_recentList = nullptr;
+    QAction* m_exportAction = nullptr;
+    QAction* m_imageAction = nullptr;
+    QAction* m_closeAction = nullptr;
+    QAction* m_axisAction = nullptr;
+    QList<QAction*> m_tabActions;
+    QByteArray m_tabLayout;
 };
 
 } // namespace memscope

@@ -21,6 +21,32 @@ bool isNativeFile(std::string_view file)
     return false;
 }
 
+// "at::foo(int, long)" -> "at::foo": a symbol without its parameter list.
+std::string_view withoutParameters(std::string_view name)
+{
+    if (name.empty() || name.back() != ')')
+        return name;
+    int depth = 0;
+    for (size_t i = name.size(); i-- > 0;) {
+        if (name[i] == ')')
+            ++depth;
+        else if (name[i] == '(' && --depth == 0)
+            return i > 0 ? name.substr(0, i) : name;
+    }
+    return name;
+}
+
+std::string_view between(std::string_view s, std::string_view open, std::string_view close)
+{
+    const size_t a = s.find(open);
+    if (a == std::string_view::npos)
+        return {};
+    const size_t b = s.find(close, a + open.size());
+    if (b == std::string_view::npos)
+        return {};
+    return s.substr(a + open.size(), b - a - open.size());
+}
+
 std::string_view baseName(std::string_view path)
 {
     const size_t slash = path.find_last_of('/');
@@ -91,7 +117,7 @@ std::string FrameClassifier::frameText(FrameId id) const
     const std::string_view name = m_snapshot.str(f.name);
     std::string out;
     if (isNativeFile(file) && (file.empty() || file == "??")) {
-        out = name;
+        out = withoutParameters(name);
         return out;
     }
     out = baseName(file);
@@ -99,9 +125,43 @@ std::string FrameClassifier::frameText(FrameId id) const
         out += ":" + std::to_string(f.line);
     if (!name.empty()) {
         out += " ";
-        out += name;
+        out += isNativeFile(file) ? withoutParameters(name) : name;
     }
     return out;
+}
+
+std::string FrameClassifier::librarySummary(StackId stack) const
+{
+    // A stack of library frames only (autograd's engine thread, an optimizer kernel): name the
+    // autograd node and the ATen operator that allocated, else the innermost frame that is not
+    // the allocator or the stack capture.
+    std::string node, op;
+    for (FrameId f : m_snapshot.stacks.frames(stack)) {
+        const std::string_view name = m_snapshot.str(m_snapshot.frames.frame(f).name);
+        if (op.empty()) {
+            const std::string_view o = between(name, "at::_ops::", "::call(");
+            if (!o.empty() && o.find("::") == std::string_view::npos)
+                op = "aten::" + std::string(o);
+        }
+        if (node.empty()) {
+            const std::string_view n = between(name, "autograd::generated::", "::apply(");
+            if (!n.empty() && n.find("::") == std::string_view::npos)
+                node = std::string(n);
+        }
+    }
+    if (!node.empty() || !op.empty())
+        return "(library) " + (node.empty() ? op : op.empty() ? node : node + " > " + op);
+    for (FrameId f : m_snapshot.stacks.frames(stack)) {
+        const Frame& frame = m_snapshot.frames.frame(f);
+        const std::string_view file = m_snapshot.str(frame.filename);
+        const std::string_view name = m_snapshot.str(frame.name);
+        if (file.find("CUDACachingAllocator") != std::string_view::npos || file.find("memory_snapshot") != std::string_view::npos ||
+            name.find("CachingAllocator") != std::string_view::npos || name.find("unwind") != std::string_view::npos ||
+            name.find("CapturedTraceback") != std::string_view::npos)
+            continue;
+        return "(library) " + frameText(f);
+    }
+    return {};
 }
 
 std::string FrameClassifier::frameLocation(FrameId id) const
@@ -132,19 +192,8 @@ std::string FrameClassifier::stackSummary(StackId stack, size_t maxFrames) const
             out += " < ";
         out += frameText(f);
     }
-    if (out.empty()) {
-        // Only library frames: name the innermost one that is not the allocator itself.
-        for (FrameId f : m_snapshot.stacks.frames(stack)) {
-            const std::string_view file = m_snapshot.str(m_snapshot.frames.frame(f).filename);
-            if (file.find("CUDACachingAllocator") != std::string_view::npos ||
-                file.find("memory_snapshot") != std::string_view::npos)
-                continue;
-            const std::string_view name = m_snapshot.str(m_snapshot.frames.frame(f).name);
-            if (name.find("unwind") != std::string_view::npos || name.find("CapturedTraceback") != std::string_view::npos)
-                continue;
-            return "(library) " + frameText(f);
-        }
-    }
+    if (out.empty())
+        out = librarySummary(stack);
     return out;
 }
 

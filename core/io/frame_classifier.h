@@ -18,8 +18,10 @@ namespace memscope {
  * CPython, libc, CUDA libraries) or has no name; any other native symbol, such as `main`
  * of a libtorch program, is the user's.
  *
- * Text forms: frameText() is "train.py:42 forward" (file name without its directory),
- * stackSummary() the user frames of a stack, innermost first, joined by " < ".
+ * Text forms: frameText() is "train.py:42 forward" (file name without its directory; a
+ * native symbol without its parameter list), stackSummary() the user frames of a stack,
+ * innermost first, joined by " < "; for a stack of library frames only, the autograd node
+ * and ATen operator that allocated ("(library) MmBackward0 > aten::mm").
  */
 class FrameClassifier {
 public:
@@ -31,6 +33,8 @@ public:
     std::string frameText(FrameId f) const;
     std::string frameLocation(FrameId f) const; // full path:line
     std::string stackSummary(StackId stack, size_t maxFrames = 4) const;
+    // For a stack with no user frame: "(library) MmBackward0 > aten::mm".
+    std::string librarySummary(StackId stack) const;
     const Snapshot& snapshot() const { return m_snapshot; }
 
 private:

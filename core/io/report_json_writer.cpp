@@ -98,7 +98,8 @@ std::string reportJson(const Attribution& attribution, const PointReport& at, co
     for (EventIndex e : d.oomEvents)
         ooms.push_back(e.value);
     root["oom_events"] = std::move(ooms);
-    return root.dump(2) + "\n";
+    // Names from the file may hold bytes that are not UTF-8: written as U+FFFD, never thrown.
+    return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 } // namespace memscope

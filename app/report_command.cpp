@@ -1,0 +1,158 @@
+#include "report_command.h"
+
+#include "document.h"
+#include "io/point_report.h"
+#include "report_exporter.h"
+
+#include <QApplication>
+#include <QDir>
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+namespace memscope {
+
+namespace {
+
+struct ReportUsage : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+constexpr const char* kUsage = "usage: memscope report FILE [--device N] [--at peak|TIME] --out DIR\n"
+                               "  TIME: a time_us value as in timeline.csv, or a time since the first event\n"
+                               "        with a unit: 1.5s, 350ms, 1200us";
+
+// The event shown at --at: the global peak, or the state after the last event at or
+// before the time.
+int64_t resolveAt(const std::string& at, const DeviceModel& m)
+{
+    if (at.empty() || at == "peak")
+        return peakEvent(*m.replay);
+    size_t used = 0;
+    double value = 0;
+    try {
+        value = std::stod(at, &used);
+    } catch (...) {
+        throw ReportUsage("--at takes 'peak' or a time (1795310585562833, 1.5s, 350ms), got '" + at + "'");
+    }
+    const std::string unit = at.substr(used);
+    int64_t timeUs;
+    if (unit.empty()) {
+        if (at.find_first_not_of("0123456789") != std::string::npos)
+            throw ReportUsage("--at: a time_us is a whole number of microseconds, got '" + at + "'");
+        timeUs = std::stoll(at);
+    } else if (unit == "s" || unit == "ms" || unit == "us") {
+        const double scale = unit == "s" ? 1e6 : unit == "ms" ? 1e3 : 1.0;
+        timeUs = m.t0Us + static_cast<int64_t>(std::llround(value * scale));
+    } else {
+        throw ReportUsage("--at: unknown unit '" + unit + "' in '" + at + "' (use s, ms or us)");
+    }
+    const EventTable& ev = *m.events;
+    if (ev.count() == 0)
+        return -1;
+    if (timeUs < ev.timeUs.front() || timeUs > ev.timeUs.back() + 1000000)
+        throw ReportUsage("--at " + at + ": the trace runs from time_us " + std::to_string(ev.timeUs.front()) + " to " +
+                          std::to_string(ev.timeUs.back()));
+    return eventAtTime(ev, timeUs);
+}
+
+int parseDevice(const std::string& s)
+{
+    try {
+        size_t used = 0;
+        const int d = std::stoi(s, &used);
+        if (used == s.size() && d >= 0)
+            return d;
+    } catch (...) {
+    }
+    throw ReportUsage("--device takes a device ordinal (0, 1, …), got '" + s + "'");
+}
+
+} // namespace
+
+int runReport(const std::vector<std::string>& args)
+{
+    std::string file, out, at = "peak";
+    std::optional<int> device;
+    try {
+        for (size_t i = 0; i < args.size(); ++i) {
+            const std::string& a = args[i];
+            auto value = [&](const char* name) -> std::string {
+                if (i + 1 >= args.size())
+                    throw ReportUsage(std::string(name) + " needs a value");
+                return args[++i];
+            };
+            if (a == "--device")
+                device = parseDevice(value("--device"));
+            else if (a.rfind("--device=", 0) == 0)
+                device = parseDevice(a.substr(9));
+            else if (a == "--at")
+                at = value("--at");
+            else if (a.rfind("--at=", 0) == 0)
+                at = a.substr(5);
+            else if (a == "--out")
+                out = value("--out");
+            else if (a.rfind("--out=", 0) == 0)
+                out = a.substr(6);
+            else if (a == "--help" || a == "-h") {
+                std::cout << kUsage << "\n";
+                return 0;
+            } else if (!a.empty() && a[0] == '-')
+                throw ReportUsage("unknown option '" + a + "'");
+            else if (file.empty())
+                file = a;
+            else
+                throw ReportUsage("report takes one file, got '" + file + "' and '" + a + "'");
+        }
+        if (file.empty() || out.empty())
+            throw ReportUsage(kUsage);
+    } catch (const ReportUsage& e) {
+        std::cerr << "memscope report: " << e.what() << "\n";
+        return 2;
+    }
+
+    // QCustomPlot draws through QWidget, which needs a QApplication; the report never shows a
+    // window, so Qt's offscreen platform serves when no platform was asked for.
+    std::unique_ptr<QApplication> app;
+    if (!QCoreApplication::instance()) {
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        static int argc = 1;
+        static char name[] = "memscope";
+        static char* argv[] = {name, nullptr};
+        app = std::make_unique<QApplication>(argc, argv);
+    }
+    try {
+        const auto doc = analyzeFile(file);
+        size_t index = 0;
+        if (device) {
+            bool found = false;
+            for (size_t i = 0; i < doc->devices.size(); ++i)
+                if (doc->devices[i].device == *device) {
+                    index = i;
+                    found = true;
+                }
+            if (!found)
+                throw ReportUsage(file + ": has no device " + std::to_string(*device) + " (it has " +
+                                  std::to_string(doc->devices.size()) + ")");
+        } else if (doc->devices.empty()) {
+            throw ReportUsage(file + ": has no device traces");
+        }
+        const int64_t event = resolveAt(at, doc->devices[index]);
+        const ReportFiles files = writeReport(*doc, index, event, QString::fromStdString(out));
+        for (const QString& f : {files.png, files.peakCsv, files.timelineCsv, files.json})
+            std::cout << QDir::toNativeSeparators(f).toStdString() << "\n";
+        return 0;
+    } catch (const ReportUsage& e) {
+        std::cerr << "memscope report: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "memscope report: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+} // namespace memscope

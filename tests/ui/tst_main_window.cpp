@@ -1,0 +1,398 @@
+#include "allocation_bands_layer.h"
+#include "allocation_timeline_view.h"
+#include "allocator_state_view.h"
+#include "category_timeline_view.h"
+#include "io/frame_classifier.h"
+#include "io/point_report.h"
+#include "io/summary_writer.h"
+#include "loader.h"
+#include "main_window.h"
+#include "peak_panel.h"
+#include "segment_map_widget.h"
+#include "snapshot_tab.h"
+#include "stack_view.h"
+#include "timeline_plotter.h"
+
+#include <QMimeData>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTreeWidget>
+#include <QUrl>
+#include <qcustomplot.h>
+
+#include <numeric>
+
+using namespace memscope;
+
+namespace {
+
+QString sample(const char* name)
+{
+    return QStringLiteral(MEMSCOPE_SAMPLES_DIR "/%1.pickle").arg(QLatin1String(name));
+}
+
+QString bytes(int64_t b)
+{
+    return QString::fromStdString(formatBytes(b));
+}
+
+} // namespace
+
+// Real snapshots loaded into the window: every view shows the core's numbers.
+class TestMainWindow : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_settings;
+
+    static bool open(MainWindow& w, const QString& file, int expectedTabs)
+    {
+        w.openFile(file);
+        QSignalSpy idle(w.loader(), &Loader::idle);
+        if (w.loader()->isBusy() && !idle.wait(60000))
+            return false;
+        QTest::qWait(20);
+        return w.tabCount() == expectedTabs;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settings.path());
+        QCoreApplication::setOrganizationName(QStringLiteral("memscope-tests"));
+        QCoreApplication::setApplicationName(QStringLiteral("memscope"));
+        QCoreApplication::setApplicationVersion(QStringLiteral("0.0-test"));
+    }
+
+    void viewsShowTheCoresNumbers_data()
+    {
+        QTest::addColumn<QString>("file");
+        for (const char* name : {"llm_bs16", "llm_bs2_cpp", "many_small", "oom", "release", "libtorch_mlp", "loss_leak"})
+            QTest::newRow(name) << sample(name);
+    }
+    void viewsShowTheCoresNumbers()
+    {
+        QFETCH(QString, file);
+        MainWindow w;
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY2(open(w, file, 1), qPrintable(w.errorText()));
+        SnapshotTab* tab = w.currentTab();
+        QVERIFY(tab);
+        QVERIFY(w.windowTitle().contains(QFileInfo(file).fileName()));
+        const Document& doc = tab->document();
+        const DeviceModel& m = tab->deviceModel();
+        const DeviceReplay& d = *m.replay;
+        const DeviceAttribution& a = *m.attribution;
+        const int64_t pe = peakEvent(d);
+        QCOMPARE(tab->selectedEvent(), pe);
+
+        // Category timeline: the peak label, the drawn curves, the hover text.
+        CategoryTimelineView* tl = tab->timeline();
+        tl->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(tl->peakLabelText().contains(bytes(d.peakRequested.bytes)));
+        QCPGraph* requested = nullptr;
+        QCPGraph* reserved = nullptr;
+        QCPGraph* topArea = nullptr;
+        for (int i = 0; i < tl->plot()->graphCount(); ++i) {
+            QCPGraph* g = tl->plot()->graph(i);
+            if (g->name() == QStringLiteral("Requested (total)"))
+                requested = g;
+            else if (g->name() == QStringLiteral("Reserved"))
+                reserved = g;
+            else
+                topArea = g;
+        }
+        QVERIFY(requested && reserved && topArea);
+        auto maxOf = [](QCPGraph* g) {
+            double mx = 0;
+            for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+                mx = std::max(mx, it->value);
+            return mx;
+        };
+        // Per-pixel sampling keeps the peaks exactly, and hands over at most ~3 points a pixel.
+        QCOMPARE(static_cast<int64_t>(maxOf(requested)), d.peakRequested.bytes);
+        QCOMPARE(static_cast<int64_t>(maxOf(reserved)), d.peakReserved.bytes);
+        QCOMPARE(static_cast<int64_t>(maxOf(topArea)), d.peakRequested.bytes);
+        QVERIFY(requested->dataCount() <= 3 * tl->mainRect()->width() + 4);
+        QVERIFY(tl->pointsHanded() <= 3 * tl->mainRect()->width() + 4);
+        // The stacked areas end at the requested total at every drawn point.
+        QCOMPARE(topArea->dataCount(), requested->dataCount());
+        for (int i = 0; i < requested->dataCount(); ++i)
+            QCOMPARE(topArea->data()->at(i)->value, requested->data()->at(i)->value);
+        const QString hover = tl->hoverText(pe);
+        QVERIFY(hover.contains(bytes(d.peakRequested.bytes)));
+        QVERIFY(hover.contains(bytes(d.reservedAfter(pe))));
+        for (Category c : kAllCategories)
+            if (a.peakByCategory[static_cast<size_t>(c)] > 0)
+                QVERIFY2(hover.contains(bytes(a.peakByCategory[static_cast<size_t>(c)])), qPrintable(hover));
+
+        // Peak panel: totals, categories, live allocations, call sites.
+        PeakPanel* peak = tab->peakPanel();
+        const PointReport& r = peak->report();
+        QCOMPARE(r.event, pe);
+        QCOMPARE(r.requested, d.peakRequested.bytes);
+        QVERIFY(r.globalPeak);
+        QVERIFY(peak->headerText().contains(bytes(d.peakRequested.bytes)));
+        for (size_t c = 0; c < kCategoryCount; ++c)
+            QCOMPARE(r.byCategory[c], a.peakByCategory[c]);
+        const auto live = d.liveAfter(pe);
+        QCOMPARE(static_cast<size_t>(peak->liveTable()->model()->rowCount()), live.size());
+        int64_t liveSum = 0;
+        for (const LiveAllocation& l : r.live)
+            liveSum += l.size;
+        QCOMPARE(liveSum, d.peakRequested.bytes);
+        int64_t siteSum = 0;
+        for (const CallSite& s : r.callSites)
+            siteSum += s.bytes;
+        QCOMPARE(siteSum, d.peakRequested.bytes);
+        QCOMPARE(peak->callSiteTable()->model()->rowCount(), static_cast<int>(r.callSites.size()));
+        // The breakdown table shows each category's bytes as the core formats them.
+        QTableWidget* bt = peak->breakdownTable();
+        int64_t tableSum = 0;
+        for (int row = 0; row + 1 < bt->rowCount(); ++row) {
+            const auto c = static_cast<Category>(bt->item(row, 0)->data(Qt::UserRole).toInt());
+            QCOMPARE(bt->item(row, 1)->text(), bytes(a.peakByCategory[static_cast<size_t>(c)]));
+            tableSum += bt->item(row, 1)->data(Qt::UserRole).toLongLong();
+        }
+        QCOMPARE(tableSum, d.peakRequested.bytes);
+        QCOMPARE(bt->item(bt->rowCount() - 1, 1)->text(), bytes(d.peakRequested.bytes));
+        // Sorting the live table by size puts the largest allocation first.
+        peak->liveTable()->sortByColumn(0, Qt::DescendingOrder);
+        QCOMPARE(peak->liveTable()->model()->index(0, 0).data().toString(), bytes(r.live.front().size));
+        peak->liveTable()->sortByColumn(0, Qt::AscendingOrder);
+        QCOMPARE(peak->liveTable()->model()->index(0, 0).data().toString(), bytes(r.live.back().size));
+        // Selecting a row shows its stack: the user's frames first, the library folded.
+        peak->liveTable()->sortByColumn(0, Qt::DescendingOrder);
+        peak->liveTable()->setCurrentIndex(peak->liveTable()->model()->index(0, 0));
+        StackView* stack = peak->stackView();
+        const LiveAllocation& top = r.live.front();
+        if (top.stack.valid()) {
+            const auto frames = doc.snapshot().stacks.frames(top.stack);
+            QCOMPARE(stack->userFrameCount() + stack->libraryFrameCount(), static_cast<int>(frames.size()));
+            QTreeWidgetItem* first = stack->tree()->topLevelItem(0);
+            QVERIFY(first->text(0).startsWith(QStringLiteral("Your code")) ||
+                    first->text(0).startsWith(QStringLiteral("No frames of your own")));
+            QVERIFY(first->isExpanded());
+            if (stack->libraryFrameCount() > 0) {
+                QTreeWidgetItem* lib = stack->tree()->topLevelItem(1);
+                QVERIFY(lib->text(0).startsWith(QStringLiteral("Library frames")));
+                QVERIFY(!lib->isExpanded());
+                QCOMPARE(lib->childCount(), stack->libraryFrameCount());
+            }
+        }
+
+        // Allocator state at the peak: segments add up to reserved, blocks to requested.
+        AllocatorStateView* alloc = tab->allocator();
+        const AllocatorState& st = alloc->state();
+        QCOMPARE(st.event, pe);
+        QCOMPARE(static_cast<int64_t>(st.reserved), d.reservedAfter(pe));
+        QCOMPARE(static_cast<int64_t>(st.requested + st.unplacedBytes), d.peakRequested.bytes);
+        QCOMPARE(st.unplacedCount, int64_t{0});
+        QCOMPARE(st.gapBytes + st.requested, st.reserved);
+        QVERIFY(alloc->summaryText().contains(bytes(d.reservedAfter(pe))));
+        QVERIFY(alloc->summaryText().contains(bytes(d.peakRequested.bytes)));
+
+        // Allocation timeline: bands drawn, every band hit is an allocation live at its column.
+        tab->detailTabs()->setCurrentIndex(1);
+        AllocationTimelineView* at = tab->allocations();
+        at->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        AllocationBandsLayer* bands = at->bands();
+        QVERIFY(!bands->image().isNull());
+        const QRect area = at->plot()->axisRect()->rect();
+        int hits = 0;
+        for (int x = area.left() + 2; x < area.right(); x += std::max(1, area.width() / 40))
+            for (int y = area.top() + 2; y < area.bottom(); y += std::max(1, area.height() / 12)) {
+                const AllocationId id = bands->allocationAt(QPointF(x, y));
+                if (!id.valid())
+                    continue;
+                ++hits;
+                QVERIFY(d.allocation(id).liveAfter(bands->eventAtPixel(x)));
+            }
+        QVERIFY(hits > 0);
+        // Clicking the band at the peak column's bottom selects the oldest live allocation there.
+        const double peakX = at->plot()->xAxis->coordToPixel(m.x(std::max<int64_t>(pe, 0), XAxisMode::Time));
+        const int64_t colEvent = bands->eventAtPixel(peakX);
+        QVERIFY(colEvent >= -1);
+        const auto colLive = d.liveAfter(colEvent);
+        if (!colLive.empty() && d.allocation(colLive.front()).size * 1.0 / d.peakRequested.bytes > 0.02) {
+            QTest::mouseClick(at->plot(), Qt::LeftButton, {}, QPoint(static_cast<int>(peakX), area.bottom() - 1));
+            QCOMPARE(at->selectedAllocation(), colLive.front());
+            QVERIFY(at->detailsText().contains(bytes(static_cast<int64_t>(d.allocation(colLive.front()).size))));
+        }
+        // Search by frame text and by address.
+        const FrameClassifier& fc = *doc.frames;
+        int64_t expected = 0;
+        for (const Allocation& al : d.allocations) {
+            bool hit = false;
+            if (al.stack.valid())
+                for (FrameId f : doc.snapshot().stacks.frames(al.stack))
+                    hit = hit || doc.snapshot().str(doc.snapshot().frames.frame(f).filename).find("train.py") != std::string_view::npos ||
+                          doc.snapshot().str(doc.snapshot().frames.frame(f).name).find("train.py") != std::string_view::npos;
+            expected += hit;
+        }
+        (void)fc;
+        at->setSearchText(QStringLiteral("train.py"));
+        QCOMPARE(at->matchCount(), expected);
+        const Allocation& first = d.allocations.at(d.allocations.size() / 2);
+        at->setSearchText(QStringLiteral("0x") + QString::number(first.addr, 16));
+        QVERIFY(at->matchCount() >= 1);
+        at->setSearchText(QString());
+        QCOMPARE(at->matchCount(), int64_t{0});
+
+        // Clicking another time moves every view there.
+        const int64_t other = m.eventCount() / 3;
+        tab->setSelectedEvent(other);
+        QCOMPARE(peak->report().event, other);
+        QCOMPARE(peak->report().requested, d.requestedAfter(other));
+        QVERIFY(!peak->report().globalPeak);
+        QCOMPARE(alloc->state().event, other);
+        QCOMPARE(static_cast<int64_t>(alloc->state().reserved), d.reservedAfter(other));
+        tab->goToPeak();
+        QCOMPARE(peak->report().event, pe);
+    }
+
+    // Clicking the chart selects the time under the mouse; Shift+drag selects a range.
+    void timelineMouse()
+    {
+        MainWindow w;
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(open(w, sample("llm_bs16"), 1));
+        SnapshotTab* tab = w.currentTab();
+        CategoryTimelineView* tl = tab->timeline();
+        QCustomPlot* plot = tl->plot();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        const QRect area = tl->mainRect()->rect();
+        QVERIFY(area.height() > 250);
+        const QPoint p(area.left() + area.width() / 4, area.center().y());
+        QTest::mouseClick(plot, Qt::LeftButton, {}, p);
+        const int64_t e = tab->deviceModel().eventAtX(plot->xAxis->pixelToCoord(p.x()), XAxisMode::Time);
+        QCOMPARE(tab->selectedEvent(), e);
+        QCOMPARE(tab->peakPanel()->report().event, e);
+
+        const QPoint a(area.left() + area.width() / 2, area.center().y());
+        const QPoint b(area.left() + area.width() * 3 / 4, area.center().y());
+        QTest::mousePress(plot, Qt::LeftButton, Qt::ShiftModifier, a);
+        QMouseEvent move(QEvent::MouseMove, QPointF(b), plot->mapToGlobal(QPointF(b)), Qt::NoButton, Qt::LeftButton,
+                         Qt::ShiftModifier);
+        QCoreApplication::sendEvent(plot, &move);
+        QTest::mouseRelease(plot, Qt::LeftButton, Qt::ShiftModifier, b);
+        const auto range = tl->rangeSummary();
+        QVERIFY(range.has_value());
+        const DeviceModel& m = tab->deviceModel();
+        const auto expect = CategoryTimelineView::summarizeRange(m, range->firstEvent, range->lastEvent);
+        int64_t mx = 0;
+        for (int64_t i = range->firstEvent; i <= range->lastEvent; ++i)
+            mx = std::max(mx, m.requestedAfter(i));
+        QCOMPARE(range->peakBytes, mx);
+        QCOMPARE(range->allocatedBytes, expect.allocatedBytes);
+        QVERIFY(range->firstEvent > 0 && range->lastEvent > range->firstEvent);
+
+        // Wheel zoom narrows the range; the allocation timeline follows; double-click resets.
+        const auto before = tl->xRange();
+        QWheelEvent wheel(QPointF(area.center()), plot->mapToGlobal(QPointF(area.center())), QPoint(), QPoint(0, 120),
+                          Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QCoreApplication::sendEvent(plot, &wheel);
+        const auto zoomed = tl->xRange();
+        QVERIFY(zoomed.second - zoomed.first < before.second - before.first);
+        const QCPRange ar = tab->allocations()->plot()->xAxis->range();
+        QCOMPARE(ar.lower, zoomed.first);
+        QCOMPARE(ar.upper, zoomed.second);
+        QTest::mouseDClick(plot, Qt::LeftButton, {}, area.center());
+        const auto reset = tl->xRange();
+        QCOMPARE(reset.first, before.first);
+        QCOMPARE(reset.second, before.second);
+        QVERIFY(!tl->rangeSummary().has_value());
+
+        // The event-index axis shows the same peak.
+        tab->setXAxisMode(XAxisMode::EventIndex);
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(tl->peakLabelText().contains(QStringLiteral("event")));
+        QCOMPARE(plot->xAxis->range().upper > static_cast<double>(m.eventCount() - 2), true);
+    }
+
+    // A bad file shows its error and leaves the open tabs working.
+    void badFileLeavesTabsWorking_data()
+    {
+        QTest::addColumn<QString>("bad");
+        QTest::newRow("GLOBAL os.system") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/evil_global_os_system.pickle");
+        QTest::newRow("STACK_GLOBAL") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/evil_stack_global.pickle");
+        QTest::newRow("truncated") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/release_truncated.pickle");
+        QTest::newRow("not a snapshot") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/not_a_snapshot.pickle");
+    }
+    void badFileLeavesTabsWorking()
+    {
+        QFETCH(QString, bad);
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY(open(w, sample("llm_bs2_cpp"), 1));
+        QVERIFY(open(w, sample("release"), 2));
+        w.tabs()->setCurrentIndex(0);
+        SnapshotTab* first = w.tab(0);
+        const int64_t before = first->peakPanel()->report().requested;
+        QVERIFY(!w.isErrorVisible());
+
+        QVERIFY(open(w, bad, 2));
+        QVERIFY(w.isErrorVisible());
+        QVERIFY2(w.errorText().contains(QFileInfo(bad).fileName()), qPrintable(w.errorText()));
+        QCOMPARE(w.tabCount(), 2);
+        QCOMPARE(w.tab(0), first);
+        QCOMPARE(w.tabs()->currentIndex(), 0);
+        QCOMPARE(first->peakPanel()->report().requested, before);
+        // Still working: a new time, a new file.
+        first->setSelectedEvent(100);
+        QCOMPARE(first->peakPanel()->report().requested, first->deviceModel().requestedAfter(100));
+        QVERIFY(open(w, sample("oom"), 3));
+        QCOMPARE(w.tab(2)->deviceModel().replay->oomEvents.size(), size_t{1});
+    }
+
+    void dropSeveralFilesOpensTabs()
+    {
+        MainWindow w;
+        w.show();
+        auto* mime = new QMimeData;
+        mime->setUrls({QUrl::fromLocalFile(sample("release")), QUrl::fromLocalFile(sample("oom")),
+                       QUrl::fromLocalFile(sample("linear3"))});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&w, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&w, &drop);
+        QSignalSpy idle(w.loader(), &Loader::idle);
+        QVERIFY(idle.wait(30000));
+        QCOMPARE(w.tabCount(), 3);
+        QCOMPARE(w.tab(0)->path(), sample("release"));
+        QCOMPARE(w.tab(2)->path(), sample("linear3"));
+        // Recent files, newest first; opening an open file switches to its tab.
+        QCOMPARE(w.recentFiles().value(0), QFileInfo(sample("linear3")).absoluteFilePath());
+        w.openFile(sample("release"));
+        QCOMPARE(w.tabs()->currentIndex(), 0);
+        QCOMPARE(w.tabCount(), 3);
+        // Closing every tab returns to the welcome page.
+        while (w.tabCount())
+            w.tabs()->tabCloseRequested(0);
+        QCOMPARE(w.tabCount(), 0);
+        delete mime;
+    }
+
+    void exportFromTheWindow()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(open(w, sample("llm_bs2_cpp"), 1));
+        QTemporaryDir out;
+        QString message;
+        QVERIFY2(w.exportReport(out.path(), &message), qPrintable(message));
+        for (const char* f : {"peak_report.png", "peak_report.csv", "timeline.csv", "report.json"})
+            QVERIFY2(QFileInfo::exists(out.filePath(QLatin1String(f))), f);
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"

@@ -1,0 +1,272 @@
+// memscope_ui_tool: screenshots of the views and the pan/zoom frame time.
+//
+//   memscope_ui_tool screenshots OUTDIR FILE...   (run under Xvfb: xvfb-run -a -s "-screen 0 1600x1000x24")
+//   memscope_ui_tool frametime FILE [WIDTH HEIGHT]  (offscreen is fine)
+//   memscope_ui_tool icon OUT.png | crop IN X Y W H OUT
+
+#include "allocation_bands_layer.h"
+#include "allocation_timeline_view.h"
+#include "allocator_state_view.h"
+#include "category_timeline_view.h"
+#include "io/point_report.h"
+#include "loader.h"
+#include "main_window.h"
+#include "peak_panel.h"
+#include "segment_map_widget.h"
+#include "snapshot_tab.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QPainter>
+#include <QPainterPath>
+#include <QScreen>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+using namespace memscope;
+
+namespace {
+
+void settle(int ms = 150)
+{
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < ms) {
+        QApplication::processEvents(QEventLoop::AllEvents, 20);
+        QTest::qWait(10);
+    }
+}
+
+bool waitLoaded(MainWindow& w, int tabs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (w.tabCount() < tabs && t.elapsed() < 60000)
+        QTest::qWait(20);
+    settle();
+    return w.tabCount() >= tabs;
+}
+
+int screenshots(const QString& outDir, const QStringList& files)
+{
+    QDir().mkpath(outDir);
+    QTemporaryDir settingsDir;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    settle(300);
+    w.grab().save(outDir + QStringLiteral("/welcome.png"));
+    int n = 0;
+    for (const QString& f : files) {
+        w.openFile(f);
+        if (!waitLoaded(w, ++n)) {
+            std::fprintf(stderr, "could not load %s: %s\n", qPrintable(f), qPrintable(w.errorText()));
+            return 1;
+        }
+        const QString base = outDir + QLatin1Char('/') + QFileInfo(f).completeBaseName();
+        SnapshotTab* tab = w.currentTab();
+        // Breakdown at the peak with the largest call site's stack.
+        tab->detailTabs()->setCurrentIndex(0);
+        PeakPanel* peak = tab->peakPanel();
+        QTableView* live = peak->liveTable();
+        int row = 0;
+        for (int i = 0; i < live->model()->rowCount(); ++i)
+            if (!live->model()->index(i, 5).data().toString().startsWith(QLatin1Char('('))) {
+                row = i;
+                break;
+            }
+        live->setCurrentIndex(live->model()->index(row, 0));
+        settle();
+        w.grab().save(base + QStringLiteral("_timeline_breakdown.png"));
+        // Call sites.
+        qobject_cast<QTabWidget*>(peak->callSiteTable()->parentWidget()->parentWidget())->setCurrentIndex(1);
+        peak->callSiteTable()->setCurrentIndex(peak->callSiteTable()->model()->index(0, 0));
+        settle();
+        w.grab().save(base + QStringLiteral("_call_sites.png"));
+        // Allocation timeline with a search and a selected band.
+        tab->detailTabs()->setCurrentIndex(1);
+        settle();
+        AllocationTimelineView* alloc = tab->allocations();
+        alloc->setSearchText(QStringLiteral("train.py"));
+        const DeviceModel& m = tab->deviceModel();
+        const PointReport r = buildPointReport(*tab->document().attribution, tab->deviceIndex(), peakEvent(*m.replay));
+        AllocationId pick;
+        for (const LiveAllocation& l : r.live)
+            if (l.stack.valid() && !pick.valid())
+                pick = l.id;
+        for (const LiveAllocation& l : r.live)
+            if (l.stack.valid() && l.category == Category::Activation) {
+                pick = l.id;
+                break;
+            }
+        alloc->selectAllocation(pick);
+        settle();
+        w.grab().save(base + QStringLiteral("_allocations.png"));
+        // Allocator state at the peak.
+        tab->detailTabs()->setCurrentIndex(2);
+        for (const SegmentState& seg : tab->allocator()->state().segments)
+            if (!seg.blocks.empty() && m.replay->allocation(seg.blocks.front().id).stack.valid()) {
+                emit tab->allocator()->map()->allocationClicked(seg.blocks.front().id);
+                break;
+            }
+        settle();
+        w.grab().save(base + QStringLiteral("_allocator.png"));
+        // A selected range on the timeline (the iteration holding the peak) in event-index mode.
+        tab->detailTabs()->setCurrentIndex(0);
+        const auto& its = m.attribution->iterations;
+        int64_t first = m.eventCount() / 3, last = m.eventCount() / 2;
+        for (const Iteration& it : its)
+            if (it.firstEvent <= r.event && r.event <= it.lastEvent) {
+                first = it.firstEvent;
+                last = it.lastEvent;
+            }
+        tab->timeline()->selectRange(first, last);
+        settle();
+        w.grab().save(base + QStringLiteral("_range.png"));
+        tab->timeline()->clearRangeSelection();
+        // The timeline alone, as a chart image.
+        tab->timeline()->plot()->savePng(base + QStringLiteral("_timeline_chart.png"), 1500, 520, 1.0);
+    }
+    return 0;
+}
+
+int frametime(const QString& file, int width, int height)
+{
+    const auto doc = analyzeFile(file.toStdString());
+    CategoryTimelineView view;
+    view.resize(width, height);
+    view.setDocument(doc, 0);
+    view.show();
+    settle(100);
+    QCustomPlot* plot = view.plot();
+    auto measure = [&](const char* what, auto step, int frames) {
+        std::vector<double> ms;
+        view.resetZoom();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        for (int i = 0; i < frames; ++i) {
+            QElapsedTimer t;
+            t.start();
+            step(i);
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+            ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+        }
+        std::sort(ms.begin(), ms.end());
+        const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+        std::printf("%-28s frames %3d  mean %6.2f ms  median %6.2f ms  p95 %6.2f ms  max %6.2f ms  (points/graph %d)\n",
+                    what, frames, mean, ms[ms.size() / 2], ms[ms.size() * 95 / 100], ms.back(), view.pointsHanded());
+    };
+    std::printf("%s: %lld events, view %dx%d\n", qPrintable(QFileInfo(file).fileName()),
+                static_cast<long long>(doc->devices[0].eventCount()), width, height);
+    measure("category: zoom in (wheel)", [&](int) { view.zoomBy(0.85); }, 40);
+    measure("category: pan (drag)", [&](int i) {
+        if (i == 0)
+            view.zoomBy(0.1);
+        view.panBy(i % 40 < 20 ? 0.02 : -0.02);
+    }, 120);
+    measure("category: zoomed out pan", [&](int i) { view.panBy(i % 2 ? 0.001 : -0.001); }, 60);
+
+    AllocationTimelineView alloc;
+    alloc.resize(width, height);
+    alloc.setDocument(doc, 0);
+    alloc.show();
+    settle(100);
+    QCustomPlot* ap = alloc.plot();
+    std::vector<double> ms;
+    const QCPRange full = ap->xAxis->range();
+    for (int i = 0; i < 60; ++i) {
+        QElapsedTimer t;
+        t.start();
+        const double f = i < 30 ? 1.0 - i * 0.03 : 0.1;
+        const double shift = i < 30 ? 0 : (i - 30) * 0.01 * full.size();
+        ap->xAxis->setRange(full.lower + shift, full.lower + shift + full.size() * f);
+        ap->replot(QCustomPlot::rpImmediateRefresh);
+        ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("%-28s frames %3d  mean %6.2f ms  median %6.2f ms  p95 %6.2f ms  max %6.2f ms\n", "allocations: zoom+pan", 60,
+                std::accumulate(ms.begin(), ms.end(), 0.0) / 60.0, ms[30], ms[57], ms.back());
+    return 0;
+}
+
+// The application icon: stacked memory areas under a peak marker, drawn once and committed
+// as resources/memscope.png.
+int icon(const QString& path)
+{
+    const int size = 256;
+    QImage img(size, size, QImage::Format_ARGB32_Premultiplied);
+    img.fill(Qt::transparent);
+    QPainter p(&img);
+    p.setRenderHint(QPainter::Antialiasing);
+    QPainterPath frame;
+    frame.addRoundedRect(QRectF(8, 8, size - 16, size - 16), 44, 44);
+    p.fillPath(frame, QColor(28, 34, 48));
+    p.setClipPath(frame);
+    const std::vector<std::pair<QColor, std::vector<double>>> layers{
+        {QColor(0x00, 0x72, 0xB2), {0.18, 0.18, 0.18, 0.18, 0.18, 0.18, 0.18}},
+        {QColor(0xE6, 0x9F, 0x00), {0.0, 0.0, 0.10, 0.10, 0.10, 0.10, 0.10}},
+        {QColor(0x00, 0x9E, 0x73), {0.05, 0.20, 0.15, 0.42, 0.18, 0.30, 0.05}},
+        {QColor(0x56, 0xB4, 0xE9), {0.02, 0.06, 0.05, 0.08, 0.05, 0.06, 0.02}},
+    };
+    const double left = 30, right = size - 30, bottom = size - 34, height = 150;
+    std::vector<double> base(7, 0.0);
+    for (const auto& [color, values] : layers) {
+        QPainterPath area;
+        std::vector<QPointF> top, low;
+        for (size_t i = 0; i < values.size(); ++i) {
+            const double x = left + (right - left) * static_cast<double>(i) / 6.0;
+            low.emplace_back(x, bottom - base[i] * height / 0.7);
+            base[i] += values[i];
+            top.emplace_back(x, bottom - base[i] * height / 0.7);
+        }
+        area.moveTo(low.front());
+        for (const QPointF& pt : top)
+            area.lineTo(pt);
+        for (auto it = low.rbegin(); it != low.rend(); ++it)
+            area.lineTo(*it);
+        area.closeSubpath();
+        p.fillPath(area, color);
+    }
+    const double peakX = left + (right - left) * 3.0 / 6.0;
+    const double peakY = bottom - base[3] * height / 0.7;
+    p.setPen(QPen(QColor(255, 90, 90), 6, Qt::SolidLine, Qt::RoundCap));
+    p.drawLine(QPointF(peakX, peakY - 14), QPointF(peakX, 40));
+    p.setBrush(QColor(28, 34, 48));
+    p.drawEllipse(QPointF(peakX, peakY - 4), 11, 11);
+    p.end();
+    return img.save(path) ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("memscope"));
+    QApplication::setOrganizationName(QStringLiteral("memscope-ui-tool"));
+    QApplication::setApplicationVersion(QStringLiteral("tool"));
+    const QStringList args = app.arguments();
+    if (args.size() >= 4 && args[1] == QStringLiteral("screenshots"))
+        return screenshots(args[2], args.mid(3));
+    if (args.size() >= 8 && args[1] == QStringLiteral("crop")) // crop IN X Y W H OUT: for looking at details
+        return QImage(args[2]).copy(args[3].toInt(), args[4].toInt(), args[5].toInt(), args[6].toInt()).save(args[7]) ? 0 : 1;
+    if (args.size() >= 3 && args[1] == QStringLiteral("icon"))
+        return icon(args[2]);
+    if (args.size() >= 3 && args[1] == QStringLiteral("frametime"))
+        return frametime(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 600);
+    std::fprintf(stderr, "usage: memscope_ui_tool screenshots OUTDIR FILE... | frametime FILE [W H]\n");
+    return 2;
+}

@@ -1,0 +1,75 @@
+#pragma once
+
+#include "attribute/attribution.h"
+#include "minmax_pyramid.h"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace memscope {
+
+enum class XAxisMode { Time, EventIndex };
+
+// A record_function range from `external_annotations`, placed on the event axis.
+struct AnnotationRange {
+    std::string name;
+    int64_t firstEvent = 0; // first event at or after its START
+    int64_t lastEvent = 0;  // last event before its END
+    int64_t startUs = 0;
+    int64_t endUs = 0;
+};
+
+// One segment (cudaMalloc, or a mapped range of an expandable segment) and when it existed.
+struct SegmentLife {
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    uint64_t stream = 0;
+    bool largePool = true;
+    bool expandable = false;
+    int64_t startEvent = -1;                                // -1: existed before the trace
+    int64_t endEvent = std::numeric_limits<int64_t>::max(); // its segment_free; max: alive at the end
+    bool liveAfter(int64_t e) const { return startEvent <= e && e < endEvent; }
+};
+
+/*
+ * What the views need about one device, computed once on the loader's thread: the x
+ * position of every event (seconds from the first event, made non-decreasing), min/max
+ * pyramids of the requested and reserved curves for per-pixel drawing, annotation ranges
+ * and segment lifetimes (replayed from segment_* events and the dump-time segments).
+ */
+struct DeviceModel {
+    size_t index = 0; // into replay->devices
+    int device = 0;
+    const DeviceReplay* replay = nullptr;
+    const DeviceAttribution* attribution = nullptr;
+    const EventTable* events = nullptr;
+    int64_t t0Us = 0;
+    std::vector<double> seconds;
+    MinMaxPyramid requested;
+    MinMaxPyramid reserved;
+    std::vector<AnnotationRange> annotations;
+    std::vector<SegmentLife> segments; // sorted by address
+    std::array<bool, kCategoryCount> categoryPresent{};
+    bool hasCategoryCurves = false;
+
+    int64_t eventCount() const { return replay->eventCount; }
+    double x(int64_t event, XAxisMode mode) const;
+    // First event whose x is >= value (eventCount() when none).
+    int64_t firstEventAtOrAfter(double value, XAxisMode mode) const;
+    // The event whose state is shown at x: the last event with x <= value (-1 before the first).
+    int64_t eventAtX(double value, XAxisMode mode) const;
+    double xMin(XAxisMode mode) const;
+    double xMax(XAxisMode mode) const;
+    int64_t categoryBytes(Category c, int64_t event) const;
+    int64_t requestedAfter(int64_t event) const { return replay->requestedAfter(event); }
+    int64_t reservedAfter(int64_t event) const { return replay->reservedAfter(event); }
+    Phase phaseAt(int64_t event) const;
+    int iterationAt(int64_t event) const; // -1 outside any
+};
+
+DeviceModel buildDeviceModel(const Attribution& attribution, size_t deviceIndex);
+
+} // namespace memscope

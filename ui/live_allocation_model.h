@@ -1,0 +1,36 @@
+#pragma once
+
+#include "io/point_report.h"
+
+#include <QAbstractTableModel>
+
+namespace memscope {
+
+struct Document;
+struct DeviceModel;
+
+// The live allocations of a PointReport as table rows. Qt::UserRole gives the raw value
+// each column sorts by; AllocationIdRole the allocation.
+class LiveAllocationModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Size, CategoryColumn, PhaseColumn, AllocatedAt, Lifetime, TopFrame, Address, ColumnCount };
+    static constexpr int SortRole = Qt::UserRole;
+    static constexpr int AllocationIdRole = Qt::UserRole + 1;
+
+    explicit LiveAllocationModel(QObject* parent = nullptr);
+    void setReport(const Document* document, const DeviceModel* model, const PointReport* report);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+private:
+    const Document* m_document = nullptr;
+    const DeviceModel* m_model = nullptr;
+    const PointReport* m_report = nullptr;
+    std::vector<QString> m_topFrames;
+};
+
+} // namespace memscope

@@ -1,0 +1,108 @@
+#include "loader.h"
+
+#include "common/load_error.h"
+
+#include <QFileInfo>
+#include <QThread>
+
+#include <cmath>
+
+namespace memscope {
+
+Loader::Loader(QObject* parent) : QObject(parent)
+{
+    qRegisterMetaType<std::shared_ptr<const memscope::Document>>();
+}
+
+Loader::~Loader()
+{
+    m_queue.clear();
+    if (m_worker) {
+        m_cancel->store(true);
+        m_worker->wait();
+        delete m_worker;
+    }
+}
+
+void Loader::load(const QString& path)
+{
+    m_queue.push_back(path);
+    if (!m_worker)
+        startNext();
+}
+
+void Loader::load(const QStringList& paths)
+{
+    for (const QString& p : paths)
+        m_queue.push_back(p);
+    if (!m_worker)
+        startNext();
+}
+
+void Loader::cancel()
+{
+    const QStringList dropped = m_queue;
+    m_queue.clear();
+    if (m_cancel)
+        m_cancel->store(true);
+    for (const QString& p : dropped)
+        emit loadCancelled(p);
+}
+
+void Loader::startNext()
+{
+    if (m_queue.isEmpty()) {
+        emit idle();
+        return;
+    }
+    m_current = m_queue.takeFirst();
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    auto cancel = m_cancel;
+    const QString path = m_current;
+    Loader* self = this; // outlives the worker: the destructor waits for it
+    emit loadStarted(path);
+
+    m_worker = QThread::create([self, path, cancel] {
+        int lastPercent = -1;
+        auto progress = [&](double f) {
+            const int percent = static_cast<int>(std::lround(f * 100));
+            if (percent != lastPercent) {
+                lastPercent = percent;
+                QMetaObject::invokeMethod(self, [self, path, f] {
+                    emit self->progressChanged(path, f);
+                }, Qt::QueuedConnection);
+            }
+            return !cancel->load();
+        };
+        std::shared_ptr<const Document> doc;
+        QString error;
+        bool cancelled = false;
+        try {
+            doc = analyzeFile(QFileInfo(path).filePath().toStdString(), progress);
+        } catch (const LoadCancelled&) {
+            cancelled = true;
+        } catch (const LoadError& e) {
+            error = QString::fromStdString(e.what());
+        } catch (const std::bad_alloc&) {
+            error = path + QStringLiteral(": not enough memory to load this snapshot");
+        } catch (const std::exception& e) {
+            error = path + QStringLiteral(": ") + QString::fromStdString(e.what());
+        }
+        QMetaObject::invokeMethod(self, [self, path, doc, error, cancelled] {
+            self->m_worker->wait();
+            self->m_worker->deleteLater();
+            self->m_worker = nullptr;
+            self->m_current.clear();
+            if (cancelled)
+                emit self->loadCancelled(path);
+            else if (doc)
+                emit self->snapshotLoaded(path, doc);
+            else
+                emit self->loadFailed(path, error);
+            self->startNext();
+        }, Qt::QueuedConnection);
+    });
+    m_worker->start();
+}
+
+} // namespace memscope

@@ -1,0 +1,53 @@
+#pragma once
+
+#include "document.h"
+
+#include <QObject>
+#include <QStringList>
+
+#include <atomic>
+#include <memory>
+
+class QThread;
+
+namespace memscope {
+
+/*
+ * Loads snapshot files one after another on a worker thread (read, replay, attribute,
+ * precompute: analyzeFile). Signals are emitted on the thread the Loader lives in (the
+ * GUI thread), so receivers never see a half-built result. cancel() stops the file being
+ * loaded and drops the queued ones.
+ */
+class Loader : public QObject {
+    Q_OBJECT
+public:
+    explicit Loader(QObject* parent = nullptr);
+    ~Loader() override;
+
+    void load(const QString& path);
+    void load(const QStringList& paths);
+    void cancel();
+    bool isBusy() const { return m_worker != nullptr; }
+    QString currentPath() const { return m_current; }
+    int queuedCount() const { return static_cast<int>(m_queue.size()); }
+
+signals:
+    void loadStarted(const QString& path);
+    void progressChanged(const QString& path, double fraction);
+    void snapshotLoaded(const QString& path, std::shared_ptr<const memscope::Document> document);
+    void loadFailed(const QString& path, const QString& message);
+    void loadCancelled(const QString& path);
+    void idle();
+
+private:
+    void startNext();
+
+    QStringList m_queue;
+    QString m_current;
+    QThread* m_worker = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+};
+
+} // namespace memscope
+
+Q_DECLARE_METATYPE(std::shared_ptr<const memscope::Document>)

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace memscope {
+
+/*
+ * Where a curve is lowest and highest over any event range, fast enough to ask once per
+ * screen pixel on every frame: a pyramid of blocks (16 events, 256, 4096, …) storing the
+ * index of each block's minimum and maximum. A range query walks whole blocks at the
+ * highest level that fits and finer levels only at its two ends: O(16 · levels).
+ * Ties keep the first index. Holds a pointer to the values, which must outlive it.
+ */
+class MinMaxPyramid {
+public:
+    struct Extremes {
+        int64_t minIndex = -1;
+        int64_t maxIndex = -1;
+    };
+
+    MinMaxPyramid() = default;
+    explicit MinMaxPyramid(const std::vector<int64_t>* values);
+
+    // Extremes over [first, last); {-1, -1} when the range is empty.
+    Extremes query(int64_t first, int64_t last) const;
+    int64_t size() const { return m_values ? static_cast<int64_t>(m_values->size()) : 0; }
+
+private:
+    static constexpr int kShift = 4; // 16 children per block
+    void scan(int level, int64_t first, int64_t last, Extremes& e) const;
+    void take(int64_t minIndex, int64_t maxIndex, Extremes& e) const;
+
+    const std::vector<int64_t>* m_values = nullptr;
+    std::vector<std::vector<int64_t>> m_min; // m_min[l - 1][b]: argmin of block b at level l
+    std::vector<std::vector<int64_t>> m_max;
+};
+
+} // namespace memscope

@@ -1,0 +1,48 @@
+#include "text_format.h"
+
+#include "io/summary_writer.h"
+#include "time_axis_ticker.h"
+
+namespace memscope {
+
+QString bytesText(int64_t bytes)
+{
+    return QString::fromStdString(formatBytes(bytes));
+}
+
+QString countText(int64_t n)
+{
+    QString digits = QString::number(n < 0 ? -n : n);
+    for (qsizetype i = digits.size() - 3; i > 0; i -= 3)
+        digits.insert(i, QLatin1Char(','));
+    return n < 0 ? QLatin1Char('-') + digits : digits;
+}
+
+QString percentText(double share)
+{
+    return QString::number(share * 100.0, 'f', 1) + QLatin1Char('%');
+}
+
+QString secondsText(double s)
+{
+    return TimeAxisTicker::format(s);
+}
+
+QString categoryText(Category c)
+{
+    const std::string_view v = categoryLabel(c);
+    return QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size()));
+}
+
+QString phaseText(Phase p)
+{
+    const std::string_view v = phaseLabel(p);
+    return QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size()));
+}
+
+QString colorSwatchHtml(const QColor& c)
+{
+    return QStringLiteral("<span style=\"color:%1\">&#9632;</span>").arg(c.name());
+}
+
+} // namespace memscope

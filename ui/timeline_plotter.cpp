@@ -1,0 +1,148 @@
+#include "timeline_plotter.h"
+
+#include <algorithm>
+
+namespace memscope {
+
+TimelinePlotter::TimelinePlotter(QCustomPlot* plot, QCPAxisRect* rect) : m_plot(plot), m_rect(rect) {}
+
+void TimelinePlotter::clearGraphs()
+{
+    for (QCPGraph*& g : m_areas) {
+        if (g)
+            m_plot->removeGraph(g);
+        g = nullptr;
+    }
+    if (m_requested)
+        m_plot->removeGraph(m_requested);
+    if (m_reserved)
+        m_plot->removeGraph(m_reserved);
+    m_requested = m_reserved = nullptr;
+}
+
+void TimelinePlotter::setModel(const DeviceModel* model, XAxisMode mode, bool attributed)
+{
+    clearGraphs();
+    m_model = model;
+    m_mode = mode;
+    if (!model)
+        return;
+    QCPAxis* x = m_rect->axis(QCPAxis::atBottom);
+    QCPAxis* y = m_rect->axis(QCPAxis::atLeft);
+    QCPGraph* below = nullptr;
+    for (Category c : kStackOrder) {
+        if (!model->categoryPresent[static_cast<size_t>(c)])
+            continue;
+        QCPGraph* g = m_plot->addGraph(x, y);
+        g->setLineStyle(QCPGraph::lsStepLeft);
+        g->setAdaptiveSampling(false);
+        QColor fill = categoryQColor(c);
+        g->setPen(QPen(fill.darker(115), 1));
+        fill.setAlpha(215);
+        g->setBrush(fill);
+        if (below)
+            g->setChannelFillGraph(below);
+        g->setName(attributed || c != Category::Other ? QString::fromUtf8(categoryLabel(c).data())
+                                                      : QStringLiteral("Requested (not attributed)"));
+        g->setSelectable(QCP::stNone);
+        m_areas[static_cast<size_t>(c)] = g;
+        below = g;
+    }
+    m_requested = m_plot->addGraph(x, y);
+    m_requested->setLineStyle(QCPGraph::lsStepLeft);
+    m_requested->setName(QStringLiteral("Requested (total)"));
+    m_requested->setSelectable(QCP::stNone);
+    m_requested->setAdaptiveSampling(false);
+    m_reserved = m_plot->addGraph(x, y);
+    m_reserved->setLineStyle(QCPGraph::lsStepLeft);
+    m_reserved->setName(QStringLiteral("Reserved"));
+    m_reserved->setSelectable(QCP::stNone);
+    m_reserved->setAdaptiveSampling(false);
+    applyTheme(PlotTheme::current());
+}
+
+void TimelinePlotter::applyTheme(const PlotTheme& theme)
+{
+    if (m_requested)
+        m_requested->setPen(QPen(theme.requested, 1.6));
+    if (m_reserved)
+        m_reserved->setPen(QPen(theme.reserved, 1.6, Qt::DashLine));
+}
+
+std::vector<int64_t> TimelinePlotter::sampleEvents(const DeviceModel& m, const MinMaxPyramid& pyramid, XAxisMode mode,
+                                                   double lo, double hi, int pixels)
+{
+    std::vector<int64_t> out;
+    const int64_t n = m.eventCount();
+    if (n == 0 || pixels <= 0 || hi <= lo)
+        return out;
+    out.reserve(static_cast<size_t>(pixels) * 2 + 4);
+    const int64_t before = m.firstEventAtOrAfter(lo, mode) - 1;
+    if (before >= 0)
+        out.push_back(before);
+    const double step = (hi - lo) / pixels;
+    int64_t first = before + 1;
+    for (int p = 0; p < pixels && first < n; ++p) {
+        const double edge = p + 1 == pixels ? hi : lo + step * (p + 1);
+        int64_t last = m.firstEventAtOrAfter(edge, mode);
+        if (p + 1 == pixels)
+            last = std::max(last, std::min<int64_t>(m.eventAtX(hi, mode) + 1, n));
+        if (last <= first)
+            continue;
+        const MinMaxPyramid::Extremes e = pyramid.query(first, last);
+        const int64_t a = std::min(e.minIndex, e.maxIndex);
+        const int64_t b = std::max(e.minIndex, e.maxIndex);
+        if (out.empty() || out.back() < a)
+            out.push_back(a);
+        if (out.back() < b)
+            out.push_back(b);
+        // Keep the bucket's last state, so the step into the next bucket starts right.
+        if (out.back() < last - 1)
+            out.push_back(last - 1);
+        first = last;
+    }
+    if (first < n && (out.empty() || out.back() < first))
+        out.push_back(first);
+    return out;
+}
+
+void TimelinePlotter::refresh()
+{
+    if (!m_model || !m_rect)
+        return;
+    QCPAxis* x = m_rect->axis(QCPAxis::atBottom);
+    const QCPRange r = x->range();
+    const int pixels = std::max(1, m_rect->width());
+    const std::vector<int64_t> events = sampleEvents(*m_model, m_model->requested, m_mode, r.lower, r.upper, pixels);
+
+    QVector<double> keys(static_cast<qsizetype>(events.size()));
+    for (size_t i = 0; i < events.size(); ++i)
+        keys[static_cast<qsizetype>(i)] = m_model->x(events[i], m_mode);
+    std::vector<double> cumulative(events.size(), 0.0);
+    for (Category c : kStackOrder) {
+        QCPGraph* g = m_areas[static_cast<size_t>(c)];
+        if (!g)
+            continue;
+        QVector<double> values(static_cast<qsizetype>(events.size()));
+        for (size_t i = 0; i < events.size(); ++i) {
+            cumulative[i] += static_cast<double>(m_model->categoryBytes(c, events[i]));
+            values[static_cast<qsizetype>(i)] = cumulative[i];
+        }
+        g->setData(keys, values, true);
+    }
+    QVector<double> total(static_cast<qsizetype>(events.size()));
+    for (size_t i = 0; i < events.size(); ++i)
+        total[static_cast<qsizetype>(i)] = static_cast<double>(m_model->requestedAfter(events[i]));
+    m_requested->setData(keys, total, true);
+
+    const std::vector<int64_t> resEvents = sampleEvents(*m_model, m_model->reserved, m_mode, r.lower, r.upper, pixels);
+    QVector<double> rk(static_cast<qsizetype>(resEvents.size())), rv(static_cast<qsizetype>(resEvents.size()));
+    for (size_t i = 0; i < resEvents.size(); ++i) {
+        rk[static_cast<qsizetype>(i)] = m_model->x(resEvents[i], m_mode);
+        rv[static_cast<qsizetype>(i)] = static_cast<double>(m_model->reservedAfter(resEvents[i]));
+    }
+    m_reserved->setData(rk, rv, true);
+    m_pointsHanded = static_cast<int>(std::max(events.size(), resEvents.size()));
+}
+
+} // namespace memscope
