@@ -210,11 +210,15 @@ class ReplayServeTest(unittest.TestCase):
             agent.close()
 
     def test_client_without_hello_is_dropped(self):
-        agent = ReplayAgent(os.path.join(SAMPLES, "linear3.pickle"))
+        # Recorded pace, and the good client connected first: the replay starts with its
+        # first client and the agent exits once it is done, so a good client connecting
+        # only after the bad one had been dropped could find the agent gone.
+        agent = ReplayAgent(os.path.join(SAMPLES, "linear3.pickle"), speed="1")
         try:
             deadline = time.monotonic() + 30
             while not os.path.exists(agent.socket) and time.monotonic() < deadline:
                 time.sleep(0.05)
+            good = client.connect(agent.socket)
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(agent.socket)
             s.sendall(b"GET / HTTP/1.0\r\n\r\n")
@@ -224,7 +228,7 @@ class ReplayServeTest(unittest.TestCase):
             self.assertRaises(P.ProtocolError, d.feed, data)  # an ERROR message, no HELLO
             self.assertEqual(data[4], P.ERROR)
             s.close()
-            good = client.connect(agent.socket)  # the agent still serves others
+            # the agent still serves the other client
             self.assertGreater(client.receive(good, timeout=60).event_count, 0)
         finally:
             agent.close()
