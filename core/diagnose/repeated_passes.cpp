@@ -137,7 +137,11 @@ std::vector<Pass> findRepeatedPasses(const Snapshot& snapshot, const DeviceTrace
 
     const LoopKey* best = nullptr;
     LoopInfo* bestInfo = nullptr;
-    for (auto& [key, info] : loops) {
+    for (auto& loop : loops) {
+        // Named references, not a structured binding: clang 14 (the fuzz build) cannot
+        // capture a binding in the lambda below.
+        const LoopKey& key = loop.first;
+        LoopInfo& info = loop.second;
         for (size_t s = 0; s < allocsOfStack.size(); ++s)
             if (allocsOfStack[s] && lineIn(key, StackId{static_cast<int32_t>(s)}))
                 info.coverage += allocsOfStack[s];
