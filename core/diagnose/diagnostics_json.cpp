@@ -63,7 +63,8 @@ std::string diagnosticsToJson(const Diagnostics& diagnostics, const Replay& repl
         j["evidence"] = std::move(evidence);
         arr.push_back(std::move(j));
     }
-    return arr.dump(indent) + "\n";
+    // Frame names from the file may hold bytes that are not UTF-8: written as U+FFFD.
+    return arr.dump(indent, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string diagnosticsText(const Diagnostics& diagnostics, const FrameClassifier& frames, std::optional<size_t> device)

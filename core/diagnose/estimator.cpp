@@ -243,7 +243,7 @@ std::string estimateReportJson(const EstimateReport& r, int indent)
     }
     root["rows"] = std::move(rows);
     root["what_if"] = r.whatIf ? estimateJson(*r.whatIf) : Json(nullptr);
-    return root.dump(indent) + "\n";
+    return root.dump(indent, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 } // namespace memscope

@@ -51,7 +51,8 @@ std::string summaryJson(const Replay& replay, std::optional<int> device)
         devices.push_back(std::move(j));
     }
     root["devices"] = std::move(devices);
-    return root.dump(2) + "\n";
+    // The file name may not be UTF-8: written as U+FFFD, never thrown.
+    return root.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string summaryText(const Replay& replay, std::optional<int> device)

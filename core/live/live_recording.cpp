@@ -1,6 +1,7 @@
 #include "live/live_recording.h"
 
 #include "live/protocol.h"
+#include "snapshot/snapshot_limits.h"
 
 #include <nlohmann/json.hpp>
 
@@ -344,6 +345,15 @@ void LiveRecording::applyEvents(std::span<const uint8_t> p)
         row.context = stringRef(r.get<uint32_t>(), "an event's compile_context");
         rows.push_back(row);
     }
+    // The same bounds as a file (snapshot_limits.h), checked before anything is applied.
+    if (m_sizeTotal.size() <= device)
+        m_sizeTotal.resize(size_t(device) + 1, 0);
+    uint64_t total = m_sizeTotal[device];
+    for (size_t i = 0; i < rows.size(); ++i)
+        if (std::string e = entryLimitError(rows[i].action != Action::Oom, rows[i].addr, rows[i].size, rows[i].time, total);
+            !e.empty())
+            throw LiveProtocolError("EVENTS for device " + std::to_string(device) + ", event " + std::to_string(i) + ": " + e);
+    m_sizeTotal[device] = total;
     EventTable& t = deviceTrace(device).events;
     t.reserve(t.count() + rows.size());
     for (const Row& row : rows) {
@@ -369,6 +379,8 @@ void LiveRecording::applyAnnotation(std::span<const uint8_t> p)
     a.name = stringRef(r.get<uint32_t>(), "ANNOTATION");
     a.timeUs = r.get<int64_t>();
     r.expectEnd();
+    if (std::string e = timeLimitError(a.timeUs); !e.empty())
+        throw LiveProtocolError("ANNOTATION time_us: " + e);
     m_snapshot->annotations.push_back(a);
     ++m_stats.annotations;
 }
@@ -430,6 +442,8 @@ void LiveRecording::applySegments(std::span<const uint8_t> p)
         segments.push_back(std::move(s));
     }
     r.expectEnd();
+    if (std::string e = segmentsLimitError(segments); !e.empty())
+        throw LiveProtocolError("SEGMENTS: " + e);
     m_snapshot->segments = std::move(segments);
 }
 

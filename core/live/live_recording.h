@@ -92,6 +92,7 @@ private:
     std::unique_ptr<Snapshot> m_snapshot;
     LiveHello m_hello;
     LiveStats m_stats;
+    std::vector<uint64_t> m_sizeTotal; // per device: sizes received so far (snapshot_limits.h)
     bool m_helloSeen = false;
     std::unordered_map<uint32_t, StringId> m_strings;
     std::unordered_map<uint32_t, FrameId> m_frames;

@@ -127,6 +127,12 @@ void PickleReader::run()
             if (index - memo.size() > m_limits.maxMemoGap)
                 fail(static_cast<int64_t>(opOffset), "memo index " + std::to_string(index) +
                                                          " is far beyond the memo's size " + std::to_string(memo.size()));
+            // Picklers number memo entries from 0, one per PUT: an index past the bytes read
+            // so far only grows the memo (a memo bomb).
+            if (index > opOffset)
+                fail(static_cast<int64_t>(opOffset), "memo index " + std::to_string(index) + " at byte " +
+                                                         std::to_string(opOffset) +
+                                                         ": more memo entries than bytes before it (a memo bomb?)");
             memo.resize(index + 1);
             memoSet.resize(index + 1, 0);
         }

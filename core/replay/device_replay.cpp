@@ -238,6 +238,24 @@ struct Builder {
     {
         const int64_t n = r.eventCount;
         r.checkpointStride = std::max<int64_t>(1024, n / 2048);
+        // Together the checkpoints hold at most ~16 ids per event or allocation: a trace
+        // that keeps very many allocations alive gets a longer stride, not quadratic memory.
+        std::vector<int32_t> liveBefore(static_cast<size_t>(n) + 2, 0);
+        for (const Allocation& a : r.allocations) {
+            ++liveBefore[a.allocEvent.valid() ? static_cast<size_t>(a.allocEvent.value) + 1 : 0];
+            --liveBefore[a.freeEvent.valid() ? static_cast<size_t>(a.freeEvent.value) + 1 : static_cast<size_t>(n) + 1];
+        }
+        for (size_t k = 1; k < liveBefore.size(); ++k)
+            liveBefore[k] += liveBefore[k - 1];
+        const int64_t budget = 16 * (n + static_cast<int64_t>(r.allocations.size())) + (int64_t(1) << 20);
+        auto held = [&](int64_t stride) {
+            int64_t total = 0;
+            for (int64_t i = 0; i <= n; i += stride)
+                total += liveBefore[static_cast<size_t>(i)];
+            return total;
+        };
+        while (r.checkpointStride < n && held(r.checkpointStride) > budget)
+            r.checkpointStride *= 2;
         std::vector<AllocationId> cur;
         for (int32_t i = 0; i < static_cast<int32_t>(r.allocations.size()); ++i)
             if (r.allocations[static_cast<size_t>(i)].preexisting())

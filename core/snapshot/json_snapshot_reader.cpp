@@ -1,6 +1,7 @@
 #include "snapshot/json_snapshot_reader.h"
 
 #include "common/load_error.h"
+#include "snapshot/snapshot_limits.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -164,6 +165,9 @@ private:
     {
         if (!list.is_array())
             fail("device_traces", std::string("expected a list, found ") + list.type_name());
+        if (list.size() > kMaxDevices)
+            fail("device_traces", "holds " + std::to_string(list.size()) + " per-device traces; at most " +
+                                      std::to_string(kMaxDevices) + " are accepted (one per GPU)");
         for (size_t d = 0; d < list.size(); ++d) {
             const json& t = list[d];
             const std::string dp = "device_traces[" + std::to_string(d) + "]";
@@ -241,14 +245,49 @@ private:
     Snapshot& m_s;
 };
 
+// nlohmann's parser keeps its own stack, but dump() and a few other paths recurse once
+// per level: nesting past what a snapshot needs (about 6) is refused before parsing.
+constexpr int kMaxJsonDepth = 64;
+
+void checkJsonDepth(std::span<const uint8_t> bytes, const std::string& name)
+{
+    int depth = 0;
+    bool inString = false;
+    bool escaped = false;
+    for (size_t i = 0; i < bytes.size(); ++i) {
+        const uint8_t c = bytes[i];
+        if (inString) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxJsonDepth)
+                throw LoadError(name, static_cast<int64_t>(i), {},
+                                "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                    " levels; a memory snapshot needs about 6");
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+}
+
 } // namespace
 
 void readJsonSnapshot(std::span<const uint8_t> bytes, const std::string& name, Snapshot& snapshot)
 {
+    checkJsonDepth(bytes, name);
     json root;
     try {
         root = json::parse(bytes.begin(), bytes.end(), nullptr, true, false);
     } catch (const json::parse_error& e) {
+        if (e.byte >= bytes.size()) // nlohmann counts from 1: the input ran out
+            throw LoadError(name, static_cast<int64_t>(bytes.size()), {},
+                            "JSON ends early: the file is truncated (" + std::string(e.what()) + ")");
         throw LoadError(name, static_cast<int64_t>(e.byte), {}, std::string("invalid JSON: ") + e.what());
     } catch (const json::exception& e) {
         throw LoadError(name, -1, {}, std::string("invalid JSON: ") + e.what());

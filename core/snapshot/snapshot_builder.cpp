@@ -1,6 +1,7 @@
 #include "snapshot/snapshot_builder.h"
 
 #include "common/load_error.h"
+#include "snapshot/snapshot_limits.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,6 +9,8 @@
 namespace memscope {
 
 namespace {
+constexpr int32_t kReadAsEntry = -3; // Node::cache of a segment or block dict already read
+
 std::string describe(const Snapshot& s, PickleValue v)
 {
     switch (v.kind) {
@@ -240,39 +243,52 @@ void SnapshotBuilder::appendEvent(Node& list, PickleValue eventValue, int64_t of
     bool hasDeviceFree = false;
     StackId stack;
     StringId metadata = StringPool::empty(), context = StringPool::empty();
-    for (size_t i = 0; i + 1 < ev.items.size(); i += 2) {
-        const PickleValue k = ev.items[i];
-        const PickleValue v = ev.items[i + 1];
-        if (k.kind != PickleKind::String)
-            continue;
-        const StringId key{k.str};
-        if (key == m_k.action) {
-            StringId name = toStr(v, offset, path("action"));
-            action = actionFromName(m_snapshot.strings.view(name)).value_or(Action::Unknown);
-        } else if (key == m_k.addr) {
-            addr = toU64(v, offset, path("addr"));
-        } else if (key == m_k.size) {
-            size = toU64(v, offset, path("size"));
-        } else if (key == m_k.stream) {
-            // Streams are raw cudaStream_t values; keep the bits whatever their sign.
-            if (v.kind != PickleKind::Int)
-                typeError(offset, path("stream"), "an integer", v);
-            stream = static_cast<uint64_t>(v.i);
-        } else if (key == m_k.timeUs) {
-            time = toI64(v, offset, path("time_us"));
-            table.hasTime = true;
-        } else if (key == m_k.frames) {
-            stack = toStack(v, offset, path("frames"));
-        } else if (key == m_k.userMetadata) {
-            if (v.kind == PickleKind::String)
-                metadata = StringId{v.str};
-        } else if (key == m_k.compileContext) {
-            if (v.kind == PickleKind::String)
-                context = StringId{v.str};
-        } else if (key == m_k.deviceFree) {
-            deviceFree = toU64(v, offset, path("device_free"));
-            hasDeviceFree = true;
+    try {
+        for (size_t i = 0; i + 1 < ev.items.size(); i += 2) {
+            const PickleValue k = ev.items[i];
+            const PickleValue v = ev.items[i + 1];
+            if (k.kind != PickleKind::String)
+                continue;
+            const StringId key{k.str};
+            if (key == m_k.action) {
+                StringId name = toStr(v, offset, path("action"));
+                action = actionFromName(m_snapshot.strings.view(name)).value_or(Action::Unknown);
+            } else if (key == m_k.addr) {
+                addr = toU64(v, offset, path("addr"));
+            } else if (key == m_k.size) {
+                size = toU64(v, offset, path("size"));
+            } else if (key == m_k.stream) {
+                // Streams are raw cudaStream_t values; keep the bits whatever their sign.
+                if (v.kind != PickleKind::Int)
+                    typeError(offset, path("stream"), "an integer", v);
+                stream = static_cast<uint64_t>(v.i);
+            } else if (key == m_k.timeUs) {
+                time = toI64(v, offset, path("time_us"));
+                table.hasTime = true;
+            } else if (key == m_k.frames) {
+                stack = toStack(v, offset, path("frames"));
+            } else if (key == m_k.userMetadata) {
+                if (v.kind == PickleKind::String)
+                    metadata = StringId{v.str};
+            } else if (key == m_k.compileContext) {
+                if (v.kind == PickleKind::String)
+                    context = StringId{v.str};
+            } else if (key == m_k.deviceFree) {
+                deviceFree = toU64(v, offset, path("device_free"));
+                hasDeviceFree = true;
+            }
         }
+    } catch (const LoadError& e) {
+        // Kept, and reported by readTraces with the device this table turns out to be.
+        if (m_tableErrors.size() <= static_cast<size_t>(tableIndex))
+            m_tableErrors.resize(static_cast<size_t>(tableIndex) + 1);
+        TableError& te = m_tableErrors[static_cast<size_t>(tableIndex)];
+        if (!te.set) {
+            const std::string prefix = "device_traces[" + std::to_string(tableIndex) + "]";
+            te = {e.keyPath().substr(std::min(prefix.size(), e.keyPath().size())), e.message(), e.offset(), true};
+        }
+        recycle(eventValue.node);
+        return;
     }
     if (hasDeviceFree)
         table.deviceFree.emplace(static_cast<int64_t>(row), deviceFree);
@@ -337,6 +353,10 @@ void SnapshotBuilder::readTraces(PickleValue list, int64_t offset)
 {
     if (list.kind != PickleKind::Container || node(list, offset).kind == ContainerKind::Dict)
         typeError(offset, "device_traces", "a list of per-device lists", list);
+    if (node(list, offset).items.size() > kMaxDevices)
+        throw LoadError(m_fileName, offset, "device_traces",
+                        "holds " + std::to_string(node(list, offset).items.size()) + " per-device traces; at most " +
+                            std::to_string(kMaxDevices) + " are accepted (one per GPU)");
     const std::vector<PickleValue> devices = node(list, offset).items;
     for (size_t d = 0; d < devices.size(); ++d) {
         const std::string path = "device_traces[" + std::to_string(d) + "]";
@@ -351,6 +371,10 @@ void SnapshotBuilder::readTraces(PickleValue list, int64_t offset)
                                                                          : describe(m_snapshot, dn.items[0]);
             throw LoadError(m_fileName, offset, path,
                             "expected trace entries (dicts with 'action'), found " + what);
+        }
+        if (dn.table >= 0 && static_cast<size_t>(dn.table) < m_tableErrors.size() && m_tableErrors[static_cast<size_t>(dn.table)].set) {
+            const TableError& e = m_tableErrors[static_cast<size_t>(dn.table)];
+            throw LoadError(m_fileName, e.offset, path + e.suffix, e.message);
         }
         DeviceTrace t;
         t.device = static_cast<int>(d);
@@ -368,10 +392,10 @@ void SnapshotBuilder::readBlockHistory(const Node& block, Segment& seg, int64_t 
     if (!h || h->kind != PickleKind::Container)
         return;
     m_snapshot.blockHistoryFormat = true;
-    const std::vector<PickleValue> items = node(*h, offset).items;
-    if (items.empty() || seg.blocks.empty())
+    const Node& history = node(*h, offset); // not copied: blocks may share one long history
+    if (history.items.empty() || seg.blocks.empty())
         return;
-    const PickleValue last = items.back();
+    const PickleValue last = history.items.back();
     if (last.kind != PickleKind::Container)
         return;
     const Node& e = node(last, offset);
@@ -392,6 +416,11 @@ void SnapshotBuilder::readSegments(PickleValue list, int64_t offset)
         const std::string path = "segments[" + std::to_string(i) + "]";
         if (segs[i].kind != PickleKind::Container || node(segs[i], offset).kind != ContainerKind::Dict)
             typeError(offset, path, "a segment dict", segs[i]);
+        // A memo reference can name one segment dict many times, and its blocks list many
+        // more: that multiplies (a billion laughs). Real snapshots never share a segment.
+        if (m_nodes[segs[i].node].cache == kReadAsEntry)
+            throw LoadError(m_fileName, offset, path, "the same segment dict appears twice (a memo reference); refused");
+        m_nodes[segs[i].node].cache = kReadAsEntry;
         const Node sn = node(segs[i], offset); // copy: nested reads may grow m_nodes
         Segment seg;
         if (auto* x = lookup(sn, m_k.device))
@@ -429,6 +458,9 @@ void SnapshotBuilder::readSegments(PickleValue list, int64_t offset)
                 const std::string bpath = path + ".blocks[" + std::to_string(j) + "]";
                 if (blocks[j].kind != PickleKind::Container || node(blocks[j], offset).kind != ContainerKind::Dict)
                     typeError(offset, bpath, "a block dict", blocks[j]);
+                if (m_nodes[blocks[j].node].cache == kReadAsEntry)
+                    throw LoadError(m_fileName, offset, bpath, "the same block dict appears twice (a memo reference); refused");
+                m_nodes[blocks[j].node].cache = kReadAsEntry;
                 const Node bn = node(blocks[j], offset);
                 Block b;
                 b.address = cursor; // 2.0 blocks have no address: they tile the segment in order
@@ -481,17 +513,33 @@ void SnapshotBuilder::readAnnotations(PickleValue list, int64_t offset)
 
 void SnapshotBuilder::readSettings(PickleValue dict, int64_t offset, const std::string& prefix)
 {
-    const Node n = node(dict, offset);
-    if (n.kind != ContainerKind::Dict)
-        return;
-    for (size_t i = 0; i + 1 < n.items.size(); i += 2) {
-        const std::string key = prefix + toText(n.items[i]);
-        const PickleValue v = n.items[i + 1];
-        if (v.kind == PickleKind::Container && m_nodes[v.node].kind == ContainerKind::Dict)
-            readSettings(v, offset, key + ".");
-        else
-            m_snapshot.allocatorSettings[key] = toText(v);
-    }
+    // Settings nest one level in practice. A dict that contains itself, or one dict shared
+    // under many keys, must neither recurse nor multiply without bound.
+    constexpr int kMaxDepth = 8;
+    constexpr size_t kMaxEntries = 4096;
+    size_t entries = 0;
+    auto walk = [&](auto& self, PickleValue d, const std::string& pre, int depth) -> void {
+        if (node(d, offset).kind != ContainerKind::Dict)
+            return;
+        for (size_t i = 0; i + 1 < node(d, offset).items.size(); i += 2) {
+            const Node& n = node(d, offset); // nothing here grows m_nodes; re-read anyway
+            const std::string key = pre + toText(n.items[i]);
+            const PickleValue v = n.items[i + 1];
+            if (++entries > kMaxEntries)
+                throw LoadError(m_fileName, offset, "allocator_settings",
+                                "more than " + std::to_string(kMaxEntries) + " settings; a snapshot has about 30");
+            if (v.kind == PickleKind::Container && m_nodes[v.node].kind == ContainerKind::Dict) {
+                if (depth >= kMaxDepth)
+                    throw LoadError(m_fileName, offset, "allocator_settings." + key,
+                                    "settings nested deeper than " + std::to_string(kMaxDepth) +
+                                        " levels (a dict that contains itself?)");
+                self(self, v, key + ".", depth + 1);
+            } else {
+                m_snapshot.allocatorSettings[key] = toText(v);
+            }
+        }
+    };
+    walk(walk, dict, prefix, 0);
 }
 
 } // namespace memscope

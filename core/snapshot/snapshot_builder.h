@@ -69,6 +69,15 @@ private:
     std::vector<uint32_t> m_free;
     std::vector<EventTable> m_tables;
     std::vector<FrameId> m_frameScratch;
+    // Per table, its first bad trace entry, reported by readTraces once the table's device
+    // is known: a list of entries is complete before device_traces names it.
+    struct TableError {
+        std::string suffix; // "[row].key"
+        std::string message;
+        int64_t offset = -1;
+        bool set = false;
+    };
+    std::vector<TableError> m_tableErrors;
 
     struct Keys {
         StringId action, addr, size, stream, timeUs, frames, compileContext, userMetadata, deviceFree;

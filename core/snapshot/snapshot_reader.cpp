@@ -5,6 +5,7 @@
 #include "snapshot/json_snapshot_reader.h"
 #include "snapshot/mapped_file.h"
 #include "snapshot/snapshot_builder.h"
+#include "snapshot/snapshot_limits.h"
 
 #include <vector>
 #include <zlib.h>
@@ -26,14 +27,20 @@ std::vector<uint8_t> inflateGzip(std::span<const uint8_t> in, const std::string&
     zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size(), UINT32_MAX));
     size_t fed = zs.avail_in;
     size_t produced = 0;
-    const uint64_t limit = options.maxFileBytes ? options.maxFileBytes : kMaxInflatedBytes;
+    // Real snapshots compress 10-30x; deflate can reach ~1000x. Past 256x (and 256 MiB) the
+    // file is a decompression bomb, refused before it can take the memory.
+    const uint64_t limit = options.maxFileBytes ? options.maxFileBytes
+                                                : std::min<uint64_t>(kMaxInflatedBytes,
+                                                                     std::max<uint64_t>(uint64_t(256) << 20, uint64_t(in.size()) * 256));
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
         if (produced == out.size()) {
             if (out.size() >= limit) {
                 inflateEnd(&zs);
                 throw LoadError(name, static_cast<int64_t>(zs.total_in), {},
-                                "gzip data inflates past " + std::to_string(limit) + " bytes; refusing");
+                                "gzip data inflates past " + std::to_string(limit) + " bytes (" +
+                                    std::to_string(limit / std::max<size_t>(in.size(), 1)) +
+                                    " times its compressed size): refused as a decompression bomb");
             }
             out.resize(std::min<uint64_t>(out.size() * 2, limit));
         }
@@ -110,6 +117,7 @@ std::shared_ptr<const Snapshot> readSnapshotBytes(std::span<const uint8_t> bytes
         s->format = SnapshotFormat::Pickle;
         readPickle(bytes, name, *s, options, 0.0);
     }
+    checkSnapshotLimits(*s, name);
     return s;
 }
 
