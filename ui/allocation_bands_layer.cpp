@@ -1,5 +1,6 @@
 #include "allocation_bands_layer.h"
 
+#include "column_events.h"
 #include "plot_theme.h"
 
 #include <QElapsedTimer>
@@ -19,30 +20,35 @@ void AllocationBandsLayer::setModel(const DeviceModel* model, XAxisMode mode)
     m_matches.clear();
     m_selected = {};
     m_valid = false;
+    m_colors.clear();
 }
 
 void AllocationBandsLayer::setColorMode(ColorMode mode)
 {
     m_colorMode = mode;
     m_valid = false;
+    m_colors.clear();
 }
 
 void AllocationBandsLayer::setMatches(std::vector<uint8_t> matches)
 {
     m_matches = std::move(matches);
     m_valid = false;
+    m_colors.clear();
 }
 
 void AllocationBandsLayer::setSelected(AllocationId id)
 {
     m_selected = id;
     m_valid = false;
+    m_colors.clear();
 }
 
 void AllocationBandsLayer::setDark(bool dark)
 {
     m_dark = dark;
     m_valid = false;
+    m_colors.clear();
 }
 
 void AllocationBandsLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const
@@ -85,65 +91,110 @@ void AllocationBandsLayer::render(const QRect& area, double dpr)
     m_image = QImage(w, h, QImage::Format_ARGB32_Premultiplied);
     m_image.fill(Qt::transparent);
     m_image.setDevicePixelRatio(dpr);
-    m_columnEvent.assign(static_cast<size_t>(w), -2);
+    m_columnEvent.assign(static_cast<size_t>(w), kNoColumnEvent);
     if (!m_model || m_model->eventCount() == 0) {
         m_lastRenderMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
         return;
     }
     QCPAxis* xa = m_rect->axis(QCPAxis::atBottom);
     QCPAxis* ya = m_rect->axis(QCPAxis::atLeft);
-    const double lo = xa->range().lower, hi = xa->range().upper;
     const double ylo = ya->range().lower, yhi = ya->range().upper;
     const double rowsPerByte = h / (yhi - ylo);
-    const int64_t n = m_model->eventCount();
+    m_columnEvent = columnEvents(*m_model, m_mode, xa->range().lower, xa->range().upper, w);
+    uchar* bits = m_image.bits();
+    const qsizetype stride = m_image.bytesPerLine();
+    auto pixel = [&](int row, int col) -> QRgb& { return reinterpret_cast<QRgb*>(bits + row * stride)[col]; };
 
     std::vector<float> coverage(static_cast<size_t>(h));
     std::vector<QRgb> color(static_cast<size_t>(h));
-    int64_t previous = -3;
-    int previousColumn = -1;
-    int64_t first = m_model->firstEventAtOrAfter(lo, m_mode);
-    for (int c = 0; c < w; ++c) {
-        const double edge = lo + (hi - lo) * (c + 1) / w;
-        const int64_t last = std::min(m_model->firstEventAtOrAfter(edge, m_mode), n);
-        int64_t rep;
-        if (last > first)
-            rep = m_model->requested.query(first, last).maxIndex;
-        else
-            rep = first - 1;
-        const double xc = lo + (hi - lo) * (c + 0.5) / w;
-        if (first >= n && xc > m_model->xMax(m_mode))
-            rep = -2; // past the end
-        if (first == 0 && last == 0 && xc < m_model->xMin(m_mode))
-            rep = -2; // before the start
-        first = std::max(first, last);
-        m_columnEvent[static_cast<size_t>(c)] = rep;
-        if (rep == -2)
-            continue;
-        if (rep == previous && previousColumn >= 0) {
-            for (int y = 0; y < h; ++y) {
-                auto* line = reinterpret_cast<QRgb*>(m_image.scanLine(y));
-                line[c] = line[previousColumn];
+    // The live set moves forward from column to column by the events in between; a jump
+    // longer than the replay's checkpoint stride asks the replay instead.
+    const DeviceReplay& replay = *m_model->replay;
+    m_colors.resize(replay.allocations.size(), 0);
+    std::vector<AllocationId> live;
+    std::vector<double> prefix{0.0}; // prefix[j]: bytes of live[0..j), the bottom of live[j]
+    int64_t liveEvent = kNoColumnEvent;
+    constexpr size_t kUnchanged = SIZE_MAX;
+    size_t firstChanged = 0; // lowest position of `live` that changed since the last column
+    auto advance = [&](int64_t target) {
+        if (liveEvent == kNoColumnEvent || target < liveEvent || target - liveEvent > replay.checkpointStride ||
+            replay.doubleAllocs > 0 || replay.eventAllocation.size() != static_cast<size_t>(replay.eventCount)) {
+            live = replay.liveAfter(target);
+            liveEvent = target;
+            firstChanged = 0;
+            return;
+        }
+        for (int64_t i = liveEvent + 1; i <= target; ++i) {
+            const AllocationId id = replay.eventAllocation[static_cast<size_t>(i)];
+            if (!id.valid())
+                continue;
+            const Allocation& a = replay.allocation(id);
+            if (a.allocEvent.value == i) {
+                auto it = live.empty() || live.back() < id ? live.end() : std::lower_bound(live.begin(), live.end(), id);
+                firstChanged = std::min(firstChanged, static_cast<size_t>(it - live.begin()));
+                live.insert(it, id);
+            } else if (a.freeEvent.value == i) {
+                auto it = std::lower_bound(live.begin(), live.end(), id);
+                if (it != live.end() && *it == id) {
+                    firstChanged = std::min(firstChanged, static_cast<size_t>(it - live.begin()));
+                    live.erase(it);
+                }
             }
+        }
+        liveEvent = target;
+    };
+    auto rowOf = [&](double bytes) { return (yhi - bytes) * rowsPerByte; }; // image rows grow downwards
+
+    // Successive columns share the bottom of the stack (what was allocated first and is still
+    // live): each column copies the rows below the lowest change from the column before and
+    // stacks only the allocations from there up.
+    int previousColumn = -1;
+    for (int c = 0; c < w; ++c) {
+        const int64_t rep = m_columnEvent[static_cast<size_t>(c)];
+        if (rep == kNoColumnEvent)
+            continue;
+        firstChanged = kUnchanged;
+        advance(rep);
+        if (previousColumn < 0)
+            firstChanged = 0;
+        if (firstChanged == kUnchanged) {
+            for (int y = 0; y < h; ++y)
+                pixel(y, c) = pixel(y, previousColumn);
             previousColumn = c;
             continue;
         }
-        previous = rep;
+        prefix.resize(live.size() + 1);
+        for (size_t j = std::min(firstChanged, live.size()); j < live.size(); ++j)
+            prefix[j + 1] = prefix[j] + static_cast<double>(replay.allocation(live[j]).size);
+        int boundaryRow = h - 1; // rows below it are the previous column's
+        size_t j0 = 0;
+        if (firstChanged > 0) {
+            const double pb = rowOf(prefix[std::min(firstChanged, live.size())]);
+            boundaryRow = std::min(h - 1, static_cast<int>(std::floor(pb)));
+            j0 = std::min(firstChanged, live.size());
+            while (j0 > 0 && rowOf(prefix[j0]) < boundaryRow + 1)
+                --j0; // allocations that share the boundary row are drawn again
+            for (int y = std::max(boundaryRow + 1, 0); y < h; ++y)
+                pixel(y, c) = pixel(y, previousColumn);
+        }
         previousColumn = c;
-        std::fill(coverage.begin(), coverage.end(), 0.0f);
-        const std::vector<AllocationId> live = m_model->replay->liveAfter(rep);
-        double cum = 0;
-        for (AllocationId id : live) {
-            const double size = static_cast<double>(m_model->replay->allocation(id).size);
-            const double y0 = cum, y1 = cum + size;
-            cum = y1;
-            // Image rows grow downwards: top = yhi.
-            const double top = (yhi - y1) * rowsPerByte;
-            const double bottom = (yhi - y0) * rowsPerByte;
-            if (bottom <= 0 || top >= h || bottom - top <= 0)
+        if (boundaryRow < 0)
+            continue;
+        std::fill(coverage.begin(), coverage.begin() + boundaryRow + 1, 0.0f);
+        for (size_t j = j0; j < live.size(); ++j) {
+            const AllocationId id = live[j];
+            const double top = rowOf(prefix[j + 1]);
+            const double bottom = rowOf(prefix[j]);
+            if (top >= boundaryRow + 1 || bottom - top <= 0)
                 continue;
-            const QRgb col = colorOf(id);
+            if (bottom <= 0)
+                break; // everything above is above the image
+            QRgb& cached = m_colors[static_cast<size_t>(id.value)];
+            if (cached == 0)
+                cached = colorOf(id);
+            const QRgb col = cached;
             const int r0 = static_cast<int>(std::floor(std::max(top, 0.0)));
-            const int r1 = static_cast<int>(std::ceil(std::min(bottom, static_cast<double>(h)))) - 1;
+            const int r1 = std::min(boundaryRow, static_cast<int>(std::ceil(std::min(bottom, static_cast<double>(h)))) - 1);
             for (int r = r0; r <= r1; ++r) {
                 const double cover = std::min(bottom, r + 1.0) - std::max(top, static_cast<double>(r));
                 auto& cv = coverage[static_cast<size_t>(r)];
@@ -154,9 +205,9 @@ void AllocationBandsLayer::render(const QRect& area, double dpr)
                 }
             }
         }
-        for (int y = 0; y < h; ++y)
+        for (int y = 0; y <= boundaryRow; ++y)
             if (coverage[static_cast<size_t>(y)] > 0)
-                reinterpret_cast<QRgb*>(m_image.scanLine(y))[c] = color[static_cast<size_t>(y)];
+                pixel(y, c) = color[static_cast<size_t>(y)];
     }
     m_lastRenderMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
 }

@@ -63,6 +63,7 @@ private:
     double m_dpr = 1;
     QCPRange m_x, m_y;
     std::vector<int64_t> m_columnEvent;
+    std::vector<QRgb> m_colors; // per allocation, 0 until first needed; cleared when colouring changes
     double m_lastRenderMs = 0;
 };
 

@@ -172,6 +172,7 @@ void AllocationTimelineView::rebuild()
     auto* total = m_plot->addGraph();
     total->setLineStyle(QCPGraph::lsStepLeft);
     total->setAdaptiveSampling(false);
+    total->setAntialiased(false);
     total->setPen(QPen(PlotTheme::current().requested, 1.2));
     total->setName(tr("Requested (total)"));
     const double top = static_cast<double>(std::max<int64_t>(m->replay->peakRequested.bytes, 1024));

@@ -42,17 +42,27 @@ void BandLayer::draw(QCPPainter* painter)
     const QRect r = m_rect->rect();
     painter->setFont(m_font);
     const QFontMetrics fm(m_font);
+    double lastLine = -1e9;
+    double lastLabelEnd = -1e9;
     for (const Band& b : m_bands) {
         if (b.x1 < range.lower || b.x0 > range.upper)
             continue;
         double p0 = std::max<double>(x->coordToPixel(b.x0), r.left() - 1);
         double p1 = std::min<double>(x->coordToPixel(b.x1), r.right() + 1);
         if (m_style == Style::Lines) {
-            painter->setPen(QPen(b.color, 1, Qt::DashLine));
+            // Dense boundaries (many short iterations zoomed out) would hatch the chart:
+            // keep a line every few pixels and a label only where it fits.
+            if (p0 - lastLine < 6)
+                continue;
+            lastLine = p0;
+            QColor c = b.color;
+            c.setAlphaF(0.6);
+            painter->setPen(QPen(c, 1, Qt::DashLine));
             painter->drawLine(QPointF(p0, r.top()), QPointF(p0, r.bottom()));
-            if (!b.label.isEmpty()) {
+            if (!b.label.isEmpty() && p0 + 4 > lastLabelEnd) {
                 painter->setPen(m_text);
                 painter->drawText(QPointF(p0 + 4, r.top() + fm.ascent() + 3), b.label);
+                lastLabelEnd = p0 + 4 + fm.horizontalAdvance(b.label) + 8;
             }
             continue;
         }

@@ -62,6 +62,7 @@ public:
 
     QCustomPlot* plot() const { return m_plot; }
     QCPAxisRect* mainRect() const { return m_main; }
+    const TimelinePlotter* plotter() const { return m_plotter.get(); }
     const DeviceModel* model() const;
     QString peakLabelText() const;
     QString hoverText(int64_t event) const; // what the tooltip says at an event (rich text)

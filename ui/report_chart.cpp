@@ -177,7 +177,7 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
     key->setSubTicks(false);
     key->grid()->setVisible(false);
     value->setTicker(QSharedPointer<ByteAxisTicker>(new ByteAxisTicker));
-    value->setRange(0, static_cast<double>(maxBytes) * 1.7);
+    value->setRange(0, static_cast<double>(maxBytes) * 2.3);
     value->ticker()->setTickCount(3);
     value->setLabel(at.globalPeak ? QObject::tr("At the peak: %1").arg(bytesText(at.requested))
                                   : QObject::tr("At %1: %2").arg(secondsText(static_cast<double>(at.relativeUs) / 1e6),

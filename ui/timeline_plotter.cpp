@@ -1,10 +1,15 @@
 #include "timeline_plotter.h"
 
+#include "category_areas_layer.h"
+
 #include <algorithm>
 
 namespace memscope {
 
-TimelinePlotter::TimelinePlotter(QCustomPlot* plot, QCPAxisRect* rect) : m_plot(plot), m_rect(rect) {}
+TimelinePlotter::TimelinePlotter(QCustomPlot* plot, QCPAxisRect* rect)
+    : m_plot(plot), m_rect(rect), m_areaLayer(new CategoryAreasLayer(plot, rect))
+{
+}
 
 void TimelinePlotter::clearGraphs()
 {
@@ -25,36 +30,38 @@ void TimelinePlotter::setModel(const DeviceModel* model, XAxisMode mode, bool at
     clearGraphs();
     m_model = model;
     m_mode = mode;
+    std::vector<Category> order;
+    if (model)
+        for (Category c : kStackOrder)
+            if (model->categoryPresent[static_cast<size_t>(c)])
+                order.push_back(c);
+    m_areaLayer->setModel(model, mode, order);
     if (!model)
         return;
     QCPAxis* x = m_rect->axis(QCPAxis::atBottom);
     QCPAxis* y = m_rect->axis(QCPAxis::atLeft);
-    QCPGraph* below = nullptr;
     for (Category c : kStackOrder) {
         if (!model->categoryPresent[static_cast<size_t>(c)])
             continue;
         QCPGraph* g = m_plot->addGraph(x, y);
-        g->setLineStyle(QCPGraph::lsStepLeft);
-        g->setAdaptiveSampling(false);
-        QColor fill = categoryQColor(c);
-        g->setPen(QPen(fill.darker(115), 1));
-        fill.setAlpha(215);
+        g->setLineStyle(QCPGraph::lsNone);
+        const QColor fill = categoryQColor(c);
+        g->setPen(QPen(fill.darker(125), 1));
         g->setBrush(fill);
-        if (below)
-            g->setChannelFillGraph(below);
         g->setName(attributed || c != Category::Other ? QString::fromUtf8(categoryLabel(c).data())
                                                       : QStringLiteral("Requested (not attributed)"));
         g->setSelectable(QCP::stNone);
         m_areas[static_cast<size_t>(c)] = g;
-        below = g;
     }
     m_requested = m_plot->addGraph(x, y);
     m_requested->setLineStyle(QCPGraph::lsStepLeft);
+    m_requested->setAntialiased(false); // steps: only vertical and horizontal segments
     m_requested->setName(QStringLiteral("Requested (total)"));
     m_requested->setSelectable(QCP::stNone);
     m_requested->setAdaptiveSampling(false);
     m_reserved = m_plot->addGraph(x, y);
     m_reserved->setLineStyle(QCPGraph::lsStepLeft);
+    m_reserved->setAntialiased(false);
     m_reserved->setName(QStringLiteral("Reserved"));
     m_reserved->setSelectable(QCP::stNone);
     m_reserved->setAdaptiveSampling(false);
@@ -67,6 +74,7 @@ void TimelinePlotter::applyTheme(const PlotTheme& theme)
         m_requested->setPen(QPen(theme.requested, 1.6));
     if (m_reserved)
         m_reserved->setPen(QPen(theme.reserved, 1.6, Qt::DashLine));
+    m_areaLayer->setBackground(theme.background);
 }
 
 std::vector<int64_t> TimelinePlotter::sampleEvents(const DeviceModel& m, const MinMaxPyramid& pyramid, XAxisMode mode,
@@ -118,18 +126,6 @@ void TimelinePlotter::refresh()
     QVector<double> keys(static_cast<qsizetype>(events.size()));
     for (size_t i = 0; i < events.size(); ++i)
         keys[static_cast<qsizetype>(i)] = m_model->x(events[i], m_mode);
-    std::vector<double> cumulative(events.size(), 0.0);
-    for (Category c : kStackOrder) {
-        QCPGraph* g = m_areas[static_cast<size_t>(c)];
-        if (!g)
-            continue;
-        QVector<double> values(static_cast<qsizetype>(events.size()));
-        for (size_t i = 0; i < events.size(); ++i) {
-            cumulative[i] += static_cast<double>(m_model->categoryBytes(c, events[i]));
-            values[static_cast<qsizetype>(i)] = cumulative[i];
-        }
-        g->setData(keys, values, true);
-    }
     QVector<double> total(static_cast<qsizetype>(events.size()));
     for (size_t i = 0; i < events.size(); ++i)
         total[static_cast<qsizetype>(i)] = static_cast<double>(m_model->requestedAfter(events[i]));

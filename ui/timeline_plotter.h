@@ -11,15 +11,18 @@
 
 namespace memscope {
 
+class CategoryAreasLayer;
+
 /*
  * The stacked category areas, the requested total and the reserved line of one device,
- * drawn into an axis rect. Each refresh() hands the graphs only what the visible pixels
- * can show: the visible x range is cut into one bucket per pixel column and each bucket
- * contributes the events where the curve is lowest and highest (from the min/max
- * pyramid), plus the last event before the range and the first after it. So a graph
- * never holds more than about two points per pixel, whatever the trace length, and
- * every peak stays visible at every zoom. Lines are steps: the state after an event
- * holds until the next one.
+ * drawn into an axis rect. The areas are a CategoryAreasLayer (one image column per
+ * pixel); the category graphs hold no data and only give the legend its entries. Each
+ * refresh() hands the two line graphs only what the visible pixels can show: the visible
+ * x range is cut into one bucket per pixel column and each bucket contributes the events
+ * where the curve is lowest and highest (from the min/max pyramid) and its last event, plus
+ * the last event before the range. So a graph never holds more than three points per
+ * pixel, whatever the trace length, and every peak stays visible at every zoom. Lines are
+ * steps: the state after an event holds until the next one.
  */
 class TimelinePlotter {
 public:
@@ -38,7 +41,8 @@ public:
     XAxisMode mode() const { return m_mode; }
     QCPGraph* requestedGraph() const { return m_requested; }
     QCPGraph* reservedGraph() const { return m_reserved; }
-    QCPGraph* categoryGraph(Category c) const { return m_areas[static_cast<size_t>(c)]; }
+    QCPGraph* categoryGraph(Category c) const { return m_areas[static_cast<size_t>(c)]; } // legend entry
+    CategoryAreasLayer* areas() const { return m_areaLayer; }
     int pointsHanded() const { return m_pointsHanded; } // largest graph of the last refresh
     // Events sampled for [lo, hi] at `pixels` columns using `pyramid`.
     static std::vector<int64_t> sampleEvents(const DeviceModel& m, const MinMaxPyramid& pyramid, XAxisMode mode,
@@ -52,6 +56,7 @@ private:
     const DeviceModel* m_model = nullptr;
     XAxisMode m_mode = XAxisMode::Time;
     std::array<QCPGraph*, kCategoryCount> m_areas{};
+    CategoryAreasLayer* m_areaLayer = nullptr;
     QCPGraph* m_requested = nullptr;
     QCPGraph* m_reserved = nullptr;
     int m_pointsHanded = 0;

@@ -1,6 +1,7 @@
 #include "allocation_bands_layer.h"
 #include "allocation_timeline_view.h"
 #include "allocator_state_view.h"
+#include "category_areas_layer.h"
 #include "category_timeline_view.h"
 #include "io/frame_classifier.h"
 #include "io/point_report.h"
@@ -94,35 +95,34 @@ private slots:
         CategoryTimelineView* tl = tab->timeline();
         tl->plot()->replot(QCustomPlot::rpImmediateRefresh);
         QVERIFY(tl->peakLabelText().contains(bytes(d.peakRequested.bytes)));
-        QCPGraph* requested = nullptr;
-        QCPGraph* reserved = nullptr;
-        QCPGraph* topArea = nullptr;
-        for (int i = 0; i < tl->plot()->graphCount(); ++i) {
-            QCPGraph* g = tl->plot()->graph(i);
-            if (g->name() == QStringLiteral("Requested (total)"))
-                requested = g;
-            else if (g->name() == QStringLiteral("Reserved"))
-                reserved = g;
-            else
-                topArea = g;
-        }
-        QVERIFY(requested && reserved && topArea);
+        QCPGraph* requested = tl->plotter()->requestedGraph();
+        QCPGraph* reserved = tl->plotter()->reservedGraph();
+        QVERIFY(requested && reserved);
         auto maxOf = [](QCPGraph* g) {
             double mx = 0;
             for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
                 mx = std::max(mx, it->value);
             return mx;
         };
-        // Per-pixel sampling keeps the peaks exactly, and hands over at most ~3 points a pixel.
+        // Per-pixel sampling keeps the peaks exactly, and hands over at most 3 points a pixel.
         QCOMPARE(static_cast<int64_t>(maxOf(requested)), d.peakRequested.bytes);
         QCOMPARE(static_cast<int64_t>(maxOf(reserved)), d.peakReserved.bytes);
-        QCOMPARE(static_cast<int64_t>(maxOf(topArea)), d.peakRequested.bytes);
         QVERIFY(requested->dataCount() <= 3 * tl->mainRect()->width() + 4);
         QVERIFY(tl->pointsHanded() <= 3 * tl->mainRect()->width() + 4);
-        // The stacked areas end at the requested total at every drawn point.
-        QCOMPARE(topArea->dataCount(), requested->dataCount());
-        for (int i = 0; i < requested->dataCount(); ++i)
-            QCOMPARE(topArea->data()->at(i)->value, requested->data()->at(i)->value);
+        // The stacked areas: one column per pixel, the tallest one is the peak, and each
+        // column stacks the categories of its event (they add up to the requested total).
+        const auto& columns = tl->plotter()->areas()->columns();
+        QCOMPARE(static_cast<int>(columns.size()), tl->mainRect()->width());
+        int64_t tallest = 0;
+        for (int64_t e : columns)
+            if (e >= -1)
+                tallest = std::max(tallest, d.requestedAfter(e));
+        QCOMPARE(tallest, d.peakRequested.bytes);
+        // Every legend entry is a category present in the trace, plus the two lines.
+        int categoriesPresent = 0;
+        for (Category c : kAllCategories)
+            categoriesPresent += m.categoryPresent[static_cast<size_t>(c)];
+        QCOMPARE(tl->plot()->legend->itemCount(), categoriesPresent + 2);
         const QString hover = tl->hoverText(pe);
         QVERIFY(hover.contains(bytes(d.peakRequested.bytes)));
         QVERIFY(hover.contains(bytes(d.reservedAfter(pe))));
@@ -213,6 +213,45 @@ private slots:
                 QVERIFY(d.allocation(id).liveAfter(bands->eventAtPixel(x)));
             }
         QVERIFY(hits > 0);
+        // Each column of the image is as tall as the requested bytes of its event (the
+        // columns' live sets are carried from column to column; this checks them).
+        const QImage& img = bands->image();
+        const double rowsPerByte = img.height() / at->plot()->yAxis->range().size();
+        int checked = 0;
+        for (int col = 0; col < img.width(); col += 3) {
+            const int64_t e = bands->eventAtPixel(area.left() + col + 0.5);
+            if (e < -1)
+                continue;
+            int painted = 0;
+            for (int y = 0; y < img.height(); ++y)
+                painted += qAlpha(img.pixel(col, y)) > 0;
+            QVERIFY2(std::abs(painted - static_cast<double>(d.requestedAfter(e)) * rowsPerByte) <= 2.0,
+                     qPrintable(QStringLiteral("column %1 event %2: %3 rows").arg(col).arg(e).arg(painted)));
+            ++checked;
+        }
+        QVERIFY(checked > 100);
+        // Zoomed into the busiest stretch too, where columns follow each other event by event.
+        {
+            const int64_t mid = m.eventCount() / 2;
+            const double w = std::max(m.x(std::min(mid + 400, m.eventCount() - 1), XAxisMode::Time) -
+                                          m.x(std::max<int64_t>(mid - 400, 0), XAxisMode::Time), 1e-4);
+            at->setXRange(m.x(mid, XAxisMode::Time) - w / 2, m.x(mid, XAxisMode::Time) + w / 2);
+            at->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            const QImage& zoomed = bands->image();
+            for (int col = 0; col < zoomed.width(); col += 7) {
+                const int64_t e = bands->eventAtPixel(area.left() + col + 0.5);
+                if (e < -1)
+                    continue;
+                int painted = 0;
+                for (int y = 0; y < zoomed.height(); ++y)
+                    painted += qAlpha(zoomed.pixel(col, y)) > 0;
+                QVERIFY2(std::abs(painted - static_cast<double>(d.requestedAfter(e)) * rowsPerByte) <= 2.0,
+                         qPrintable(QStringLiteral("zoomed column %1 event %2: %3 rows").arg(col).arg(e).arg(painted)));
+            }
+            const auto [lo, hi] = tab->timeline()->xRange();
+            at->setXRange(lo, hi);
+            at->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        }
         // Clicking the band at the peak column's bottom selects the oldest live allocation there.
         const double peakX = at->plot()->xAxis->coordToPixel(m.x(std::max<int64_t>(pe, 0), XAxisMode::Time));
         const int64_t colEvent = bands->eventAtPixel(peakX);

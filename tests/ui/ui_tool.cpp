@@ -33,6 +33,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 
@@ -155,6 +156,7 @@ int frametime(const QString& file, int width, int height)
     QCustomPlot* plot = view.plot();
     auto measure = [&](const char* what, auto step, int frames) {
         std::vector<double> ms;
+        int points = 0;
         view.resetZoom();
         plot->replot(QCustomPlot::rpImmediateRefresh);
         for (int i = 0; i < frames; ++i) {
@@ -163,19 +165,96 @@ int frametime(const QString& file, int width, int height)
             step(i);
             plot->replot(QCustomPlot::rpImmediateRefresh);
             ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+            points = std::max(points, view.pointsHanded());
         }
         std::sort(ms.begin(), ms.end());
         const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
-        std::printf("%-28s frames %3d  mean %6.2f ms  median %6.2f ms  p95 %6.2f ms  max %6.2f ms  (points/graph %d)\n",
-                    what, frames, mean, ms[ms.size() / 2], ms[ms.size() * 95 / 100], ms.back(), view.pointsHanded());
+        std::printf("%-28s frames %3d  mean %6.2f ms  median %6.2f ms  p95 %6.2f ms  max %6.2f ms  (max points/graph %d)\n",
+                    what, frames, mean, ms[ms.size() / 2], ms[ms.size() * 95 / 100], ms.back(), points);
     };
     std::printf("%s: %lld events, view %dx%d\n", qPrintable(QFileInfo(file).fileName()),
                 static_cast<long long>(doc->devices[0].eventCount()), width, height);
-    measure("category: zoom in (wheel)", [&](int) { view.zoomBy(0.85); }, 40);
+    view.resetZoom();
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    std::printf("axis rect %dx%d, points/graph %d\n", view.mainRect()->width(), view.mainRect()->height(), view.pointsHanded());
+    if (qEnvironmentVariableIsSet("MEMSCOPE_PROBE")) {
+        for (int k = 0; k < 3; ++k) {
+            QElapsedTimer t;
+            t.start();
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+            std::printf("static replot %.2f ms\n", static_cast<double>(t.nsecsElapsed()) / 1e6);
+        }
+        for (auto [name, aa] : {std::pair<const char*, QCP::AntialiasedElements>{"no AA fills", QCP::aeFills},
+                                std::pair<const char*, QCP::AntialiasedElements>{"no AA plottables+fills", QCP::aeFills | QCP::aePlottables}}) {
+            plot->setNotAntialiasedElements(aa);
+            QElapsedTimer t;
+            t.start();
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+            std::printf("%-28s %.2f ms\n", name, static_cast<double>(t.nsecsElapsed()) / 1e6);
+            plot->setNotAntialiasedElements(QCP::aeNone);
+        }
+        auto timeIt = [&](const char* name) {
+            double best = 1e9;
+            for (int k = 0; k < 3; ++k) {
+                QElapsedTimer t;
+                t.start();
+                plot->replot(QCustomPlot::rpImmediateRefresh);
+                best = std::min(best, static_cast<double>(t.nsecsElapsed()) / 1e6);
+            }
+            std::printf("%-28s best of 3 %.2f ms\n", name, best);
+        };
+        timeIt("baseline");
+        std::vector<QCPGraph*> fills;
+        for (int i = 0; i < plot->graphCount(); ++i)
+            fills.push_back(plot->graph(i)->channelFillGraph());
+        for (int i = 0; i < plot->graphCount(); ++i)
+            plot->graph(i)->setChannelFillGraph(nullptr);
+        timeIt("fill to zero, not channel");
+        for (int i = 0; i < plot->graphCount(); ++i)
+            plot->graph(i)->setChannelFillGraph(fills[static_cast<size_t>(i)]);
+        for (int i = 0; i < plot->graphCount(); ++i)
+            plot->graph(i)->setLineStyle(QCPGraph::lsLine);
+        timeIt("lsLine");
+        for (int i = 0; i < plot->graphCount(); ++i)
+            plot->graph(i)->setLineStyle(QCPGraph::lsStepLeft);
+        const QBrush b0 = plot->graph(0)->brush();
+        for (int i = 0; i < plot->graphCount(); ++i)
+            plot->graph(i)->setBrush(QBrush(plot->graph(i)->brush().color()));
+        timeIt("opaque brushes?");
+        for (int i = 0; i < plot->graphCount(); ++i) {
+            QCPGraph* g = plot->graph(i);
+            const bool was = g->visible();
+            g->setVisible(false);
+            QElapsedTimer t;
+            t.start();
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+            std::printf("without graph %-20s %.2f ms (%d points)\n", qPrintable(g->name()), static_cast<double>(t.nsecsElapsed()) / 1e6, g->dataCount());
+            g->setVisible(was);
+        }
+        for (int i = 0; i < plot->layerCount(); ++i) {
+            QCPLayer* l = plot->layer(i);
+            const bool was = l->visible();
+            l->setVisible(false);
+            QElapsedTimer t;
+            t.start();
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+            std::printf("without layer %-10s %.2f ms\n", qPrintable(l->name()), static_cast<double>(t.nsecsElapsed()) / 1e6);
+            l->setVisible(was);
+        }
+    }
+    // Zoom and pan around the middle event, where the trace is dense (many_small spends its
+    // first 3.3 s building the model with few events).
+    const DeviceModel& m = doc->devices[0];
+    const double centre = m.x(m.eventCount() / 2, XAxisMode::Time);
+    const double span = m.xMax(XAxisMode::Time);
+    measure("category: zoom in (wheel)", [&](int i) {
+        const double w = span * std::pow(0.85, i + 1);
+        view.setXRange(centre - w / 2, centre + w / 2);
+    }, 40);
     measure("category: pan (drag)", [&](int i) {
-        if (i == 0)
-            view.zoomBy(0.1);
-        view.panBy(i % 40 < 20 ? 0.02 : -0.02);
+        const double w = span * 0.1;
+        const double c = centre + w * 0.02 * (i % 40 < 20 ? i % 20 : 20 - i % 20);
+        view.setXRange(c - w / 2, c + w / 2);
     }, 120);
     measure("category: zoomed out pan", [&](int i) { view.panBy(i % 2 ? 0.001 : -0.001); }, 60);
 
@@ -186,19 +265,22 @@ int frametime(const QString& file, int width, int height)
     settle(100);
     QCustomPlot* ap = alloc.plot();
     std::vector<double> ms;
+    double renderMs = 0;
     const QCPRange full = ap->xAxis->range();
     for (int i = 0; i < 60; ++i) {
         QElapsedTimer t;
         t.start();
-        const double f = i < 30 ? 1.0 - i * 0.03 : 0.1;
-        const double shift = i < 30 ? 0 : (i - 30) * 0.01 * full.size();
-        ap->xAxis->setRange(full.lower + shift, full.lower + shift + full.size() * f);
+        const double w = i < 30 ? full.size() * std::pow(0.9, i) : full.size() * 0.05;
+        const double c = i < 30 ? centre : centre + (i - 30) * 0.002 * full.size();
+        ap->xAxis->setRange(c - w / 2, c + w / 2);
         ap->replot(QCustomPlot::rpImmediateRefresh);
         ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+        renderMs += alloc.bands()->lastRenderMs();
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("%-28s frames %3d  mean %6.2f ms  median %6.2f ms  p95 %6.2f ms  max %6.2f ms\n", "allocations: zoom+pan", 60,
-                std::accumulate(ms.begin(), ms.end(), 0.0) / 60.0, ms[30], ms[57], ms.back());
+    std::printf("%-28s frames %3d  mean %6.2f ms  median %6.2f ms  p95 %6.2f ms  max %6.2f ms  (band image %.2f ms a frame)\n",
+                "allocations: zoom+pan", 60, std::accumulate(ms.begin(), ms.end(), 0.0) / 60.0, ms[30], ms[57], ms.back(),
+                renderMs / 60.0);
     return 0;
 }
 

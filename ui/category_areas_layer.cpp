@@ -1,0 +1,120 @@
+#include "category_areas_layer.h"
+
+#include "column_events.h"
+#include "plot_theme.h"
+
+#include <QElapsedTimer>
+
+#include <algorithm>
+#include <cmath>
+
+namespace memscope {
+
+CategoryAreasLayer::CategoryAreasLayer(QCustomPlot* plot, QCPAxisRect* rect) : QCPLayerable(plot), m_rect(rect) {}
+
+void CategoryAreasLayer::setModel(const DeviceModel* model, XAxisMode mode, std::vector<Category> stackOrder)
+{
+    m_model = model;
+    m_mode = mode;
+    m_order = std::move(stackOrder);
+    m_valid = false;
+}
+
+void CategoryAreasLayer::setBackground(const QColor& background)
+{
+    m_background = background;
+    m_valid = false;
+}
+
+void CategoryAreasLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const
+{
+    painter->setAntialiasing(false);
+}
+
+QRect CategoryAreasLayer::clipRect() const
+{
+    return m_rect ? m_rect->rect() : QRect();
+}
+
+void CategoryAreasLayer::render(const QRect& area, double dpr)
+{
+    QElapsedTimer timer;
+    timer.start();
+    const int w = std::max(1, static_cast<int>(std::lround(area.width() * dpr)));
+    const int h = std::max(1, static_cast<int>(std::lround(area.height() * dpr)));
+    m_image = QImage(w, h, QImage::Format_ARGB32_Premultiplied);
+    m_image.fill(Qt::transparent);
+    m_image.setDevicePixelRatio(dpr);
+    m_columns.assign(static_cast<size_t>(w), kNoColumnEvent);
+    if (!m_model || m_model->eventCount() == 0)
+        return;
+    const QCPRange x = m_rect->axis(QCPAxis::atBottom)->range();
+    const QCPRange y = m_rect->axis(QCPAxis::atLeft)->range();
+    m_columns = columnEvents(*m_model, m_mode, x.lower, x.upper, w);
+
+    // Colours a little towards the background, as the translucent areas of a chart look.
+    std::vector<QRgb> fill, edge;
+    for (Category c : m_order) {
+        const QColor base = categoryQColor(c);
+        const auto mix = [&](int a, int b) { return (a * 84 + b * 16) / 100; };
+        const QColor f(mix(base.red(), m_background.red()), mix(base.green(), m_background.green()),
+                       mix(base.blue(), m_background.blue()));
+        fill.push_back(f.rgb());
+        edge.push_back(base.darker(125).rgb());
+    }
+    uchar* bits = m_image.bits();
+    const qsizetype stride = m_image.bytesPerLine();
+    auto pixel = [&](int row, int col) -> QRgb& { return reinterpret_cast<QRgb*>(bits + row * stride)[col]; };
+    const double rowsPerByte = h / (y.upper - y.lower);
+    int64_t previous = kNoColumnEvent;
+    for (int c = 0; c < w; ++c) {
+        const int64_t e = m_columns[static_cast<size_t>(c)];
+        if (e == kNoColumnEvent)
+            continue;
+        if (c > 0 && e == previous) {
+            for (int r = 0; r < h; ++r)
+                pixel(r, c) = pixel(r, c - 1);
+            continue;
+        }
+        previous = e;
+        double cum = 0;
+        for (size_t k = 0; k < m_order.size(); ++k) {
+            const double v = static_cast<double>(m_model->categoryBytes(m_order[k], e));
+            if (v <= 0)
+                continue;
+            const double top = (y.upper - (cum + v)) * rowsPerByte;
+            const double bottom = (y.upper - cum) * rowsPerByte;
+            cum += v;
+            const int r0 = std::max(0, static_cast<int>(std::lround(top)));
+            const int r1 = std::min(h, static_cast<int>(std::lround(bottom)));
+            for (int r = r0; r < r1; ++r)
+                pixel(r, c) = fill[k];
+            if (r1 - r0 >= 3)
+                pixel(r0, c) = edge[k];
+        }
+    }
+    m_lastRenderMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+}
+
+void CategoryAreasLayer::draw(QCPPainter* painter)
+{
+    if (!m_rect)
+        return;
+    const QRect area = m_rect->rect();
+    double dpr = mParentPlot ? mParentPlot->bufferDevicePixelRatio() : 1.0;
+    // Exports scale the painter: render at the resolution the target will have.
+    dpr *= std::max(1.0, painter->transform().m11());
+    const QCPRange x = m_rect->axis(QCPAxis::atBottom)->range();
+    const QCPRange y = m_rect->axis(QCPAxis::atLeft)->range();
+    if (!m_valid || area.size() != m_size || dpr != m_dpr || x != m_x || y != m_y) {
+        render(area, dpr);
+        m_size = area.size();
+        m_dpr = dpr;
+        m_x = x;
+        m_y = y;
+        m_valid = true;
+    }
+    painter->drawImage(area.topLeft(), m_image);
+}
+
+} // namespace memscope

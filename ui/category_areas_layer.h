@@ -1,0 +1,56 @@
+#pragma once
+
+#include "device_model.h"
+
+#include <QColor>
+#include <QImage>
+#include <QPointer>
+#include <qcustomplot.h>
+
+#include <array>
+#include <vector>
+
+namespace memscope {
+
+/*
+ * The stacked category areas of the timeline, painted as one image column per device
+ * pixel: each column stacks the categories at its column event (columnEvents(): the
+ * highest point among the events in that pixel). A vector polygon per category would have
+ * thousands of spiky edges per scanline once several events share a pixel, which costs
+ * the rasterizer tens of milliseconds a frame; the columns cost categories × pixels,
+ * whatever the trace length, and show exactly the same shape. Each category's top edge
+ * gets a darker pixel row so neighbouring areas stay distinct.
+ */
+class CategoryAreasLayer : public QCPLayerable {
+    Q_OBJECT
+public:
+    CategoryAreasLayer(QCustomPlot* plot, QCPAxisRect* rect);
+
+    void setModel(const DeviceModel* model, XAxisMode mode, std::vector<Category> stackOrder);
+    void setBackground(const QColor& background);
+    const std::vector<int64_t>& columns() const { return m_columns; }
+    double lastRenderMs() const { return m_lastRenderMs; }
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override;
+    void draw(QCPPainter* painter) override;
+    QRect clipRect() const override;
+
+private:
+    void render(const QRect& area, double dpr);
+
+    QPointer<QCPAxisRect> m_rect;
+    const DeviceModel* m_model = nullptr;
+    XAxisMode m_mode = XAxisMode::Time;
+    std::vector<Category> m_order;
+    QColor m_background = Qt::white;
+    bool m_valid = false;
+    QImage m_image;
+    QSize m_size;
+    double m_dpr = 1;
+    QCPRange m_x, m_y;
+    std::vector<int64_t> m_columns;
+    double m_lastRenderMs = 0;
+};
+
+} // namespace memscope
