@@ -15,11 +15,15 @@ fi
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMEMSCOPE_BUILD_FUZZ=ON -DMEMSCOPE_BUILD_UI=OFF -DMEMSCOPE_BUILD_TESTS=OFF -DMEMSCOPE_BUILD_BENCH=OFF >/dev/null
 cmake --build build/fuzz --target "${fuzzers[@]}"
-(cd build/fuzz && ctest --output-on-failure -R '_corpus$')
+status=0
+# The corpus replays; FUZZ_LOG (set by scripts/test.sh) keeps ctest's output for its totals.
+set +e
+(cd build/fuzz && ctest --output-on-failure -R '_corpus$') 2>&1 | tee "${FUZZ_LOG:-/dev/null}"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+set -e
 work="build/fuzz/findings"
 rm -rf "$work"
 bash fuzz/seed_corpus.sh "$work/seeds" >/dev/null
-status=0
 for f in "${fuzzers[@]}"; do
   mkdir -p "$work/$f/new" "$work/$f/artifacts"
   if ! build/fuzz/fuzz/$f -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \

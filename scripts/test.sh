@@ -1,14 +1,59 @@
 #!/usr/bin/env bash
-# Builds memscope and runs the whole test suite (the README's second command).
-set -euo pipefail
+# Builds memscope and runs the whole test suite (the README's second command): the suite,
+# the suite again under ASan + UBSan, then the libFuzzer harnesses over their corpus and the
+# regression inputs and a short fuzz (docs/SECURITY.md). Ends with one line counting the
+# test programs that passed and failed across all three.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-cmake --preset default
-cmake --build --preset default
-QT_QPA_PLATFORM=offscreen ctest --preset default
-# Sanitizers (docs/SECURITY.md): the whole suite again under ASan + UBSan, then the
-# libFuzzer harnesses over their corpus and the regression inputs, and a short fuzz.
-cmake --preset asan
-cmake --build --preset asan
-QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan
-bash fuzz/ci.sh
+bash scripts/install-deps.sh || exit 1
+log="$(mktemp -d)"
+passed=0
+failed=0
+
+# run_ctest NAME ARGS…: runs ctest, adds its counts to the totals.
+run_ctest() {
+  local name="$1"; shift
+  QT_QPA_PLATFORM=offscreen "$@" 2>&1 | tee "$log/$name.txt"
+  local summary total bad
+  summary="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log/$name.txt" | tail -1)"
+  if [ -z "$summary" ]; then
+    echo "scripts/test.sh: $name ran no test" >&2
+    failed=$((failed + 1))
+    return
+  fi
+  total="$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")"
+  bad="$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$summary")"
+  passed=$((passed + total - bad))
+  failed=$((failed + bad))
+}
+
+build() {
+  cmake --preset "$1" && cmake --build --preset "$1"
+}
+
+build default || exit 1
+run_ctest default ctest --preset default
+build asan || exit 1
+run_ctest asan env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan
+if FUZZ_LOG="$log/fuzz_ctest.txt" bash fuzz/ci.sh; then
+  fuzz_ok=1
+else
+  fuzz_ok=0
+fi
+summary="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log/fuzz_ctest.txt" 2>/dev/null | tail -1)"
+if [ -n "$summary" ]; then
+  total="$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")"
+  bad="$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$summary")"
+  passed=$((passed + total - bad))
+  failed=$((failed + bad))
+else
+  echo "scripts/test.sh: the fuzz corpus replay ran no test" >&2
+  failed=$((failed + 1))
+fi
+if [ "$fuzz_ok" -eq 0 ]; then
+  echo "scripts/test.sh: fuzzing found a problem (build/fuzz/findings)" >&2
+  failed=$((failed + 1))
+fi
+echo
+echo "memscope: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
