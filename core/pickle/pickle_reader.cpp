@@ -3,9 +3,11 @@
 #include "common/load_error.h"
 #include "snapshot/string_pool.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace memscope {
@@ -20,6 +22,7 @@ const char* pickleKindName(PickleKind k)
     case PickleKind::String: return "str";
     case PickleKind::Bytes: return "bytes";
     case PickleKind::Container: return "container";
+    case PickleKind::Frozen: return "container";
     }
     return "?";
 }
@@ -48,6 +51,45 @@ const char* refusedOpcodeName(uint8_t op)
     }
 }
 
+// The VM's value stack: std::vector's push_back is not inlined at -O2, and this is the
+// hottest path of the loader.
+class ValueStack {
+public:
+    ValueStack() { grow(1024); }
+    size_t size() const { return m_size; }
+    bool empty() const { return m_size == 0; }
+    PickleValue* data() { return m_data.get(); }
+    PickleValue& back() { return m_data[m_size - 1]; }
+    PickleValue& operator[](size_t i) { return m_data[i]; }
+    void push_back(PickleValue v)
+    {
+        if (m_size == m_capacity) [[unlikely]]
+            grow(m_capacity * 2);
+        m_data[m_size++] = v;
+    }
+    void pop_back() { --m_size; }
+    void resize(size_t n)
+    {
+        while (n > m_capacity)
+            grow(m_capacity * 2);
+        for (size_t i = m_size; i < n; ++i)
+            m_data[i] = PickleValue{};
+        m_size = n;
+    }
+
+private:
+    void grow(size_t capacity)
+    {
+        auto bigger = std::make_unique<PickleValue[]>(capacity);
+        std::copy(m_data.get(), m_data.get() + m_size, bigger.get());
+        m_data = std::move(bigger);
+        m_capacity = capacity;
+    }
+    std::unique_ptr<PickleValue[]> m_data;
+    size_t m_size = 0;
+    size_t m_capacity = 0;
+};
+
 std::string hexByte(uint8_t b)
 {
     static const char* digits = "0123456789abcdef";
@@ -69,89 +111,126 @@ void PickleReader::fail(int64_t offset, const std::string& message) const
     throw LoadError(m_fileName, offset, {}, message);
 }
 
+void PickleReader::failTruncated(size_t offset, const char* what, size_t count, size_t left) const
+{
+    fail(static_cast<int64_t>(offset), std::string("file ends inside ") + what + " (needs " + std::to_string(count) +
+                                           " bytes, " + std::to_string(left) + " left): the file is truncated");
+}
+
+void PickleReader::failOp(size_t offset, const char* opName, const char* problem) const
+{
+    fail(static_cast<int64_t>(offset), std::string(opName) + problem);
+}
+
+StringId PickleReader::intern(std::string_view s)
+{
+    // Short strings written again and again (an 'N/A' per trace entry) skip the pool's
+    // hash map through a small direct-mapped cache.
+    if (s.size() > 16)
+        return m_strings.intern(s);
+    uint64_t w[2] = {0, 0};
+    std::memcpy(w, s.data(), s.size());
+    const uint64_t h = (w[0] * 0x9E3779B97F4A7C15ull) ^ (w[1] * 0xC2B2AE3D27D4EB4Full) ^ s.size();
+    ShortString& slot = m_shortStrings[(h >> 40) & (kShortStringSlots - 1)];
+    if (slot.id.valid() && slot.length == s.size() && slot.w[0] == w[0] && slot.w[1] == w[1])
+        return slot.id;
+    const StringId id = m_strings.intern(s);
+    slot = ShortString{{w[0], w[1]}, static_cast<uint32_t>(s.size()), id};
+    return id;
+}
+
+#if defined(__GNUC__)
+#define MEMSCOPE_THREADED_DISPATCH 1
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic" // labels as values: GCC and Clang both have them
+#else
+#define MEMSCOPE_THREADED_DISPATCH 0
+#endif
+
 void PickleReader::run()
 {
     const uint8_t* const begin = m_data.data();
     const size_t n = m_data.size();
     size_t pos = 0;
-    std::vector<PickleValue> stack;
+    ValueStack stack;
     std::vector<size_t> marks;
-    std::vector<PickleValue> memo;
-    std::vector<uint8_t> memoSet;
-    stack.reserve(1024);
-    memo.reserve(std::min<size_t>(n / 8 + 16, size_t(1) << 24));
+    PickleMemo& memo = m_memo;
+    // Python's pickler writes about one memo entry per 32 bytes of a snapshot.
+    memo.reserve(std::min<size_t>(n / 24 + 16, size_t(1) << 28));
 
     size_t nextProgress = 0;
     constexpr size_t kProgressStep = 4 << 20;
 
-    auto need = [&](size_t opOffset, size_t count, const char* what) {
-        if (count > n - pos)
-            fail(static_cast<int64_t>(opOffset),
-                 std::string("file ends inside ") + what + " (needs " + std::to_string(count) + " bytes, " +
-                     std::to_string(n - pos) + " left): the file is truncated");
+    m_shortStrings.assign(kShortStringSlots, ShortString{});
+
+    auto need = [&](size_t opOffset, size_t count, const char* what) __attribute__((always_inline)) {
+        if (count > n - pos) [[unlikely]]
+            failTruncated(opOffset, what, count, n - pos);
     };
-    auto readLE = [&](size_t bytes) {
+    auto readLE = [&](size_t bytes) __attribute__((always_inline)) {
         uint64_t v = 0;
         for (size_t k = 0; k < bytes; ++k)
             v |= static_cast<uint64_t>(begin[pos + k]) << (8 * k);
         pos += bytes;
         return v;
     };
-    auto push = [&](size_t opOffset, PickleValue v) {
-        if (stack.size() >= m_limits.maxStackDepth)
+    auto push = [&](size_t opOffset, PickleValue v) __attribute__((always_inline)) {
+        if (stack.size() >= m_limits.maxStackDepth) [[unlikely]]
             fail(static_cast<int64_t>(opOffset), "pickle stack deeper than " + std::to_string(m_limits.maxStackDepth));
         stack.push_back(v);
     };
-    auto pop = [&](size_t opOffset, const char* opName) {
-        if (stack.empty() || (!marks.empty() && stack.size() <= marks.back()))
-            fail(static_cast<int64_t>(opOffset), std::string(opName) + " on an empty stack");
+    auto pop = [&](size_t opOffset, const char* opName) __attribute__((always_inline)) {
+        if (stack.empty() || (!marks.empty() && stack.size() <= marks.back())) [[unlikely]]
+            failOp(opOffset, opName, " on an empty stack");
         PickleValue v = stack.back();
         stack.pop_back();
         return v;
     };
-    auto top = [&](size_t opOffset, const char* opName) -> PickleValue& {
-        if (stack.empty() || (!marks.empty() && stack.size() <= marks.back()))
-            fail(static_cast<int64_t>(opOffset), std::string(opName) + " on an empty stack");
+    auto top = [&](size_t opOffset, const char* opName) __attribute__((always_inline)) -> PickleValue& {
+        if (stack.empty() || (!marks.empty() && stack.size() <= marks.back())) [[unlikely]]
+            failOp(opOffset, opName, " on an empty stack");
         return stack.back();
     };
-    auto popMark = [&](size_t opOffset, const char* opName) {
-        if (marks.empty())
-            fail(static_cast<int64_t>(opOffset), std::string(opName) + " without a MARK");
+    auto popMark = [&](size_t opOffset, const char* opName) __attribute__((always_inline)) {
+        if (marks.empty()) [[unlikely]]
+            failOp(opOffset, opName, " without a MARK");
         size_t m = marks.back();
         marks.pop_back();
         return m;
     };
-    auto memoPut = [&](size_t opOffset, uint64_t index) {
+    auto memoPut = [&](size_t opOffset, uint64_t index) __attribute__((always_inline)) {
         PickleValue v = top(opOffset, "memo store");
         if (index >= memo.size()) {
-            if (index - memo.size() > m_limits.maxMemoGap)
+            if (index - memo.size() > m_limits.maxMemoGap) [[unlikely]]
                 fail(static_cast<int64_t>(opOffset), "memo index " + std::to_string(index) +
                                                          " is far beyond the memo's size " + std::to_string(memo.size()));
             // Picklers number memo entries from 0, one per PUT: an index past the bytes read
             // so far only grows the memo (a memo bomb).
-            if (index > opOffset)
+            if (index > opOffset) [[unlikely]]
                 fail(static_cast<int64_t>(opOffset), "memo index " + std::to_string(index) + " at byte " +
                                                          std::to_string(opOffset) +
                                                          ": more memo entries than bytes before it (a memo bomb?)");
-            memo.resize(index + 1);
-            memoSet.resize(index + 1, 0);
         }
-        memo[index] = v;
-        memoSet[index] = 1;
+        memo.put(index, v);
+        if (v.kind == PickleKind::Container)
+            m_sink.memoized(v, index);
     };
-    auto memoGet = [&](size_t opOffset, uint64_t index) {
-        if (index >= memo.size() || !memoSet[index])
-            fail(static_cast<int64_t>(opOffset), "memo index " + std::to_string(index) + " was never stored");
-        PickleValue v = memo[index];
+    auto memoGet = [&](size_t opOffset, uint64_t index) __attribute__((always_inline)) {
+        const PickleMemo::State state = memo.state(index);
+        if (state != PickleMemo::State::Set) [[unlikely]]
+            fail(static_cast<int64_t>(opOffset), state == PickleMemo::State::Dead
+                                                     ? std::string("a reference to a trace entry that was already consumed")
+                                                     : "memo index " + std::to_string(index) + " was never stored");
+        PickleValue v = memo.get(index);
         if (v.kind == PickleKind::Container)
             m_sink.checkReference(v, static_cast<int64_t>(opOffset));
         push(opOffset, v);
     };
-    auto pushString = [&](size_t opOffset, size_t len, bool bytes, const char* what) {
+    auto pushString = [&](size_t opOffset, size_t len, bool bytes, const char* what) __attribute__((always_inline)) {
         need(opOffset, len, what);
         std::string_view s(reinterpret_cast<const char*>(begin + pos), len);
         pos += len;
-        push(opOffset, PickleValue::fromString(m_strings.intern(s), bytes));
+        push(opOffset, PickleValue::fromString(intern(s), bytes));
     };
     auto pushLong = [&](size_t opOffset, size_t len) {
         need(opOffset, len, "LONG");
@@ -210,16 +289,75 @@ void PickleReader::run()
         return PickleValue::fromInt(v);
     };
 
+    auto container = [&](PickleValue v) {
+        memo.noteContainer(v);
+        return v;
+    };
+
+    size_t at = 0;
+    uint8_t op = 0;
+    size_t fastLimit = 0; // the next opcode may be dispatched directly while pos is below it
+#if MEMSCOPE_THREADED_DISPATCH
+    // Threaded dispatch: each frequent opcode jumps straight to the next one's handler,
+    // which the branch predictor learns far better than one shared switch (a trace entry
+    // is the same ~30 opcodes again and again). The switch below stays the reference.
+    void* table[256];
+    for (void*& t : table)
+        t = &&dispatch_switch;
+    table[0x95] = &&op_frame;
+    table['('] = &&op_mark;
+    table['N'] = &&op_none;
+    table[0x88] = &&op_newtrue;
+    table[0x89] = &&op_newfalse;
+    table['J'] = &&op_binint;
+    table['K'] = &&op_binint1;
+    table['M'] = &&op_binint2;
+    table[0x8a] = &&op_long1;
+    table['G'] = &&op_binfloat;
+    table[0x8c] = &&op_short_binunicode;
+    table['X'] = &&op_binunicode;
+    table[']'] = &&op_empty_list;
+    table['}'] = &&op_empty_dict;
+    table[')'] = &&op_empty_tuple;
+    table[0x85] = table[0x86] = table[0x87] = &&op_tuple2;
+    table['a'] = &&op_append;
+    table['e'] = table[0x90] = &&op_appends;
+    table['s'] = &&op_setitem;
+    table['u'] = &&op_setitems;
+    table['q'] = &&op_binput;
+    table['r'] = &&op_long_binput;
+    table[0x94] = &&op_memoize;
+    table['h'] = &&op_binget;
+    table['j'] = &&op_long_binget;
+#define MEMSCOPE_NEXT()                                                                                                \
+    do {                                                                                                               \
+        if (pos >= fastLimit) [[unlikely]]                                                                             \
+            goto loop_top;                                                                                             \
+        at = pos;                                                                                                      \
+        op = begin[pos++];                                                                                             \
+        goto* table[op];                                                                                               \
+    } while (0)
+#else
+#define MEMSCOPE_NEXT() break
+#endif
+
     while (true) {
+    loop_top:
         if (pos >= nextProgress) {
             nextProgress = pos + kProgressStep;
             if (m_progress && !m_progress(n ? static_cast<double>(pos) / static_cast<double>(n) : 1.0))
                 throw LoadCancelled();
+            if (m_consumed && pos >= kProgressStep)
+                m_consumed(pos - kProgressStep);
         }
         if (pos >= n)
             fail(static_cast<int64_t>(pos), "file ends before the pickle's STOP opcode: the file is truncated");
-        const size_t at = pos;
-        const uint8_t op = begin[pos++];
+        fastLimit = std::min(n, nextProgress);
+        at = pos;
+        op = begin[pos++];
+#if MEMSCOPE_THREADED_DISPATCH
+    dispatch_switch:
+#endif
         switch (op) {
         case 0x80: // PROTO
             need(at, 1, "PROTO");
@@ -228,9 +366,10 @@ void PickleReader::run()
                 fail(static_cast<int64_t>(at), "pickle protocol " + std::to_string(m_protocol) + " is newer than 5");
             break;
         case 0x95: // FRAME: a length hint only
+        op_frame:
             need(at, 8, "FRAME");
             pos += 8;
-            break;
+            MEMSCOPE_NEXT();
         case '.': { // STOP
             if (stack.size() != 1 || !marks.empty())
                 fail(static_cast<int64_t>(at), "STOP with " + std::to_string(stack.size()) +
@@ -241,10 +380,11 @@ void PickleReader::run()
             return;
         }
         case '(': // MARK
+        op_mark:
             if (marks.size() >= m_limits.maxMarkDepth)
                 fail(static_cast<int64_t>(at), "MARKs nested deeper than " + std::to_string(m_limits.maxMarkDepth));
             marks.push_back(stack.size());
-            break;
+            MEMSCOPE_NEXT();
         case '0': // POP
             if (!marks.empty() && stack.size() == marks.back())
                 marks.pop_back(); // POP of a bare MARK
@@ -260,31 +400,46 @@ void PickleReader::run()
             push(at, top(at, "DUP"));
             break;
         case 'N':
+        op_none:
             push(at, PickleValue::none());
-            break;
+            MEMSCOPE_NEXT();
         case 0x88: // NEWTRUE
+        op_newtrue:
             push(at, PickleValue::fromBool(true));
-            break;
+            MEMSCOPE_NEXT();
         case 0x89: // NEWFALSE
+        op_newfalse:
             push(at, PickleValue::fromBool(false));
-            break;
+            MEMSCOPE_NEXT();
         case 'J': // BININT
+        op_binint:
             need(at, 4, "BININT");
             push(at, PickleValue::fromInt(static_cast<int32_t>(static_cast<uint32_t>(readLE(4)))));
-            break;
+            MEMSCOPE_NEXT();
         case 'K': // BININT1
+        op_binint1:
             need(at, 1, "BININT1");
             push(at, PickleValue::fromInt(static_cast<int64_t>(readLE(1))));
-            break;
+            MEMSCOPE_NEXT();
         case 'M': // BININT2
+        op_binint2:
             need(at, 2, "BININT2");
             push(at, PickleValue::fromInt(static_cast<int64_t>(readLE(2))));
-            break;
+            MEMSCOPE_NEXT();
         case 0x8a: { // LONG1
+        op_long1:
             need(at, 1, "LONG1");
             size_t len = begin[pos++];
+            if (len >= 1 && len <= 8 && len <= n - pos && (begin[pos + len - 1] & 0x80) == 0) {
+                // The common case: a positive int of at most 8 bytes (an address, a time).
+                uint64_t v = 0;
+                std::memcpy(&v, begin + pos, len);
+                pos += len;
+                push(at, PickleValue::fromUInt(v));
+                MEMSCOPE_NEXT();
+            }
             pushLong(at, len);
-            break;
+            MEMSCOPE_NEXT();
         }
         case 0x8b: { // LONG4
             need(at, 4, "LONG4");
@@ -301,13 +456,14 @@ void PickleReader::run()
             push(at, parseDecimal(at, readLine(at, "LONG"), "LONG"));
             break;
         case 'G': { // BINFLOAT, big-endian
+        op_binfloat:
             need(at, 8, "BINFLOAT");
             uint64_t bits = 0;
             for (int k = 0; k < 8; ++k)
                 bits = (bits << 8) | begin[pos + static_cast<size_t>(k)];
             pos += 8;
             push(at, PickleValue::fromFloat(std::bit_cast<double>(bits)));
-            break;
+            MEMSCOPE_NEXT();
         }
         case 'F': { // FLOAT (text)
             std::string text(readLine(at, "FLOAT"));
@@ -319,16 +475,18 @@ void PickleReader::run()
             break;
         }
         case 0x8c: { // SHORT_BINUNICODE
+        op_short_binunicode:
             need(at, 1, "SHORT_BINUNICODE");
             size_t len = begin[pos++];
             pushString(at, len, false, "SHORT_BINUNICODE");
-            break;
+            MEMSCOPE_NEXT();
         }
         case 'X': { // BINUNICODE
+        op_binunicode:
             need(at, 4, "BINUNICODE");
             size_t len = static_cast<size_t>(readLE(4));
             pushString(at, len, false, "BINUNICODE");
-            break;
+            MEMSCOPE_NEXT();
         }
         case 0x8d: { // BINUNICODE8
             need(at, 8, "BINUNICODE8");
@@ -386,17 +544,27 @@ void PickleReader::run()
             break;
         }
         case ']': // EMPTY_LIST
-            push(at, m_sink.newContainer(ContainerKind::List, static_cast<int64_t>(at)));
-            break;
+        op_empty_list:
+            push(at, container(m_sink.newContainer(ContainerKind::List, static_cast<int64_t>(at))));
+            MEMSCOPE_NEXT();
         case '}': // EMPTY_DICT
-            push(at, m_sink.newContainer(ContainerKind::Dict, static_cast<int64_t>(at)));
-            break;
+        op_empty_dict: {
+            PickleValue fast;
+            if (const size_t used = m_sink.fastDict(m_data, at, fast)) {
+                pos = at + used;
+                push(at, fast);
+                MEMSCOPE_NEXT();
+            }
+            push(at, container(m_sink.newContainer(ContainerKind::Dict, static_cast<int64_t>(at))));
+            MEMSCOPE_NEXT();
+        }
         case 0x8f: // EMPTY_SET
-            push(at, m_sink.newContainer(ContainerKind::Set, static_cast<int64_t>(at)));
+            push(at, container(m_sink.newContainer(ContainerKind::Set, static_cast<int64_t>(at))));
             break;
         case ')': // EMPTY_TUPLE
-            push(at, m_sink.newTuple({}, static_cast<int64_t>(at)));
-            break;
+        op_empty_tuple:
+            push(at, container(m_sink.newTuple({}, static_cast<int64_t>(at))));
+            MEMSCOPE_NEXT();
         case 'l':    // LIST
         case 'd':    // DICT
         case 't':    // TUPLE
@@ -406,14 +574,14 @@ void PickleReader::run()
             std::span<const PickleValue> items(stack.data() + m, stack.size() - m);
             PickleValue c;
             if (op == 't') {
-                c = m_sink.newTuple(items, static_cast<int64_t>(at));
+                c = container(m_sink.newTuple(items, static_cast<int64_t>(at)));
             } else if (op == 'd') {
                 if (items.size() % 2)
                     fail(static_cast<int64_t>(at), "DICT with an odd number of items");
-                c = m_sink.newContainer(ContainerKind::Dict, static_cast<int64_t>(at));
+                c = container(m_sink.newContainer(ContainerKind::Dict, static_cast<int64_t>(at)));
                 m_sink.setItems(c, items, static_cast<int64_t>(at));
             } else {
-                c = m_sink.newContainer(op == 'l' ? ContainerKind::List : ContainerKind::Set, static_cast<int64_t>(at));
+                c = container(m_sink.newContainer(op == 'l' ? ContainerKind::List : ContainerKind::Set, static_cast<int64_t>(at)));
                 m_sink.append(c, items, static_cast<int64_t>(at));
             }
             stack.resize(m);
@@ -423,27 +591,30 @@ void PickleReader::run()
         case 0x85:   // TUPLE1
         case 0x86:   // TUPLE2
         case 0x87: { // TUPLE3
+        op_tuple2:
             size_t count = static_cast<size_t>(op - 0x84);
             size_t floor = marks.empty() ? 0 : marks.back();
             if (stack.size() < floor + count)
                 fail(static_cast<int64_t>(at), "TUPLE" + std::to_string(count) + " needs " + std::to_string(count) +
                                                    " values on the stack");
             std::span<const PickleValue> items(stack.data() + stack.size() - count, count);
-            PickleValue t = m_sink.newTuple(items, static_cast<int64_t>(at));
+            PickleValue t = container(m_sink.newTuple(items, static_cast<int64_t>(at)));
             stack.resize(stack.size() - count);
             push(at, t);
-            break;
+            MEMSCOPE_NEXT();
         }
         case 'a': { // APPEND
+        op_append:
             PickleValue v = pop(at, "APPEND");
             PickleValue& list = top(at, "APPEND");
             if (list.kind != PickleKind::Container)
                 fail(static_cast<int64_t>(at), std::string("APPEND to a ") + pickleKindName(list.kind) + ", expected a list");
             m_sink.append(list, std::span<const PickleValue>(&v, 1), static_cast<int64_t>(at));
-            break;
+            MEMSCOPE_NEXT();
         }
         case 'e':    // APPENDS
         case 0x90: { // ADDITEMS
+        op_appends:
             const char* name = op == 'e' ? "APPENDS" : "ADDITEMS";
             size_t m = popMark(at, name);
             if (m == 0 || m > stack.size())
@@ -453,9 +624,10 @@ void PickleReader::run()
                 fail(static_cast<int64_t>(at), std::string(name) + " to a " + pickleKindName(list.kind) + ", expected a list");
             m_sink.append(list, std::span<const PickleValue>(stack.data() + m, stack.size() - m), static_cast<int64_t>(at));
             stack.resize(m);
-            break;
+            MEMSCOPE_NEXT();
         }
         case 's': { // SETITEM
+        op_setitem:
             PickleValue v = pop(at, "SETITEM");
             PickleValue k = pop(at, "SETITEM");
             PickleValue& dict = top(at, "SETITEM");
@@ -463,9 +635,10 @@ void PickleReader::run()
                 fail(static_cast<int64_t>(at), std::string("SETITEM on a ") + pickleKindName(dict.kind) + ", expected a dict");
             PickleValue kv[2] = {k, v};
             m_sink.setItems(dict, kv, static_cast<int64_t>(at));
-            break;
+            MEMSCOPE_NEXT();
         }
         case 'u': { // SETITEMS
+        op_setitems:
             size_t m = popMark(at, "SETITEMS");
             if (m == 0 || m > stack.size())
                 fail(static_cast<int64_t>(at), "SETITEMS with no dict below its MARK");
@@ -476,7 +649,7 @@ void PickleReader::run()
                 fail(static_cast<int64_t>(at), std::string("SETITEMS on a ") + pickleKindName(dict.kind) + ", expected a dict");
             m_sink.setItems(dict, std::span<const PickleValue>(stack.data() + m, stack.size() - m), static_cast<int64_t>(at));
             stack.resize(m);
-            break;
+            MEMSCOPE_NEXT();
         }
         case 'p': { // PUT (text index)
             PickleValue idx = parseDecimal(at, readLine(at, "PUT"), "PUT");
@@ -486,16 +659,19 @@ void PickleReader::run()
             break;
         }
         case 'q': // BINPUT
+        op_binput:
             need(at, 1, "BINPUT");
             memoPut(at, readLE(1));
-            break;
+            MEMSCOPE_NEXT();
         case 'r': // LONG_BINPUT
+        op_long_binput:
             need(at, 4, "LONG_BINPUT");
             memoPut(at, readLE(4));
-            break;
+            MEMSCOPE_NEXT();
         case 0x94: // MEMOIZE
+        op_memoize:
             memoPut(at, memo.size());
-            break;
+            MEMSCOPE_NEXT();
         case 'g': { // GET (text index)
             PickleValue idx = parseDecimal(at, readLine(at, "GET"), "GET");
             if (idx.i < 0)
@@ -504,13 +680,15 @@ void PickleReader::run()
             break;
         }
         case 'h': // BINGET
+        op_binget:
             need(at, 1, "BINGET");
             memoGet(at, readLE(1));
-            break;
+            MEMSCOPE_NEXT();
         case 'j': // LONG_BINGET
+        op_long_binget:
             need(at, 4, "LONG_BINGET");
             memoGet(at, readLE(4));
-            break;
+            MEMSCOPE_NEXT();
         default:
             if (const char* refused = refusedOpcodeName(op))
                 fail(static_cast<int64_t>(at),
@@ -519,6 +697,11 @@ void PickleReader::run()
             fail(static_cast<int64_t>(at), "unknown pickle opcode " + hexByte(op) + ": not a pickle, or a corrupt one");
         }
     }
+#undef MEMSCOPE_NEXT
 }
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 } // namespace memscope

@@ -23,6 +23,14 @@ public:
     virtual void setItems(PickleValue dict, std::span<const PickleValue> keyValues, int64_t offset) = 0;
     // The memo handed back a container handle; the sink checks it is still valid.
     virtual void checkReference(PickleValue value, int64_t offset) = 0;
+    // A container was stored in the memo at `index`. A sink that recycles containers
+    // must replace or kill those memo entries first (see PickleMemo).
+    virtual void memoized(PickleValue /*container*/, uint64_t /*index*/) {}
+    // Optional fast path. The VM is at an EMPTY_DICT opcode, bytes[offset]. A sink may run
+    // the opcodes that build and fill that dict itself (through the SETITEMS that fills it),
+    // leaving the memo exactly as the VM would, and return how many bytes it consumed with
+    // the dict's handle in `dict`; 0 means not handled: the VM runs them as usual.
+    virtual size_t fastDict(std::span<const uint8_t> /*bytes*/, size_t /*offset*/, PickleValue& /*dict*/) { return 0; }
     // STOP: the value left on the stack.
     virtual void finish(PickleValue root, int64_t offset) = 0;
 };

@@ -6,7 +6,9 @@
 
 namespace memscope {
 
-enum class PickleKind : uint8_t { None, Bool, Int, Float, String, Bytes, Container };
+// Frozen: a container the sink has already converted, standing for a sink-defined token
+// (e.g. a list of frames that became a StackId), so it no longer needs a node.
+enum class PickleKind : uint8_t { None, Bool, Int, Float, String, Bytes, Container, Frozen };
 
 // One value on the pickle VM's stack or in its memo. Scalars are held inline,
 // strings as interned ids, containers as handles owned by the PickleSink.
@@ -19,7 +21,7 @@ struct PickleValue {
         int64_t i = 0;
         double f;
         int32_t str; // String/Bytes: StringId value
-        uint32_t node;
+        uint32_t node; // Container: node index; Frozen: the sink's token
     };
 
     static PickleValue none() { return {}; }
@@ -58,6 +60,13 @@ struct PickleValue {
         PickleValue v;
         v.kind = bytes ? PickleKind::Bytes : PickleKind::String;
         v.str = id.value;
+        return v;
+    }
+    static PickleValue fromFrozen(uint32_t token)
+    {
+        PickleValue v;
+        v.kind = PickleKind::Frozen;
+        v.node = token;
         return v;
     }
     static PickleValue fromNode(uint32_t node, uint32_t generation)

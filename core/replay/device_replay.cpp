@@ -1,7 +1,8 @@
 #include "replay/device_replay.h"
 
+#include "replay/address_map.h"
+
 #include <algorithm>
-#include <unordered_map>
 
 namespace memscope {
 
@@ -13,9 +14,9 @@ struct Builder {
     DeviceReplay r;
     std::vector<Allocation> traced;  // in alloc order
     std::vector<Allocation> early;   // reconstructed: alive before the first event
-    // Allocation ids during the pass: >= 0 traced index, < 0 ~early index.
-    std::vector<int32_t> eventRef;
-    std::unordered_map<uint64_t, int32_t> live;
+    // During the pass r.eventAllocation holds refs: >= 0 traced index, < 0 ~early index,
+    // INT32_MIN none; they are renumbered in place at the end.
+    AddressMap live;
 
     Builder(const Snapshot& s, const DeviceTrace& t) : snap(s), trace(t) {}
 
@@ -36,10 +37,10 @@ struct Builder {
         const int64_t n = static_cast<int64_t>(ev.count());
         r.device = trace.device;
         r.eventCount = n;
-        eventRef.assign(static_cast<size_t>(n), INT32_MIN);
+        r.eventAllocation.assign(static_cast<size_t>(n), AllocationId{INT32_MIN});
         r.requested.resize(static_cast<size_t>(n));
         r.reserved.resize(static_cast<size_t>(n));
-        live.reserve(1024);
+        traced.reserve(static_cast<size_t>(std::count(ev.action.begin(), ev.action.end(), Action::Alloc)) + 1024);
 
         // Pass 1: pair allocs with frees; reserved as deltas from zero.
         int64_t res = 0;
@@ -50,11 +51,11 @@ struct Builder {
             const int64_t size = static_cast<int64_t>(ev.size[k]);
             switch (ev.action[k]) {
             case Action::Alloc: {
-                if (auto it = live.find(addr); it != live.end()) {
+                if (int32_t* old = live.find(addr)) {
                     // The trace lost this block's free: close it here rather than count it twice.
-                    at(it->second).freeEvent = EventIndex{i};
+                    at(*old).freeEvent = EventIndex{i};
                     ++r.doubleAllocs;
-                    live.erase(it);
+                    live.erase(addr);
                 }
                 Allocation a;
                 a.allocEvent = EventIndex{i};
@@ -64,33 +65,34 @@ struct Builder {
                 a.stack = ev.stack[k];
                 traced.push_back(a);
                 const int32_t ref = static_cast<int32_t>(traced.size() - 1);
-                live.emplace(addr, ref);
-                eventRef[k] = ref;
+                live.insert(addr, ref);
+                r.eventAllocation[k].value = ref;
                 break;
             }
             case Action::FreeRequested: {
-                auto it = live.find(addr);
-                if (it == live.end()) {
-                    const int32_t ref = earlyAlloc(addr, ev.size[k], ev.stream[k]);
-                    it = live.emplace(addr, ref).first;
+                int32_t ref;
+                if (const int32_t* found = live.find(addr)) {
+                    ref = *found;
+                } else {
+                    ref = earlyAlloc(addr, ev.size[k], ev.stream[k]);
+                    live.insert(addr, ref);
                     ++r.unmatchedFrees;
                 }
-                at(it->second).freeRequestedEvent = EventIndex{i};
-                eventRef[k] = it->second;
+                at(ref).freeRequestedEvent = EventIndex{i};
+                r.eventAllocation[k].value = ref;
                 break;
             }
             case Action::FreeCompleted: {
-                auto it = live.find(addr);
                 int32_t ref;
-                if (it == live.end()) {
+                if (const int32_t* found = live.find(addr)) {
+                    ref = *found;
+                    live.erase(addr);
+                } else {
                     ref = earlyAlloc(addr, ev.size[k], ev.stream[k]);
                     ++r.unmatchedFrees;
-                } else {
-                    ref = it->second;
-                    live.erase(it);
                 }
                 at(ref).freeEvent = EventIndex{i};
-                eventRef[k] = ref;
+                r.eventAllocation[k].value = ref;
                 break;
             }
             case Action::SegmentAlloc:
@@ -126,11 +128,11 @@ struct Builder {
             for (const Block& b : seg.blocks) {
                 if (b.state != BlockState::ActiveAllocated && b.state != BlockState::ActivePendingFree)
                     continue;
-                if (live.count(b.address))
+                if (live.contains(b.address))
                     continue;
                 const int32_t ref = earlyAlloc(b.address, b.requestedSize, seg.stream);
                 at(ref).stack = b.stack;
-                live.emplace(b.address, ref);
+                live.insert(b.address, ref);
             }
         }
 
@@ -158,7 +160,7 @@ struct Builder {
                 if (!closedAt.empty())
                     cur -= closedAt[k];
             } else if (a == Action::FreeCompleted) {
-                cur -= static_cast<int64_t>(at(eventRef[k]).size);
+                cur -= static_cast<int64_t>(at(r.eventAllocation[k].value).size);
             }
             r.requested[k] = cur;
         }
@@ -174,12 +176,11 @@ struct Builder {
 
         // Final numbering: early allocations first, then traced in alloc order.
         const int32_t earlyCount = static_cast<int32_t>(early.size());
-        r.allocations.reserve(early.size() + traced.size());
-        r.allocations.insert(r.allocations.end(), early.begin(), early.end());
-        r.allocations.insert(r.allocations.end(), traced.begin(), traced.end());
-        r.eventAllocation.resize(static_cast<size_t>(n));
+        // Usually in place: `traced` was reserved with room for the early ones.
+        r.allocations = std::move(traced);
+        r.allocations.insert(r.allocations.begin(), early.begin(), early.end());
         for (int64_t i = 0; i < n; ++i) {
-            const int32_t ref = eventRef[static_cast<size_t>(i)];
+            const int32_t ref = r.eventAllocation[static_cast<size_t>(i)].value;
             r.eventAllocation[static_cast<size_t>(i)] =
                 ref == INT32_MIN ? AllocationId{} : AllocationId{ref >= 0 ? ref + earlyCount : ~ref};
         }
@@ -257,9 +258,8 @@ struct Builder {
         while (r.checkpointStride < n && held(r.checkpointStride) > budget)
             r.checkpointStride *= 2;
         std::vector<AllocationId> cur;
-        for (int32_t i = 0; i < static_cast<int32_t>(r.allocations.size()); ++i)
-            if (r.allocations[static_cast<size_t>(i)].preexisting())
-                cur.push_back(AllocationId{i});
+        for (int32_t i = 0; i < static_cast<int32_t>(r.preexistingCount); ++i) // numbered first
+            cur.push_back(AllocationId{i});
         const EventTable& ev = trace.events;
         for (int64_t i = 0; i <= n; ++i) {
             if (i % r.checkpointStride == 0) {

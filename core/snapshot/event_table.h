@@ -2,6 +2,7 @@
 
 #include "common/strong_id.h"
 #include "snapshot/action.h"
+#include "snapshot/dict_column.h"
 
 #include <cstdint>
 #include <unordered_map>
@@ -15,11 +16,11 @@ struct EventTable {
     std::vector<Action> action;
     std::vector<uint64_t> addr;
     std::vector<uint64_t> size;
-    std::vector<uint64_t> stream;
+    DictColumn<uint64_t> stream;       // raw cudaStream_t; a byte per row while few distinct
     std::vector<int64_t> timeUs;       // 0 where the file has no time_us (PyTorch < 2.2)
     std::vector<StackId> stack;        // invalid where no frames were recorded
-    std::vector<StringId> userMetadata;
-    std::vector<StringId> compileContext;
+    DictColumn<StringId> userMetadata;
+    DictColumn<StringId> compileContext;
     std::unordered_map<int64_t, uint64_t> deviceFree; // row -> device_free, for `oom` rows
     bool hasTime = false;
 

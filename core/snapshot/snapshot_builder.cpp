@@ -1,6 +1,7 @@
 #include "snapshot/snapshot_builder.h"
 
 #include "common/load_error.h"
+#include "pickle/pickle_memo.h"
 #include "snapshot/snapshot_limits.h"
 
 #include <algorithm>
@@ -9,7 +10,12 @@
 namespace memscope {
 
 namespace {
-constexpr int32_t kReadAsEntry = -3; // Node::cache of a segment or block dict already read
+
+// A conversion failed: `path` is relative to the value converted ("", "[3].line").
+struct FieldError {
+    std::string path;
+    std::string message;
+};
 
 std::string describe(const Snapshot& s, PickleValue v)
 {
@@ -23,10 +29,15 @@ std::string describe(const Snapshot& s, PickleValue v)
         std::string text(s.strings.view(StringId{v.str}).substr(0, 40));
         return std::string(v.kind == PickleKind::String ? "str '" : "bytes '") + text + "'";
     }
-    case PickleKind::Container: return "a container";
+    case PickleKind::Container:
+    case PickleKind::Frozen: return "a container";
     }
     return "?";
 }
+
+constexpr const char* kConsumed = "a reference to a trace entry that was already consumed";
+constexpr int32_t kReadAsEntry = -3; // Node::cache of a segment or block dict already read
+
 } // namespace
 
 SnapshotBuilder::SnapshotBuilder(Snapshot& snapshot, std::string fileName)
@@ -36,12 +47,32 @@ SnapshotBuilder::SnapshotBuilder(Snapshot& snapshot, std::string fileName)
     StringPool& s = m_snapshot.strings;
     m_k = Keys{s.intern("action"), s.intern("addr"), s.intern("size"), s.intern("stream"), s.intern("time_us"),
                s.intern("frames"), s.intern("compile_context"), s.intern("user_metadata"), s.intern("device_free"),
-               s.intern("filename"), s.intern("name"), s.intern("line"), s.intern("segments"),
-               s.intern("device_traces"), s.intern("allocator_settings"), s.intern("external_annotations"),
-               s.intern("device"), s.intern("address"), s.intern("total_size"), s.intern("allocated_size"),
-               s.intern("active_size"), s.intern("requested_size"), s.intern("segment_type"),
-               s.intern("segment_pool_id"), s.intern("is_expandable"), s.intern("blocks"), s.intern("state"),
-               s.intern("history"), s.intern("real_size"), s.intern("stage")};
+               s.intern("forward_frames"), s.intern("filename"), s.intern("name"), s.intern("line"),
+               s.intern("segments"), s.intern("device_traces"), s.intern("allocator_settings"),
+               s.intern("external_annotations"), s.intern("device"), s.intern("address"), s.intern("total_size"),
+               s.intern("allocated_size"), s.intern("active_size"), s.intern("requested_size"),
+               s.intern("segment_type"), s.intern("segment_pool_id"), s.intern("is_expandable"), s.intern("blocks"),
+               s.intern("state"), s.intern("history"), s.intern("real_size"), s.intern("stage")};
+    const std::pair<StringId, Field> fields[] = {
+        {m_k.action, Field::Action},       {m_k.addr, Field::Addr},
+        {m_k.size, Field::Size},           {m_k.stream, Field::Stream},
+        {m_k.timeUs, Field::TimeUs},       {m_k.frames, Field::Frames},
+        {m_k.userMetadata, Field::UserMetadata}, {m_k.compileContext, Field::CompileContext},
+        {m_k.deviceFree, Field::DeviceFree}, {m_k.forwardFrames, Field::ForwardFrames}};
+    for (const auto& [key, field] : fields) {
+        const size_t k = static_cast<size_t>(key.value);
+        if (k >= m_fieldOf.size())
+            m_fieldOf.resize(k + 1, Field::None);
+        m_fieldOf[k] = field;
+    }
+}
+
+size_t SnapshotBuilder::nodeBytes() const
+{
+    size_t b = m_nodes.capacity() * sizeof(Node) + m_free.capacity() * sizeof(uint32_t);
+    for (const Node& n : m_nodes)
+        b += n.items.capacity() * sizeof(PickleValue);
+    return b;
 }
 
 PickleValue SnapshotBuilder::newContainer(ContainerKind kind, int64_t)
@@ -56,8 +87,6 @@ PickleValue SnapshotBuilder::newContainer(ContainerKind kind, int64_t)
     }
     Node& n = m_nodes[index];
     n.kind = kind;
-    n.cache = -1;
-    n.table = -1;
     return PickleValue::fromNode(index, n.generation);
 }
 
@@ -65,14 +94,14 @@ PickleValue SnapshotBuilder::newTuple(std::span<const PickleValue> items, int64_
 {
     PickleValue v = newContainer(ContainerKind::Tuple, offset);
     m_nodes[v.node].items.assign(items.begin(), items.end());
+    for (const PickleValue& item : items)
+        pin(item);
     return v;
 }
 
-SnapshotBuilder::Node& SnapshotBuilder::node(PickleValue v, int64_t offset)
+void SnapshotBuilder::failConsumed(int64_t offset) const
 {
-    if (v.kind != PickleKind::Container || v.node >= m_nodes.size() || m_nodes[v.node].generation != v.generation)
-        throw LoadError(m_fileName, offset, {}, "a reference to a trace entry that was already consumed");
-    return m_nodes[v.node];
+    throw LoadError(m_fileName, offset, {}, kConsumed);
 }
 
 void SnapshotBuilder::checkReference(PickleValue value, int64_t offset)
@@ -80,11 +109,27 @@ void SnapshotBuilder::checkReference(PickleValue value, int64_t offset)
     node(value, offset);
 }
 
+void SnapshotBuilder::memoized(PickleValue container, uint64_t index)
+{
+    if (container.node >= m_nodes.size() || m_nodes[container.node].generation != container.generation)
+        return;
+    Node& n = m_nodes[container.node];
+    n.memoIndex = n.memoIndex == kMemoNone || n.memoIndex == static_cast<int64_t>(index) ? static_cast<int64_t>(index)
+                                                                                          : kMemoMany;
+}
+
+
 void SnapshotBuilder::recycle(uint32_t index)
 {
     Node& n = m_nodes[index];
     n.items.clear();
     ++n.generation;
+    n.mode = Mode::Generic;
+    n.pinned = false;
+    n.cache = -1;
+    n.table = -1;
+    n.memoIndex = kMemoNone;
+    n.row = Row{};
     m_free.push_back(index);
 }
 
@@ -98,22 +143,17 @@ const PickleValue* SnapshotBuilder::lookup(const Node& dict, StringId key) const
     return nullptr;
 }
 
-bool SnapshotBuilder::isEventDict(const Node& n) const
-{
-    return n.kind == ContainerKind::Dict && lookup(n, m_k.action) != nullptr;
-}
-
 void SnapshotBuilder::append(PickleValue container, std::span<const PickleValue> items, int64_t offset)
 {
-    Node* list = &node(container, offset);
-    if (list->kind == ContainerKind::Dict || list->kind == ContainerKind::Tuple)
+    Node& list = node(container, offset);
+    if (list.kind == ContainerKind::Dict || list.kind == ContainerKind::Tuple)
         throw LoadError(m_fileName, offset, {}, "APPEND to a dict or tuple, expected a list");
     for (const PickleValue& item : items) {
-        if (item.kind == PickleKind::Container && item.node != container.node && isEventDict(node(item, offset))) {
-            appendEvent(*list, item, offset);
-            list = &m_nodes[container.node]; // appendEvent may grow m_nodes
+        if (item.kind == PickleKind::Container && item.node != container.node && node(item, offset).mode == Mode::Event) {
+            commit(list, item.node, offset);
         } else {
-            list->items.push_back(item);
+            list.items.push_back(item);
+            pin(item);
         }
     }
 }
@@ -123,7 +163,135 @@ void SnapshotBuilder::setItems(PickleValue dict, std::span<const PickleValue> ke
     Node& n = node(dict, offset);
     if (n.kind != ContainerKind::Dict)
         throw LoadError(m_fileName, offset, {}, "SETITEMS on a list or tuple, expected a dict");
+    if (n.mode == Mode::Event) {
+        decode(n.row, keyValues);
+        return;
+    }
+    bool hasAction = false;
+    for (size_t i = 0; i + 1 < keyValues.size() && !hasAction; i += 2)
+        hasAction = keyValues[i].kind == PickleKind::String && keyValues[i].str == m_k.action.value;
+    if (hasAction) { // a trace entry: decode its keys now, keep none of them
+        n.mode = Mode::Event;
+        n.row = Row{};
+        if (!n.items.empty()) { // keys set one by one before 'action' (SETITEM)
+            decode(n.row, n.items);
+            n.items.clear();
+        }
+        decode(n.row, keyValues);
+        return;
+    }
     n.items.insert(n.items.end(), keyValues.begin(), keyValues.end());
+    for (size_t i = 1; i < keyValues.size(); i += 2)
+        pin(keyValues[i]);
+}
+
+Action SnapshotBuilder::actionOf(StringId name)
+{
+    const size_t k = static_cast<size_t>(name.value);
+    if (k >= m_actionByString.size())
+        m_actionByString.resize(std::max(k + 1, m_actionByString.size() * 2), 0);
+    if (m_actionByString[k] == 0) {
+        const Action a = actionFromName(m_snapshot.strings.view(name)).value_or(Action::Unknown);
+        m_actionByString[k] = static_cast<int8_t>(static_cast<int>(a) + 1);
+    }
+    return static_cast<Action>(m_actionByString[k] - 1);
+}
+
+void SnapshotBuilder::decode(Row& row, std::span<const PickleValue> keyValues)
+{
+    for (size_t i = 0; i + 1 < keyValues.size(); i += 2) {
+        const PickleValue k = keyValues[i];
+        const PickleValue v = keyValues[i + 1];
+        if (k.kind != PickleKind::String)
+            continue;
+        const int32_t key = k.str;
+        const Field field = static_cast<size_t>(key) < m_fieldOf.size() ? m_fieldOf[static_cast<size_t>(key)] : Field::None;
+        try {
+            switch (field) {
+            case Field::None: break;
+            case Field::Action: row.action = actionOf(str(v)); break;
+            case Field::Addr: row.addr = u64(v); break;
+            case Field::Size: row.size = u64(v); break;
+            case Field::Stream:
+                // Streams are raw cudaStream_t values; keep the bits whatever their sign.
+                if (v.kind != PickleKind::Int)
+                    throw FieldError{{}, "expected an integer, found " + describe(m_snapshot, v)};
+                row.stream = static_cast<uint64_t>(v.i);
+                break;
+            case Field::TimeUs:
+                row.hasTime = true;
+                row.time = i64(v);
+                break;
+            case Field::Frames: row.stack = stackOf(v); break;
+            case Field::UserMetadata:
+                if (v.kind == PickleKind::String)
+                    row.metadata = StringId{v.str};
+                break;
+            case Field::CompileContext:
+                if (v.kind == PickleKind::String)
+                    row.context = StringId{v.str};
+                break;
+            case Field::DeviceFree:
+                row.deviceFree = u64(v);
+                row.hasDeviceFree = true;
+                break;
+            case Field::ForwardFrames:
+                if (v.kind == PickleKind::Container) {
+                    try { // not kept; converted so that its node can be recycled
+                        (void)stackOf(v);
+                    } catch (const FieldError&) {
+                    }
+                }
+                break;
+            }
+        } catch (FieldError& e) {
+            if (row.error < 0) {
+                row.error = static_cast<int32_t>(m_rowErrors.size());
+                m_rowErrors.push_back({std::string(m_snapshot.strings.view(StringId{key})) + e.path, std::move(e.message)});
+            }
+        }
+    }
+}
+
+void SnapshotBuilder::commit(Node& list, uint32_t eventNode, int64_t offset)
+{
+    if (list.table < 0) {
+        list.table = static_cast<int32_t>(m_tables.size());
+        m_tables.emplace_back();
+        // Python's pickler spends about 90 bytes on an entry; reserve for 48 (pages never
+        // touched cost nothing) so the columns are not copied while they grow.
+        if (m_tables.size() == 1 && m_sizeHint > 0)
+            m_tables.back().reserve(static_cast<size_t>(m_sizeHint / 48));
+    }
+    EventTable& table = m_tables[static_cast<size_t>(list.table)];
+    Node& ev = m_nodes[eventNode];
+    const Row& r = ev.row;
+    const size_t row = table.count();
+    if (r.error >= 0) {
+        const size_t t = static_cast<size_t>(list.table);
+        if (m_tableError.size() <= t)
+            m_tableError.resize(t + 1, -1);
+        if (m_tableError[t] < 0) {
+            RowError& e = m_rowErrors[static_cast<size_t>(r.error)];
+            e.row = row;
+            e.offset = offset;
+            m_tableError[t] = r.error;
+        }
+    }
+    if (r.hasDeviceFree)
+        table.deviceFree.emplace(static_cast<int64_t>(row), r.deviceFree);
+    if (r.hasTime)
+        table.hasTime = true;
+    table.push(r.action, r.addr, r.size, r.stream, r.time, r.stack, r.metadata, r.context);
+
+    // The entry is consumed: a later reference to it is an error.
+    if (ev.memoIndex >= 0 && m_memo && m_memo->names(static_cast<uint64_t>(ev.memoIndex), eventNode))
+        m_memo->kill(static_cast<uint64_t>(ev.memoIndex));
+    if (ev.memoIndex == kMemoMany || (ev.memoIndex >= 0 && !m_memo)) {
+        ev.mode = Mode::Consumed;
+        return;
+    }
+    recycle(eventNode);
 }
 
 void SnapshotBuilder::typeError(int64_t offset, const std::string& path, const char* expected, PickleValue got) const
@@ -131,29 +299,65 @@ void SnapshotBuilder::typeError(int64_t offset, const std::string& path, const c
     throw LoadError(m_fileName, offset, path, std::string("expected ") + expected + ", found " + describe(m_snapshot, got));
 }
 
-uint64_t SnapshotBuilder::toU64(PickleValue v, int64_t offset, const std::string& path)
+uint64_t SnapshotBuilder::u64(PickleValue v) const
 {
     if (v.kind == PickleKind::Int && (v.unsignedInt || v.i >= 0))
         return static_cast<uint64_t>(v.i);
     if (v.kind == PickleKind::Bool)
         return v.boolean;
-    typeError(offset, path, "a non-negative integer", v);
+    throw FieldError{{}, "expected a non-negative integer, found " + describe(m_snapshot, v)};
 }
 
-int64_t SnapshotBuilder::toI64(PickleValue v, int64_t offset, const std::string& path)
+int64_t SnapshotBuilder::i64(PickleValue v) const
 {
     if (v.kind == PickleKind::Int && !v.unsignedInt)
         return v.i;
     if (v.kind == PickleKind::Bool)
         return v.boolean;
-    typeError(offset, path, "an integer", v);
+    throw FieldError{{}, "expected an integer, found " + describe(m_snapshot, v)};
+}
+
+StringId SnapshotBuilder::str(PickleValue v) const
+{
+    if (v.kind == PickleKind::String || v.kind == PickleKind::Bytes)
+        return StringId{v.str};
+    throw FieldError{{}, "expected a string, found " + describe(m_snapshot, v)};
+}
+
+uint64_t SnapshotBuilder::toU64(PickleValue v, int64_t offset, const std::string& path)
+{
+    try {
+        return u64(v);
+    } catch (const FieldError& e) {
+        throw LoadError(m_fileName, offset, path + e.path, e.message);
+    }
+}
+
+int64_t SnapshotBuilder::toI64(PickleValue v, int64_t offset, const std::string& path)
+{
+    try {
+        return i64(v);
+    } catch (const FieldError& e) {
+        throw LoadError(m_fileName, offset, path + e.path, e.message);
+    }
 }
 
 StringId SnapshotBuilder::toStr(PickleValue v, int64_t offset, const std::string& path)
 {
-    if (v.kind == PickleKind::String || v.kind == PickleKind::Bytes)
-        return StringId{v.str};
-    typeError(offset, path, "a string", v);
+    try {
+        return str(v);
+    } catch (const FieldError& e) {
+        throw LoadError(m_fileName, offset, path + e.path, e.message);
+    }
+}
+
+StackId SnapshotBuilder::toStack(PickleValue v, int64_t offset, const std::string& path)
+{
+    try {
+        return stackOf(v);
+    } catch (const FieldError& e) {
+        throw LoadError(m_fileName, offset, path + e.path, e.message);
+    }
 }
 
 std::string SnapshotBuilder::toText(PickleValue v)
@@ -169,6 +373,7 @@ std::string SnapshotBuilder::toText(PickleValue v)
     }
     case PickleKind::String:
     case PickleKind::Bytes: return std::string(m_snapshot.strings.view(StringId{v.str}));
+    case PickleKind::Frozen: return "[…]";
     case PickleKind::Container: {
         const Node& n = m_nodes[v.node];
         std::string s = n.kind == ContainerKind::Dict ? "{" : "[";
@@ -183,117 +388,83 @@ std::string SnapshotBuilder::toText(PickleValue v)
     return {};
 }
 
-FrameId SnapshotBuilder::toFrame(PickleValue v, int64_t offset, const std::string& path)
+FrameId SnapshotBuilder::frameOf(PickleValue v)
 {
     if (v.kind != PickleKind::Container)
-        typeError(offset, path, "a frame dict {filename, line, name}", v);
-    Node& n = node(v, offset);
+        throw FieldError{{}, "expected a frame dict {filename, line, name}, found " + describe(m_snapshot, v)};
+    if (v.node >= m_nodes.size() || m_nodes[v.node].generation != v.generation || m_nodes[v.node].mode != Mode::Generic)
+        throw FieldError{{}, kConsumed};
+    Node& n = m_nodes[v.node];
     if (n.cache >= 0)
         return FrameId{n.cache};
     if (n.kind != ContainerKind::Dict)
-        throw LoadError(m_fileName, offset, path, "expected a frame dict {filename, line, name}, found a list");
+        throw FieldError{{}, "expected a frame dict {filename, line, name}, found a list"};
     Frame f;
-    if (const PickleValue* x = lookup(n, m_k.filename))
-        f.filename = toStr(*x, offset, path + ".filename");
-    if (const PickleValue* x = lookup(n, m_k.name))
-        f.name = toStr(*x, offset, path + ".name");
-    if (const PickleValue* x = lookup(n, m_k.line))
-        f.line = static_cast<int32_t>(toI64(*x, offset, path + ".line"));
-    FrameId id = m_snapshot.frames.intern(f);
+    try {
+        if (const PickleValue* x = lookup(n, m_k.filename))
+            f.filename = str(*x);
+    } catch (FieldError& e) {
+        throw FieldError{".filename", std::move(e.message)};
+    }
+    try {
+        if (const PickleValue* x = lookup(n, m_k.name))
+            f.name = str(*x);
+    } catch (FieldError& e) {
+        throw FieldError{".name", std::move(e.message)};
+    }
+    try {
+        if (const PickleValue* x = lookup(n, m_k.line))
+            f.line = static_cast<int32_t>(i64(*x));
+    } catch (FieldError& e) {
+        throw FieldError{".line", std::move(e.message)};
+    }
+    const FrameId id = m_snapshot.frames.intern(f);
     n.cache = id.value;
+    std::vector<PickleValue>().swap(n.items); // only the id is needed from now on
     return id;
 }
 
-StackId SnapshotBuilder::toStack(PickleValue v, int64_t offset, const std::string& path)
+StackId SnapshotBuilder::stackOf(PickleValue v)
 {
     if (v.kind == PickleKind::None)
         return StackId{};
+    if (v.kind == PickleKind::Frozen)
+        return StackId{static_cast<int32_t>(v.node) - 1};
     if (v.kind != PickleKind::Container)
-        typeError(offset, path, "a list of frames", v);
-    Node& n = node(v, offset);
-    if (n.cache >= 0)
-        return StackId{n.cache};
-    if (n.kind == ContainerKind::Dict)
-        throw LoadError(m_fileName, offset, path, "expected a list of frames, found a dict");
-    m_frameScratch.clear();
-    for (size_t i = 0; i < n.items.size(); ++i)
-        m_frameScratch.push_back(toFrame(n.items[i], offset, path + "[" + std::to_string(i) + "]"));
-    StackId id = m_snapshot.stacks.intern(m_frameScratch);
-    m_nodes[v.node].cache = id.valid() ? id.value : -2;
-    return id;
-}
-
-void SnapshotBuilder::appendEvent(Node& list, PickleValue eventValue, int64_t offset)
-{
-    if (list.table < 0) {
-        list.table = static_cast<int32_t>(m_tables.size());
-        m_tables.emplace_back();
-    }
-    const int32_t tableIndex = list.table;
-    EventTable& table = m_tables[static_cast<size_t>(tableIndex)];
-    const size_t row = table.count();
-    auto path = [&](std::string_view key) {
-        return "device_traces[" + std::to_string(tableIndex) + "][" + std::to_string(row) + "]." + std::string(key);
-    };
-
-    Node& ev = m_nodes[eventValue.node];
-    Action action = Action::Unknown;
-    uint64_t addr = 0, size = 0, stream = 0, deviceFree = 0;
-    int64_t time = 0;
-    bool hasDeviceFree = false;
-    StackId stack;
-    StringId metadata = StringPool::empty(), context = StringPool::empty();
-    try {
-        for (size_t i = 0; i + 1 < ev.items.size(); i += 2) {
-            const PickleValue k = ev.items[i];
-            const PickleValue v = ev.items[i + 1];
-            if (k.kind != PickleKind::String)
-                continue;
-            const StringId key{k.str};
-            if (key == m_k.action) {
-                StringId name = toStr(v, offset, path("action"));
-                action = actionFromName(m_snapshot.strings.view(name)).value_or(Action::Unknown);
-            } else if (key == m_k.addr) {
-                addr = toU64(v, offset, path("addr"));
-            } else if (key == m_k.size) {
-                size = toU64(v, offset, path("size"));
-            } else if (key == m_k.stream) {
-                // Streams are raw cudaStream_t values; keep the bits whatever their sign.
-                if (v.kind != PickleKind::Int)
-                    typeError(offset, path("stream"), "an integer", v);
-                stream = static_cast<uint64_t>(v.i);
-            } else if (key == m_k.timeUs) {
-                time = toI64(v, offset, path("time_us"));
-                table.hasTime = true;
-            } else if (key == m_k.frames) {
-                stack = toStack(v, offset, path("frames"));
-            } else if (key == m_k.userMetadata) {
-                if (v.kind == PickleKind::String)
-                    metadata = StringId{v.str};
-            } else if (key == m_k.compileContext) {
-                if (v.kind == PickleKind::String)
-                    context = StringId{v.str};
-            } else if (key == m_k.deviceFree) {
-                deviceFree = toU64(v, offset, path("device_free"));
-                hasDeviceFree = true;
+        throw FieldError{{}, "expected a list of frames, found " + describe(m_snapshot, v)};
+    if (v.node >= m_nodes.size() || m_nodes[v.node].generation != v.generation || m_nodes[v.node].mode != Mode::Generic)
+        throw FieldError{{}, kConsumed};
+    const uint32_t index = v.node;
+    {
+        const Node& n = m_nodes[index];
+        if (n.cache >= 0)
+            return StackId{n.cache};
+        if (n.cache == -2)
+            return StackId{};
+        if (n.kind == ContainerKind::Dict)
+            throw FieldError{{}, "expected a list of frames, found a dict"};
+        m_frameScratch.clear();
+        for (size_t i = 0; i < n.items.size(); ++i) {
+            try {
+                m_frameScratch.push_back(frameOf(n.items[i]));
+            } catch (FieldError& e) {
+                throw FieldError{"[" + std::to_string(i) + "]" + e.path, std::move(e.message)};
             }
         }
-    } catch (const LoadError& e) {
-        // Kept, and reported by readTraces with the device this table turns out to be.
-        if (m_tableErrors.size() <= static_cast<size_t>(tableIndex))
-            m_tableErrors.resize(static_cast<size_t>(tableIndex) + 1);
-        TableError& te = m_tableErrors[static_cast<size_t>(tableIndex)];
-        if (!te.set) {
-            const std::string prefix = "device_traces[" + std::to_string(tableIndex) + "]";
-            te = {e.keyPath().substr(std::min(prefix.size(), e.keyPath().size())), e.message(), e.offset(), true};
-        }
-        recycle(eventValue.node);
-        return;
     }
-    if (hasDeviceFree)
-        table.deviceFree.emplace(static_cast<int64_t>(row), deviceFree);
-    table.push(action, addr, size, stream, time, stack, metadata, context);
-    recycle(eventValue.node);
+    const StackId id = m_snapshot.stacks.intern(m_frameScratch);
+    Node& n = m_nodes[index];
+    n.cache = id.valid() ? id.value : -2;
+    // Freeze: the memo entry becomes the stack's token and the node is recycled, unless
+    // a generic container holds it or several memo entries name it.
+    if (n.pinned || n.memoIndex == kMemoMany || (n.memoIndex >= 0 && !m_memo)) {
+        std::vector<PickleValue>().swap(n.items);
+        return id;
+    }
+    if (n.memoIndex >= 0 && m_memo->names(static_cast<uint64_t>(n.memoIndex), index))
+        m_memo->replace(static_cast<uint64_t>(n.memoIndex), PickleValue::fromFrozen(static_cast<uint32_t>(id.value + 1)));
+    recycle(index);
+    return id;
 }
 
 void SnapshotBuilder::finish(PickleValue root, int64_t offset)
@@ -372,12 +543,12 @@ void SnapshotBuilder::readTraces(PickleValue list, int64_t offset)
             throw LoadError(m_fileName, offset, path,
                             "expected trace entries (dicts with 'action'), found " + what);
         }
-        if (dn.table >= 0 && static_cast<size_t>(dn.table) < m_tableErrors.size() && m_tableErrors[static_cast<size_t>(dn.table)].set) {
-            const TableError& e = m_tableErrors[static_cast<size_t>(dn.table)];
-            throw LoadError(m_fileName, e.offset, path + e.suffix, e.message);
-        }
         DeviceTrace t;
         t.device = static_cast<int>(d);
+        if (dn.table >= 0 && static_cast<size_t>(dn.table) < m_tableError.size() && m_tableError[static_cast<size_t>(dn.table)] >= 0) {
+            const RowError& e = m_rowErrors[static_cast<size_t>(m_tableError[static_cast<size_t>(dn.table)])];
+            throw LoadError(m_fileName, e.offset, path + "[" + std::to_string(e.row) + "]." + e.key, e.message);
+        }
         if (dn.table >= 0)
             t.events = std::move(m_tables[static_cast<size_t>(dn.table)]);
         m_snapshot.devices.push_back(std::move(t));

@@ -8,6 +8,8 @@
 
 namespace memscope {
 
+class PickleMemo;
+
 /*
  * Builds a Snapshot straight from the pickle VM's stream of containers.
  *
@@ -15,46 +17,112 @@ namespace memscope {
  * its device's list, and that list is complete before the top-level dict names it. So
  * entries are recognised by shape, not by position:
  *
- *   dict with "action"                 -> one row of an EventTable, the dict recycled
+ *   dict that receives "action"        -> its keys are decoded into a pending row as they
+ *                                         arrive (never stored); appended to a list, the
+ *                                         row joins that list's EventTable and the node is
+ *                                         recycled (its memo entry killed)
+ *   list of frame dicts under "frames" -> StackId; the list's node is recycled and its memo
+ *                                         entry becomes a Frozen token, so the frame list
+ *                                         that a free_completed shares costs 4 bytes
  *   dict with filename/name/line       -> FrameId (cached on the node, shared via memo)
- *   list of frame dicts under "frames" -> StackId (cached on the node)
  *   everything else (segments, blocks, annotations, settings) stays a small generic
- *   node until finish() walks the top-level dict.
+ *   node until finish() walks the top-level dict. Containers stored inside a generic one
+ *   are pinned: never recycled.
  *
- * The memory held per trace entry while loading is its columns and nothing else.
+ * The memory held per trace entry while loading is its columns and its memo entries
+ * (4 bytes each); nodes are recycled, so their number stays that of one APPENDS batch.
  */
 class SnapshotBuilder : public PickleSink {
 public:
     SnapshotBuilder(Snapshot& snapshot, std::string fileName);
+
+    // The VM's memo, to rewrite entries of recycled containers. Without it, nothing that
+    // the memo names is recycled.
+    void setMemo(PickleMemo* memo) { m_memo = memo; }
+    // The input's size: columns are reserved from it.
+    void setSizeHint(uint64_t bytes) { m_sizeHint = bytes; }
 
     PickleValue newContainer(ContainerKind kind, int64_t offset) override;
     PickleValue newTuple(std::span<const PickleValue> items, int64_t offset) override;
     void append(PickleValue container, std::span<const PickleValue> items, int64_t offset) override;
     void setItems(PickleValue dict, std::span<const PickleValue> keyValues, int64_t offset) override;
     void checkReference(PickleValue value, int64_t offset) override;
+    void memoized(PickleValue container, uint64_t index) override;
+    // Decodes a Python protocol-4 trace entry dict straight from the bytes (see
+    // snapshot_builder_fast.cpp); anything unusual is left to the VM.
+    size_t fastDict(std::span<const uint8_t> bytes, size_t offset, PickleValue& dict) override;
+    void setFastPath(bool on) { m_fastPath = on; }
     void finish(PickleValue root, int64_t offset) override;
 
+    size_t nodeCount() const { return m_nodes.size(); }
+    size_t nodeBytes() const;
+
 private:
+    enum class Mode : uint8_t { Generic, Event, Consumed };
+    static constexpr int64_t kMemoNone = -1, kMemoMany = -2;
+
+    // A trace entry being decoded. A bad field is kept (error >= 0) and reported when the
+    // entry is appended, where its device and row are known.
+    struct Row {
+        Action action = Action::Unknown;
+        bool hasTime = false;
+        bool hasDeviceFree = false;
+        uint64_t addr = 0, size = 0, stream = 0, deviceFree = 0;
+        int64_t time = 0;
+        StackId stack;
+        StringId metadata = StringPool::empty();
+        StringId context = StringPool::empty();
+        int32_t error = -1; // index into m_rowErrors
+    };
     struct Node {
         ContainerKind kind = ContainerKind::List;
+        Mode mode = Mode::Generic;
+        bool pinned = false;
         uint32_t generation = 0;
-        int32_t cache = -1; // FrameId / StackId once converted
+        int32_t cache = -1; // FrameId / StackId once converted (-2: an empty stack)
         int32_t table = -1; // index into m_tables for a list of trace entries
+        int64_t memoIndex = kMemoNone;
+        Row row;
         std::vector<PickleValue> items; // dict: key, value, key, value, ...
     };
+    struct RowError {
+        std::string key;  // the entry's key, then a path inside its value
+        std::string message;
+        size_t row = 0;      // once appended: its row in the table
+        int64_t offset = -1; // and the APPEND's byte offset
+    };
 
-    Node& node(PickleValue v, int64_t offset);
+    Node& node(PickleValue v, int64_t offset)
+    {
+        if (v.kind != PickleKind::Container || v.node >= m_nodes.size() || m_nodes[v.node].generation != v.generation ||
+            m_nodes[v.node].mode == Mode::Consumed) [[unlikely]]
+            failConsumed(offset);
+        return m_nodes[v.node];
+    }
+    [[noreturn, gnu::cold, gnu::noinline]] void failConsumed(int64_t offset) const;
     const PickleValue* lookup(const Node& dict, StringId key) const;
-    bool isEventDict(const Node& n) const;
-    void appendEvent(Node& list, PickleValue eventValue, int64_t offset);
+    void pin(PickleValue v)
+    {
+        if (v.kind == PickleKind::Container && v.node < m_nodes.size() && m_nodes[v.node].generation == v.generation)
+            m_nodes[v.node].pinned = true;
+    }
     void recycle(uint32_t index);
+    void decode(Row& row, std::span<const PickleValue> keyValues);
+    void commit(Node& list, uint32_t eventNode, int64_t offset);
+
+    // Conversions throw FieldError (relative path, message); callers add their prefix.
+    StackId stackOf(PickleValue v);
+    FrameId frameOf(PickleValue v);
+    uint64_t u64(PickleValue v) const;
+    int64_t i64(PickleValue v) const;
+    StringId str(PickleValue v) const;
+    Action actionOf(StringId name);
 
     StackId toStack(PickleValue v, int64_t offset, const std::string& path);
-    FrameId toFrame(PickleValue v, int64_t offset, const std::string& path);
-    [[noreturn]] void typeError(int64_t offset, const std::string& path, const char* expected, PickleValue got) const;
     uint64_t toU64(PickleValue v, int64_t offset, const std::string& path);
     int64_t toI64(PickleValue v, int64_t offset, const std::string& path);
     StringId toStr(PickleValue v, int64_t offset, const std::string& path);
+    [[noreturn]] void typeError(int64_t offset, const std::string& path, const char* expected, PickleValue got) const;
     std::string toText(PickleValue v);
 
     void readSegments(PickleValue list, int64_t offset);
@@ -65,22 +133,35 @@ private:
 
     Snapshot& m_snapshot;
     std::string m_fileName;
+    PickleMemo* m_memo = nullptr;
+    uint64_t m_sizeHint = 0;
     std::vector<Node> m_nodes;
     std::vector<uint32_t> m_free;
     std::vector<EventTable> m_tables;
     std::vector<FrameId> m_frameScratch;
-    // Per table, its first bad trace entry, reported by readTraces once the table's device
-    // is known: a list of entries is complete before device_traces names it.
-    struct TableError {
-        std::string suffix; // "[row].key"
-        std::string message;
-        int64_t offset = -1;
-        bool set = false;
+    std::vector<RowError> m_rowErrors;
+    // Per table, its first bad row (index into m_rowErrors), reported by readTraces once the
+    // table's device is known: a list of entries is complete before device_traces names it.
+    std::vector<int32_t> m_tableError;
+    std::vector<int8_t> m_actionByString; // StringId -> Action + 1; 0 = not looked up yet
+    enum class Field : uint8_t { None, Action, Addr, Size, Stream, TimeUs, Frames, UserMetadata, CompileContext, DeviceFree, ForwardFrames };
+    std::vector<Field> m_fieldOf; // StringId -> the trace entry field it names
+    bool m_fastPath = true;
+    struct PendingMemo {
+        PickleValue value;
     };
-    std::vector<TableError> m_tableErrors;
+    std::vector<PendingMemo> m_fastMemo;  // memo entries of one fast-decoded entry, in order
+    std::vector<PickleValue> m_fastItems; // frame dict handles of a new frame list
+    struct ShortString {
+        uint64_t w[2] = {0, 0};
+        uint32_t length = 0;
+        StringId id;
+    };
+    std::vector<ShortString> m_shortStrings; // direct-mapped cache in front of the StringPool
+    StringId internShort(std::string_view s);
 
     struct Keys {
-        StringId action, addr, size, stream, timeUs, frames, compileContext, userMetadata, deviceFree;
+        StringId action, addr, size, stream, timeUs, frames, compileContext, userMetadata, deviceFree, forwardFrames;
         StringId filename, name, line;
         StringId segments, deviceTraces, allocatorSettings, externalAnnotations;
         StringId device, address, totalSize, allocatedSize, activeSize, requestedSize, segmentType, segmentPoolId,

@@ -82,20 +82,23 @@ bool looksLikeJson(std::span<const uint8_t> b)
 }
 
 void readPickle(std::span<const uint8_t> bytes, const std::string& name, Snapshot& s, const LoadOptions& options,
-                double progressFrom)
+                double progressFrom, const std::function<void(size_t)>& consumed = {})
 {
     SnapshotBuilder builder(s, name);
     PickleReader reader(bytes, name, s.strings, builder);
+    builder.setMemo(&reader.memo());
+    builder.setSizeHint(bytes.size());
+    builder.setFastPath(options.fastPath);
+    if (consumed)
+        reader.setConsumed(consumed);
     if (options.progress)
         reader.setProgress([&](double f) { return options.progress(progressFrom + (1.0 - progressFrom) * f); });
     reader.run();
     s.pickleProtocol = reader.protocol();
 }
 
-} // namespace
-
-std::shared_ptr<const Snapshot> readSnapshotBytes(std::span<const uint8_t> bytes, const std::string& name,
-                                                  const LoadOptions& options)
+std::shared_ptr<const Snapshot> readSnapshot(std::span<const uint8_t> bytes, const std::string& name,
+                                             const LoadOptions& options, const std::function<void(size_t)>& consumed)
 {
     auto s = std::make_shared<Snapshot>();
     s->path = name;
@@ -115,10 +118,18 @@ std::shared_ptr<const Snapshot> readSnapshotBytes(std::span<const uint8_t> bytes
         readJsonSnapshot(bytes, name, *s);
     } else {
         s->format = SnapshotFormat::Pickle;
-        readPickle(bytes, name, *s, options, 0.0);
+        readPickle(bytes, name, *s, options, 0.0, consumed);
     }
     checkSnapshotLimits(*s, name);
     return s;
+}
+
+} // namespace
+
+std::shared_ptr<const Snapshot> readSnapshotBytes(std::span<const uint8_t> bytes, const std::string& name,
+                                                  const LoadOptions& options)
+{
+    return readSnapshot(bytes, name, options, {});
 }
 
 std::shared_ptr<const Snapshot> readSnapshotFile(const std::string& path, const LoadOptions& options)
@@ -126,7 +137,8 @@ std::shared_ptr<const Snapshot> readSnapshotFile(const std::string& path, const 
     MappedFile file(path);
     if (options.maxFileBytes && file.bytes().size() > options.maxFileBytes)
         throw LoadError(path, -1, {}, "file is larger than the limit of " + std::to_string(options.maxFileBytes) + " bytes");
-    return readSnapshotBytes(file.bytes(), path, options);
+    // The parse reads the mapping once, front to back: pages behind it can go.
+    return readSnapshot(file.bytes(), path, options, [&file](size_t offset) { file.releaseBefore(offset); });
 }
 
 } // namespace memscope

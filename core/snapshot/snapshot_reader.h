@@ -15,6 +15,9 @@ struct LoadOptions {
     std::function<bool(double)> progress;
     // Refuse files larger than this (bytes); 0 = no limit.
     uint64_t maxFileBytes = 0;
+    // Decode Python protocol-4 trace entries through the builder's fast path (the VM runs
+    // whatever it does not take). false: the VM runs everything, for tests that compare.
+    bool fastPath = true;
 };
 
 // Reads a snapshot from a file: a pickle (protocol 0-5, Python's or torch's C++

@@ -1,0 +1,201 @@
+// memscope_perf: one timed run from a snapshot file to full results, phase by phase.
+//
+//   memscope_perf FILE [--check EXPECTED.json|STATS.json] [--queries N] [--repeat R]
+//
+// Prints one JSON object: wall seconds of load (map + parse + columns), replay (curves,
+// allocations, live-set checkpoints), attribution (phases, categories, per-category
+// curves, iteration peaks), queries (the live set at the peak and N random live-set
+// queries, and a level-of-detail query of the curves for a 2000-pixel view), the total,
+// the peak RSS (getrusage), and what the model holds in bytes. With --check, the replay's
+// peaks are compared with `requested_peak`/`reserved_peak` (generator) or torch's
+// `requested_bytes.all.peak`/`max_reserved` (a real run's stats.json); a mismatch exits 1.
+// Run it under /usr/bin/time -v for the kernel's view of peak memory.
+
+#include "replay/replay.h"
+#include "snapshot/snapshot_reader.h"
+
+#ifdef MEMSCOPE_HAVE_ATTRIBUTION
+#include "attribute/attributor.h"
+#endif
+#ifdef MEMSCOPE_HAVE_LOD
+#include "replay/curve_lod.h"
+#endif
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/resource.h>
+#include <time.h>
+
+using namespace memscope;
+
+namespace {
+
+double now()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU seconds of the whole process (all threads): steadier than wall time on a busy machine.
+double cpu()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+long peakRssKiB()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+long currentRssKiB()
+{
+    std::ifstream f("/proc/self/statm");
+    long pages = 0, resident = 0;
+    f >> pages >> resident;
+    return resident * 4;
+}
+
+template <class V>
+size_t bytesOf(const V& v)
+{
+    return v.capacity() * sizeof(typename V::value_type);
+}
+
+// A number after "key": in a small JSON file, without a JSON library.
+long long jsonNumber(const std::string& text, const std::string& key)
+{
+    const std::string needle = "\"" + key + "\"";
+    const size_t at = text.find(needle);
+    if (at == std::string::npos)
+        return -1;
+    size_t p = text.find(':', at + needle.size());
+    if (p == std::string::npos)
+        return -1;
+    return std::strtoll(text.c_str() + p + 1, nullptr, 10);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: memscope_perf FILE [--check EXPECTED.json] [--queries N]\n");
+        return 2;
+    }
+    const std::string file = argv[1];
+    std::string check;
+    int queries = 1000;
+    for (int i = 2; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--check") && i + 1 < argc)
+            check = argv[++i];
+        else if (!std::strcmp(argv[i], "--queries") && i + 1 < argc)
+            queries = std::atoi(argv[++i]);
+        else {
+            std::fprintf(stderr, "memscope_perf: unknown argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+
+    const double c0 = cpu();
+    const double t0 = now();
+    std::shared_ptr<const Snapshot> snap = readSnapshotFile(file);
+    const double t1 = now();
+    const double c1 = cpu();
+    const long rssAfterLoad = currentRssKiB();
+    const long peakAfterLoad = peakRssKiB();
+    std::shared_ptr<const Replay> replay = replaySnapshot(snap);
+    const double t2 = now();
+    const double c2 = cpu();
+    const long rssAfterReplay = currentRssKiB();
+#ifdef MEMSCOPE_HAVE_ATTRIBUTION
+    std::shared_ptr<const Attribution> attribution = attribute(replay);
+    const bool haveAttribution = true;
+#else
+    const bool haveAttribution = false;
+#endif
+    const double t3 = now();
+    const double c3 = cpu();
+    const long rssAfterAttribution = currentRssKiB();
+
+    // Queries: the live set at each device's peak, random live-set queries, one LOD view.
+    int64_t events = 0;
+    int64_t liveAtPeak = 0;
+    size_t querySum = 0;
+    std::mt19937_64 rng(7);
+    for (const DeviceReplay& d : replay->devices) {
+        events += d.eventCount;
+        if (d.peakRequested.event.valid())
+            liveAtPeak += static_cast<int64_t>(d.liveAfter(d.peakRequested.event.value).size());
+        for (int q = 0; q < queries && d.eventCount > 0; ++q)
+            querySum += d.liveAfter(static_cast<int64_t>(rng() % static_cast<uint64_t>(d.eventCount))).size();
+    }
+    const double t4 = now();
+#ifdef MEMSCOPE_HAVE_LOD
+    // Levels of detail of the requested and reserved curves, and one 2000-pixel view each.
+    for (const DeviceReplay& d : replay->devices) {
+        const CurveLod requested(d.requested, d.requestedAtStart);
+        const CurveLod reserved(d.reserved, d.reservedAtStart);
+        std::vector<CurveLod::Range> pixels;
+        requested.query(0, static_cast<double>(d.eventCount), 2000, pixels);
+        reserved.query(0, static_cast<double>(d.eventCount), 2000, pixels);
+    }
+#endif
+    const double t5 = now();
+    const double c5 = cpu();
+
+    // What the model holds.
+    size_t columns = 0, replayBytes = 0, checkpointBytes = 0;
+    for (const DeviceTrace& t : snap->devices) {
+        const EventTable& e = t.events;
+        columns += bytesOf(e.action) + bytesOf(e.addr) + bytesOf(e.size) + e.stream.bytes() + bytesOf(e.timeUs) +
+                   bytesOf(e.stack) + e.userMetadata.bytes() + e.compileContext.bytes();
+    }
+    for (const DeviceReplay& d : replay->devices) {
+        replayBytes += bytesOf(d.allocations) + bytesOf(d.eventAllocation) + bytesOf(d.requested) + bytesOf(d.reserved);
+        for (const auto& c : d.checkpoints)
+            checkpointBytes += bytesOf(c);
+    }
+
+    bool ok = true;
+    std::string checkText;
+    if (!check.empty()) {
+        std::ifstream f(check);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        const std::string text = ss.str();
+        long long wantRequested = jsonNumber(text, "requested_peak");
+        if (wantRequested < 0)
+            wantRequested = jsonNumber(text, "requested_bytes.all.peak");
+        const long long wantReserved =
+            jsonNumber(text, "reserved_peak") >= 0 ? jsonNumber(text, "reserved_peak") : jsonNumber(text, "max_reserved");
+        const DeviceReplay& d = replay->devices.at(0);
+        ok = d.peakRequested.bytes == wantRequested && d.peakReserved.bytes == wantReserved;
+        checkText = ", \"check\": \"" + std::string(ok ? "ok" : "MISMATCH") + "\", \"requested_peak\": " +
+                    std::to_string(d.peakRequested.bytes) + ", \"expected_requested_peak\": " + std::to_string(wantRequested) +
+                    ", \"reserved_peak\": " + std::to_string(d.peakReserved.bytes) +
+                    ", \"expected_reserved_peak\": " + std::to_string(wantReserved);
+    }
+
+    std::printf("{\"file\": \"%s\", \"file_bytes\": %llu, \"events\": %lld, \"strings\": %zu, \"frames\": %zu, \"stacks\": %zu,\n"
+                " \"load_s\": %.3f, \"replay_s\": %.3f, \"attribution_s\": %.3f, \"queries_s\": %.3f, \"lod_s\": %.3f, "
+                "\"total_s\": %.3f, \"attribution\": %s,\n"
+                " \"cpu_load_s\": %.3f, \"cpu_replay_s\": %.3f, \"cpu_attribution_s\": %.3f, \"cpu_total_s\": %.3f,\n"
+                " \"rss_after_load_mib\": %.1f, \"peak_rss_after_load_mib\": %.1f, \"rss_after_replay_mib\": %.1f, "
+                "\"rss_after_attribution_mib\": %.1f, \"peak_rss_mib\": %.1f,\n"
+                " \"columns_mib\": %.1f, \"replay_mib\": %.1f, \"checkpoints_mib\": %.1f, \"live_at_peak\": %lld, \"query_sum\": %zu%s}\n",
+                file.c_str(), static_cast<unsigned long long>(snap->fileBytes), static_cast<long long>(events),
+                snap->strings.size(), snap->frames.size(), snap->stacks.size(), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4,
+                t5 - t0, haveAttribution ? "true" : "false", c1 - c0, c2 - c1, c3 - c2, c5 - c0, rssAfterLoad / 1024.0, peakAfterLoad / 1024.0,
+                rssAfterReplay / 1024.0, rssAfterAttribution / 1024.0, peakRssKiB() / 1024.0, columns / 1048576.0,
+                replayBytes / 1048576.0, checkpointBytes / 1048576.0, static_cast<long long>(liveAtPeak), querySum,
+                checkText.c_str());
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,349 @@
+// SnapshotBuilder's fast path for trace entries: the dict of one entry, decoded straight
+// from the bytes instead of through the pickle VM's stack and the generic container calls.
+//
+// Python's pickler writes every trace entry the same way (protocol 4):
+//
+//   }  MEMOIZE  (  key value  key value ...  u
+//
+// with every key a BINGET/LONG_BINGET of a memoized str, and values that are small ints
+// (BININT1/BININT2/BININT/LONG1), memoized strs, a new str (SHORT_BINUNICODE MEMOIZE), or
+// for `frames` a memoized (frozen) frame list or a new one made of memoized frame dicts:
+//
+//   ]  MEMOIZE  [ ( BINGET... APPENDS | BINGET APPEND ]
+//
+// The path reads that, checks every value's type the way decode() would, and only then
+// makes the same changes the VM would have made: the dict as an Event node with its row
+// filled in, memoized at the next index, then the strs and the new list (as its Frozen
+// stack token, since the list is converted at once) at the following ones. Anything else
+// (another key form, a nested dict, a value of the wrong type, a reference to a consumed
+// entry) returns 0 before any change, and the VM runs the same bytes the general way,
+// which gives the same model or the same error.
+
+#include "snapshot/snapshot_builder.h"
+
+#include "pickle/pickle_memo.h"
+
+#include <bit>
+#include <cstring>
+
+namespace memscope {
+
+StringId SnapshotBuilder::internShort(std::string_view s)
+{
+    if (s.size() > 16)
+        return m_snapshot.strings.intern(s);
+    if (m_shortStrings.empty())
+        m_shortStrings.resize(1024);
+    uint64_t w[2] = {0, 0};
+    std::memcpy(w, s.data(), s.size());
+    const uint64_t h = (w[0] * 0x9E3779B97F4A7C15ull) ^ (w[1] * 0xC2B2AE3D27D4EB4Full) ^ s.size();
+    ShortString& slot = m_shortStrings[(h >> 40) & (m_shortStrings.size() - 1)];
+    if (slot.id.valid() && slot.length == s.size() && slot.w[0] == w[0] && slot.w[1] == w[1])
+        return slot.id;
+    const StringId id = m_snapshot.strings.intern(s);
+    slot = ShortString{{w[0], w[1]}, static_cast<uint32_t>(s.size()), id};
+    return id;
+}
+
+namespace {
+
+// Little-endian loads (the pickle's byte order).
+template <class T>
+T load(const uint8_t* q)
+{
+    T v = 0;
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(&v, q, sizeof v);
+    } else {
+        for (size_t k = 0; k < sizeof v; ++k)
+            v = static_cast<T>(v | static_cast<T>(static_cast<T>(q[k]) << (8 * k)));
+    }
+    return v;
+}
+
+} // namespace
+
+size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, PickleValue& dict)
+{
+    if (!m_fastPath || !m_memo)
+        return 0;
+    const uint8_t* const start = bytes.data() + offset;
+    const uint8_t* const end = bytes.data() + bytes.size();
+    const uint8_t* p = start;
+    if (end - p < 4 || p[1] != 0x94 || p[2] != '(')
+        return 0;
+    p += 3;
+    const uint64_t memoBase = m_memo->size(); // the dict's own index
+    m_fastMemo.clear();
+    const Node* const nodes = m_nodes.data();
+    const size_t nodeCount = m_nodes.size();
+    const Field* const fieldOf = m_fieldOf.data();
+    const size_t fieldCount = m_fieldOf.size();
+
+    // A memo reference: an entry set before this dict, or one this dict has made.
+    auto memoRef = [&](PickleValue& v) __attribute__((always_inline)) {
+        uint64_t index;
+        if (*p == 'h' && end - p >= 2) {
+            index = p[1];
+            p += 2;
+        } else if (*p == 'j' && end - p >= 5) {
+            index = load<uint32_t>(p + 1);
+            p += 5;
+        } else {
+            return false;
+        }
+        if (index >= memoBase) [[unlikely]] {
+            const uint64_t k = index - memoBase;
+            if (k == 0 || k > m_fastMemo.size() || m_fastMemo[k - 1].value.kind != PickleKind::String)
+                return false; // the dict itself, or its new frame list: the VM's business
+            v = m_fastMemo[k - 1].value;
+            return true;
+        }
+        if (!m_memo->tryGet(index, v))
+            return false;
+        return v.kind != PickleKind::Container ||
+               (v.node < nodeCount && nodes[v.node].generation == v.generation && nodes[v.node].mode != Mode::Consumed);
+    };
+    auto string = [&](size_t len, PickleValue& v) {
+        if (static_cast<size_t>(end - p) < len)
+            return false;
+        v = PickleValue::fromString(internShort(std::string_view(reinterpret_cast<const char*>(p), len)));
+        p += len;
+        if (p < end && *p == 0x94) {
+            ++p;
+            m_fastMemo.push_back({v});
+        }
+        return true;
+    };
+    auto value = [&](PickleValue& v) __attribute__((always_inline)) {
+        switch (*p) {
+        case 'K':
+            if (end - p < 2)
+                return false;
+            v = PickleValue::fromInt(p[1]);
+            p += 2;
+            return true;
+        case 'M':
+            if (end - p < 3)
+                return false;
+            v = PickleValue::fromInt(load<uint16_t>(p + 1));
+            p += 3;
+            return true;
+        case 'J':
+            if (end - p < 5)
+                return false;
+            v = PickleValue::fromInt(static_cast<int32_t>(load<uint32_t>(p + 1)));
+            p += 5;
+            return true;
+        case 0x8a: { // LONG1 of 1 to 8 bytes
+            if (end - p < 2)
+                return false;
+            const size_t len = p[1];
+            if (len == 0 || len > 8 || static_cast<size_t>(end - p) < 2 + len)
+                return false;
+            uint64_t u;
+            if (end - p >= 10) {
+                u = load<uint64_t>(p + 2);
+                if (len < 8)
+                    u &= (uint64_t(1) << (8 * len)) - 1;
+            } else {
+                u = 0;
+                for (size_t k = 0; k < len; ++k)
+                    u |= static_cast<uint64_t>(p[2 + k]) << (8 * k);
+            }
+            if (p[1 + len] & 0x80) {
+                if (len < 8)
+                    u |= ~uint64_t(0) << (8 * len);
+                v = PickleValue::fromInt(static_cast<int64_t>(u));
+            } else {
+                v = PickleValue::fromUInt(u);
+            }
+            p += 2 + len;
+            return true;
+        }
+        case 'N':
+            v = PickleValue::none();
+            ++p;
+            return true;
+        case 0x88:
+        case 0x89:
+            v = PickleValue::fromBool(*p == 0x88);
+            ++p;
+            return true;
+        case 'h':
+        case 'j': return memoRef(v);
+        case 0x8c:
+            if (end - p < 2)
+                return false;
+            p += 2;
+            return string(p[-1], v);
+        case 'X':
+            if (end - p < 5)
+                return false;
+            p += 5;
+            return string(load<uint32_t>(p - 4), v);
+        default: return false;
+        }
+    };
+    // A new frame list: ] MEMOIZE, then ( BINGET... APPENDS, or BINGET APPEND, or nothing.
+    // Its frame dict handles go to m_fastItems; it is converted once the dict is known to
+    // be a trace entry.
+    size_t listSlot = 0;
+    auto newFrameList = [&]() {
+        if (end - p < 3 || p[1] != 0x94)
+            return false;
+        p += 2;
+        listSlot = m_fastMemo.size();
+        m_fastMemo.push_back({PickleValue::none()});
+        m_fastItems.clear();
+        PickleValue item;
+        if (*p == '(') {
+            ++p;
+            while (p < end && (*p == 'h' || *p == 'j')) {
+                if (!memoRef(item) || item.kind != PickleKind::Container)
+                    return false;
+                m_fastItems.push_back(item);
+            }
+            if (p >= end || *p != 'e')
+                return false;
+            ++p;
+        } else if (*p == 'h' || *p == 'j') {
+            const uint8_t* before = p;
+            if (!memoRef(item))
+                return false;
+            if (p < end && *p == 'a' && item.kind == PickleKind::Container) {
+                ++p;
+                m_fastItems.push_back(item);
+            } else {
+                p = before; // an empty list; that was the next key
+            }
+        }
+        return true;
+    };
+
+    Row row;
+    bool sawAction = false;
+    enum class Frames : uint8_t { Absent, Value, NewList } frames = Frames::Absent;
+    PickleValue framesValue;
+    PickleValue v;
+    PickleValue key;
+    while (true) {
+        if (p >= end) [[unlikely]]
+            return 0;
+        if (*p == 'u') {
+            ++p;
+            break;
+        }
+        if (!memoRef(key) || key.kind != PickleKind::String || p >= end)
+            return 0;
+        const size_t k = static_cast<size_t>(key.str);
+        const Field field = k < fieldCount ? fieldOf[k] : Field::None;
+        if (field == Field::Frames) {
+            if (frames != Frames::Absent)
+                return 0;
+            if (*p == ']') {
+                if (!newFrameList())
+                    return 0;
+                frames = Frames::NewList;
+                continue;
+            }
+        }
+        if (!value(v))
+            return 0;
+        // The checks decode() makes; where it would note an error, the VM path reports it.
+        switch (field) {
+        case Field::None: break;
+        case Field::Action:
+            if (v.kind != PickleKind::String && v.kind != PickleKind::Bytes)
+                return 0;
+            row.action = actionOf(StringId{v.str});
+            sawAction = true;
+            break;
+        case Field::Addr:
+        case Field::Size:
+        case Field::DeviceFree: {
+            uint64_t u;
+            if (v.kind == PickleKind::Int && (v.unsignedInt || v.i >= 0))
+                u = static_cast<uint64_t>(v.i);
+            else if (v.kind == PickleKind::Bool)
+                u = v.boolean;
+            else
+                return 0;
+            if (field == Field::Addr) {
+                row.addr = u;
+            } else if (field == Field::Size) {
+                row.size = u;
+            } else {
+                row.deviceFree = u;
+                row.hasDeviceFree = true;
+            }
+            break;
+        }
+        case Field::Stream:
+            if (v.kind != PickleKind::Int)
+                return 0;
+            row.stream = static_cast<uint64_t>(v.i);
+            break;
+        case Field::TimeUs:
+            if (v.kind == PickleKind::Int && !v.unsignedInt)
+                row.time = v.i;
+            else if (v.kind == PickleKind::Bool)
+                row.time = v.boolean;
+            else
+                return 0;
+            row.hasTime = true;
+            break;
+        case Field::Frames:
+            if (v.kind != PickleKind::Frozen && v.kind != PickleKind::None && v.kind != PickleKind::Container)
+                return 0;
+            frames = Frames::Value;
+            framesValue = v;
+            break;
+        case Field::UserMetadata:
+            if (v.kind == PickleKind::String)
+                row.metadata = StringId{v.str};
+            break;
+        case Field::CompileContext:
+            if (v.kind == PickleKind::String)
+                row.context = StringId{v.str};
+            break;
+        case Field::ForwardFrames: return 0;
+        }
+    }
+    if (!sawAction)
+        return 0;
+
+    // A trace entry: its frames become a stack, as decode() would make them.
+    try {
+        if (frames == Frames::NewList) {
+            m_frameScratch.clear();
+            for (const PickleValue& f : m_fastItems) {
+                const Node& fn = m_nodes[f.node];
+                m_frameScratch.push_back(fn.cache >= 0 && fn.kind == ContainerKind::Dict ? FrameId{fn.cache} : frameOf(f));
+            }
+            row.stack = m_snapshot.stacks.intern(m_frameScratch);
+            m_fastMemo[listSlot].value = PickleValue::fromFrozen(static_cast<uint32_t>(row.stack.value + 1));
+        } else if (frames == Frames::Value) {
+            if (framesValue.kind == PickleKind::Frozen)
+                row.stack = StackId{static_cast<int32_t>(framesValue.node) - 1};
+            else if (framesValue.kind == PickleKind::Container)
+                row.stack = stackOf(framesValue);
+        }
+    } catch (...) { // a bad frame: the VM path reports it where decode() would
+        return 0;
+    }
+
+    // The same changes as the VM: the dict, then the memo entries in the order they came.
+    dict = newContainer(ContainerKind::Dict, static_cast<int64_t>(offset));
+    m_memo->noteContainer(dict);
+    Node& n = m_nodes[dict.node];
+    n.mode = Mode::Event;
+    n.row = row;
+    n.memoIndex = static_cast<int64_t>(memoBase);
+    m_memo->put(memoBase, dict);
+    for (size_t i = 0; i < m_fastMemo.size(); ++i)
+        m_memo->put(memoBase + 1 + i, m_fastMemo[i].value);
+    return static_cast<size_t>(p - start);
+}
+
+} // namespace memscope
