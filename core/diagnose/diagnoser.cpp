@@ -12,6 +12,26 @@
 
 namespace memscope {
 
+namespace {
+
+// Within a severity: what broke, what leaks, where the peak is, then the cache.
+int kindRank(DiagnosticKind k)
+{
+    switch (k) {
+    case DiagnosticKind::OutOfMemory: return 0;
+    case DiagnosticKind::Growth: return 1;
+    case DiagnosticKind::MissingNoGrad: return 2;
+    case DiagnosticKind::ActivationBoundPeak:
+    case DiagnosticKind::OptimizerBoundPeak:
+    case DiagnosticKind::Peak: return 3;
+    case DiagnosticKind::CacheReleased: return 4;
+    case DiagnosticKind::UnusedCache: return 5;
+    }
+    return 6;
+}
+
+} // namespace
+
 std::vector<Diagnostic> diagnoseDevice(const DeviceContext& ctx, std::vector<Pass>* passesUsed)
 {
     std::vector<Diagnostic> out;
@@ -49,7 +69,7 @@ std::shared_ptr<const DiagnosisResult> diagnose(const Attribution& attribution, 
         if (a.deviceIndex != b.deviceIndex)
             return a.deviceIndex < b.deviceIndex;
         if (a.kind != b.kind)
-            return a.kind < b.kind;
+            return kindRank(a.kind) < kindRank(b.kind);
         return a.bytes > b.bytes;
     });
     return result;

@@ -14,7 +14,8 @@ namespace memscope {
  * (growth_detector.h), forward passes keeping activations (no_grad_detector.h), unused
  * cache (unused_cache_detector.h), cache handed back (cache_release_detector.h), OOM
  * (oom_detector.h) and the peak (peak_detector.h). The result is sorted most severe first,
- * then by device, then by kind, then by bytes.
+ * then by device, then OOM, growth, no_grad, peak, cache released, unused cache, then by
+ * bytes.
  */
 struct DiagnosisResult : Diagnostics {
     std::vector<std::vector<Pass>> passes; // per device index: the loop passes the detectors compared
