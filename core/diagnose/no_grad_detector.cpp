@@ -30,7 +30,7 @@ std::optional<Diagnostic> detectMissingNoGrad(const DeviceContext& ctx, const st
     std::vector<PassSurvivors> found;
     size_t alloc = 0;
     for (const Pass& p : passes) {
-        bool forward = false, backward = false;
+        bool forward = false, backward = false, oom = false;
         int64_t lastAlloc = -1;
         for (int64_t i = p.firstEvent; i <= p.lastEvent; ++i) {
             const Phase ph = a.eventPhase[static_cast<size_t>(i)];
@@ -38,8 +38,18 @@ std::optional<Diagnostic> detectMissingNoGrad(const DeviceContext& ctx, const st
             backward = backward || ph == Phase::Backward;
             if (ev.action[static_cast<size_t>(i)] == Action::Alloc)
                 lastAlloc = i;
+            oom = oom || ev.action[static_cast<size_t>(i)] == Action::Oom;
         }
-        if (!forward || backward || lastAlloc < 0)
+        // A training pass that died of an OOM in forward never reached its backward: its
+        // saved activations say nothing about a missing no_grad.
+        for (int64_t i = p.lastEvent + 1; !oom && i < r.eventCount; ++i) {
+            const Action act = ev.action[static_cast<size_t>(i)];
+            if (act == Action::Oom)
+                oom = true;
+            else if (act == Action::Alloc)
+                break;
+        }
+        if (!forward || backward || lastAlloc < 0 || oom)
             continue;
         PassSurvivors s;
         std::set<int32_t> stacks;

@@ -13,6 +13,10 @@ std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMea
     if (r.eventCount == 0 || m.peak <= 0)
         return std::nullopt;
     const bool training = m.hasBackward || m.hasOptimizerStep;
+    const EventTable& ev = ctx.events();
+    bool oomAfterPeak = false;
+    for (int64_t i = std::max<int64_t>(m.peakEvent, 0); i < r.eventCount && !oomAfterPeak; ++i)
+        oomAfterPeak = ev.action[static_cast<size_t>(i)] == Action::Oom;
     const Phase phase = m.peakPhase;
     const auto& cat = a.peakByCategory;
     auto bytesOfCategory = [&](Category c) { return cat[static_cast<size_t>(c)]; };
@@ -36,9 +40,12 @@ std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMea
     const int64_t activations = bytesOfCategory(Category::Activation);
     const int64_t beyond = m.peak - bytesOfCategory(Category::Parameter) - bytesOfCategory(Category::OptimizerState);
     const bool gradientBound = gradients > activations && gradients * 2 >= beyond;
-    if (training && (phase == Phase::Forward || phase == Phase::Backward) && !gradientBound)
+    // Saved activations must be what the forward/backward peak is made of; a backward peak
+    // built of kept results or temporaries is not lowered by checkpointing.
+    const bool activationsDominate = activations > 0 && activations * 2 >= beyond;
+    if (training && (phase == Phase::Forward || phase == Phase::Backward) && !gradientBound && activationsDominate)
         d.kind = DiagnosticKind::ActivationBoundPeak;
-    else if (training && phase == Phase::Backward)
+    else if (training && phase == Phase::Backward && gradients >= bytesOfCategory(Category::Intermediate))
         d.kind = DiagnosticKind::OptimizerBoundPeak;
     else if (training && phase == Phase::OptimizerStep)
         d.kind = DiagnosticKind::OptimizerBoundPeak;
@@ -84,11 +91,25 @@ std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMea
             d.fix += " The forward/backward peaks at " + formatBytes(m.forwardBackwardPeak) + ".";
         break;
     default:
-        d.message = where + (training ? "" : " (no training step in the trace)") + ": " + split;
-        d.fix = training ? "The peak falls outside forward, backward and the optimizer step: see the call sites live "
-                           "there."
-                         : "For inference: a smaller batch, torch.no_grad()/inference_mode(), half-precision weights "
-                           "(model.half() / bfloat16) lower it.";
+        d.message = where + (training ? "" : oomAfterPeak ? " (then the run ran out of memory)"
+                                                          : " (no training step in the trace)") +
+                    ": " + split;
+        if (!training && oomAfterPeak && phase == Phase::Forward)
+            d.fix = "This forward pass never finished (see the OOM finding): a smaller batch or sequence length, "
+                    "activation checkpointing or mixed precision lower what it holds.";
+        else if (!training && oomAfterPeak)
+            d.fix = "The run ended in an out-of-memory error (see the OOM finding): lower the largest allocations "
+                    "live here.";
+        else if (!training)
+            d.fix = "For inference: a smaller batch, torch.no_grad()/inference_mode(), half-precision weights "
+                    "(model.half() / bfloat16) lower it.";
+        else if (phase == Phase::Forward || phase == Phase::Backward)
+            d.fix = "Neither saved activations nor gradients make this peak: the largest part is " +
+                    (parts.empty() ? std::string("unknown") : lowerFirst(categoryLabel(parts.front().second))) +
+                    ". See the call sites live there; tensors kept from earlier iterations (see a growth finding) "
+                    "raise every later peak.";
+        else
+            d.fix = "The peak falls outside forward, backward and the optimizer step: see the call sites live there.";
         break;
     }
     d.detail = "Live at the peak: " + split + ".";

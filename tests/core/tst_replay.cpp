@@ -20,7 +20,7 @@ private slots:
         QTest::addColumn<qint64>("maxReserved");
         int rows = 0;
         for (const QString& folder : {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle"),
-                                      QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real")}) {
+                                      QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/diagnose")}) {
         const QDir dir(folder);
         const auto stats = dir.entryList({QStringLiteral("*.stats.json")}, QDir::Files, QDir::Name);
         for (const QString& name : stats) {
