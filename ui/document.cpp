@@ -31,6 +31,10 @@ std::shared_ptr<const Document> analyzeFile(const std::string& path, const std::
     for (size_t i = 0; i < replay->devices.size(); ++i)
         doc->devices.push_back(buildDeviceModel(*doc->attribution, i));
     doc->frames = std::make_unique<FrameClassifier>(*replay->snapshot);
+    report(0.97);
+    doc->diagnosis = diagnose(*doc->attribution, *doc->frames);
+    for (size_t i = 0; i < replay->devices.size(); ++i)
+        doc->training.push_back(measureTraining(replay->devices[i], doc->attribution->devices[i]));
     report(1.0);
     return doc;
 }

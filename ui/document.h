@@ -2,6 +2,8 @@
 
 #include "attribute/attribution.h"
 #include "device_model.h"
+#include "diagnose/diagnoser.h"
+#include "diagnose/training_measurement.h"
 #include "io/frame_classifier.h"
 
 #include <functional>
@@ -19,12 +21,14 @@ struct Document {
     bool attributed = false; // the core gave every allocation a category (false: shown as one)
     std::vector<DeviceModel> devices;
     std::unique_ptr<FrameClassifier> frames;
+    std::shared_ptr<const DiagnosisResult> diagnosis; // core/diagnose's findings, every device
+    std::vector<TrainingMeasurement> training;        // per device: the estimator's measured inputs
 
     const Snapshot& snapshot() const { return *attribution->replay->snapshot; }
     const Replay& replay() const { return *attribution->replay; }
 };
 
-// Reads, replays and attributes one file, then precomputes the views' data: the whole
+// Reads, replays, attributes and diagnoses one file, then precomputes the views' data: the whole
 // pipeline, used by the GUI's loader thread and by `memscope report`. `progress` gets a
 // fraction in [0, 1] and returns false to cancel (LoadCancelled). Throws LoadError.
 std::shared_ptr<const Document> analyzeFile(const std::string& path, const std::function<bool(double)>& progress = {});

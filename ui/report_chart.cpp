@@ -182,6 +182,36 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
     value->setLabel(at.globalPeak ? QObject::tr("At the peak: %1").arg(bytesText(at.requested))
                                   : QObject::tr("At %1: %2").arg(secondsText(static_cast<double>(at.relativeUs) / 1e6),
                                                                  bytesText(at.requested)));
+    // The findings, one line each, under the charts.
+    if (document.diagnosis) {
+        constexpr int kMaxLines = 4;
+        int more = 0;
+        for (const Diagnostic& d : document.diagnosis->items) {
+            if (d.deviceIndex != deviceIndex)
+                continue;
+            if (m_findings.size() >= kMaxLines) {
+                ++more;
+                continue;
+            }
+            const std::string_view label = diagnosticKindLabel(d.kind);
+            const std::string_view severity = severityName(d.severity);
+            m_findings << QStringLiteral("%1 · %2: %3")
+                              .arg(QString::fromLatin1(severity.data(), static_cast<qsizetype>(severity.size())).toUpper(),
+                                   QString::fromLatin1(label.data(), static_cast<qsizetype>(label.size())),
+                                   QString::fromStdString(d.message));
+        }
+        if (more)
+            m_findings << QObject::tr("… and %n more (report.json, memscope diagnose)", nullptr, more);
+        if (!m_findings.isEmpty()) {
+            auto* findings = new QCPTextElement(plot, QObject::tr("Findings") + QLatin1Char('\n') + m_findings.join(QLatin1Char('\n')),
+                                                theme.font);
+            findings->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
+            findings->setTextColor(theme.foreground);
+            findings->setMargins(QMargins(12, 10, 12, 6));
+            plot->plotLayout()->addElement(4, 0, findings);
+            plot->plotLayout()->setRowStretchFactor(4, 0.001);
+        }
+    }
     theme.applyTo(plot);
     m_plotter->applyTheme(theme);
     value->setLabelFont(theme.boldFont);

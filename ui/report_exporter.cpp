@@ -46,7 +46,7 @@ ReportFiles writeReport(const Document& document, size_t deviceIndex, int64_t ev
     const PointReport at = buildPointReport(a, deviceIndex, event);
     writeFile(files.peakCsv, [&](std::ostream& out) { writePeakReportCsv(out, at, *document.frames); });
     writeFile(files.timelineCsv, [&](std::ostream& out) { writeTimelineCsv(out, a, deviceIndex); });
-    writeFile(files.json, [&](std::ostream& out) { out << reportJson(a, at, *document.frames); });
+    writeFile(files.json, [&](std::ostream& out) { out << reportJson(a, at, *document.frames, document.diagnosis.get()); });
     ReportChart chart(document, deviceIndex, at);
     if (!chart.savePng(files.png))
         throw std::runtime_error(files.png.toStdString() + ": cannot write the PNG");

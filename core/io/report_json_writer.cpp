@@ -1,5 +1,7 @@
 #include "io/report_json_writer.h"
 
+#include "diagnose/diagnostics_json.h"
+
 #include <nlohmann/json.hpp>
 
 namespace memscope {
@@ -32,7 +34,8 @@ Json point(const PointReport& p, int64_t t0)
 
 } // namespace
 
-std::string reportJson(const Attribution& attribution, const PointReport& at, const FrameClassifier& frames)
+std::string reportJson(const Attribution& attribution, const PointReport& at, const FrameClassifier& frames,
+                       const Diagnostics* diagnostics)
 {
     const Replay& replay = *attribution.replay;
     const DeviceReplay& d = replay.devices.at(at.deviceIndex);
@@ -98,6 +101,8 @@ std::string reportJson(const Attribution& attribution, const PointReport& at, co
     for (EventIndex e : d.oomEvents)
         ooms.push_back(e.value);
     root["oom_events"] = std::move(ooms);
+    if (diagnostics)
+        root["diagnostics"] = Json::parse(diagnosticsToJson(*diagnostics, replay, frames, at.deviceIndex, -1));
     // Names from the file may hold bytes that are not UTF-8: written as U+FFFD, never thrown.
     return root.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "attribute/attribution.h"
+#include "diagnose/diagnostic.h"
 #include "io/frame_classifier.h"
 #include "io/point_report.h"
 
@@ -22,7 +23,11 @@ namespace memscope {
  *                   [{phase, first_event, last_event}], peak {bytes, event_index, time_us,
  *                   phase, by_category}
  *   oom_events      event indices of `oom` entries
+ *   diagnostics     when `diagnostics` is given: this device's findings, most severe first, as
+ *                   diagnosticsToJson writes them (kind, severity, message, bytes,
+ *                   bytes_per_iteration for growth, iterations, event_index, figures, fix, evidence)
  */
-std::string reportJson(const Attribution& attribution, const PointReport& at, const FrameClassifier& frames);
+std::string reportJson(const Attribution& attribution, const PointReport& at, const FrameClassifier& frames,
+                       const Diagnostics* diagnostics = nullptr);
 
 } // namespace memscope

@@ -1,6 +1,11 @@
+#include "attribute/attributor.h"
+#include "diagnose/diagnoser.h"
 #include "document.h"
 #include "io/point_report.h"
+#include "replay/replay.h"
+#include "report_chart.h"
 #include "report_exporter.h"
+#include "snapshot/snapshot_reader.h"
 
 #include <QFile>
 #include <QImage>
@@ -171,6 +176,24 @@ class TestReportExport : public QObject {
             QCOMPARE(o.value(QStringLiteral("peak")).toObject().value(QStringLiteral("bytes")).toInteger(), it.peak.bytes);
         }
 
+        // report.json: the device's findings, as the core's diagnosis of the file orders them.
+        const auto diagnosis = diagnose(*doc.attribution, *doc.frames);
+        std::vector<const Diagnostic*> findings;
+        for (const Diagnostic& x : diagnosis->items)
+            if (x.deviceIndex == deviceIndex)
+                findings.push_back(&x);
+        const QJsonArray diags = j.value(QStringLiteral("diagnostics")).toArray();
+        QCOMPARE(diags.size(), static_cast<qsizetype>(findings.size()));
+        for (qsizetype i = 0; i < diags.size(); ++i) {
+            const Diagnostic& x = *findings[static_cast<size_t>(i)];
+            const QJsonObject o = diags[i].toObject();
+            QCOMPARE(o.value(QStringLiteral("kind")).toString(), QString::fromLatin1(diagnosticKindName(x.kind).data()));
+            QCOMPARE(o.value(QStringLiteral("severity")).toString(), QString::fromLatin1(severityName(x.severity).data()));
+            QCOMPARE(o.value(QStringLiteral("message")).toString(), QString::fromStdString(x.message));
+            QCOMPARE(o.value(QStringLiteral("bytes")).toInteger(), x.bytes);
+            QCOMPARE(o.contains(QStringLiteral("bytes_per_iteration")), x.kind == DiagnosticKind::Growth);
+        }
+
         // peak_report.png: the chart.
         const QImage png(dir + QStringLiteral("/peak_report.png"));
         QVERIFY(!png.isNull());
@@ -181,7 +204,7 @@ private slots:
     void guiExportMatchesCore_data()
     {
         QTest::addColumn<QString>("name");
-        for (const char* n : {"llm_bs16", "llm_bs2_cpp", "many_small", "oom", "release", "libtorch_mlp"})
+        for (const char* n : {"llm_bs16", "llm_bs2_cpp", "many_small", "oom", "release", "libtorch_mlp", "loss_leak"})
             QTest::newRow(n) << QString::fromLatin1(n);
     }
     void guiExportMatchesCore()
@@ -198,6 +221,50 @@ private slots:
         const int64_t mid = doc->devices[0].eventCount() / 2;
         writeReport(*doc, 0, mid, out2.path());
         verify(out2.path(), *doc, 0, mid);
+    }
+
+    // loss_leak keeps each iteration's loss graph: report.json says so with the core's rate,
+    // from the GUI's export and from `memscope report`, and the PNG lists the finding.
+    void reportNamesTheLeak()
+    {
+        const std::string file = sample(QStringLiteral("loss_leak")).toStdString();
+        const auto attribution = attribute(replaySnapshot(readSnapshotFile(file)));
+        const FrameClassifier frames(*attribution->replay->snapshot);
+        const auto core = diagnose(*attribution, frames);
+        const Diagnostic* growth = core->first(DiagnosticKind::Growth, size_t{0});
+        QVERIFY(growth);
+        QVERIFY(growth->bytesPerIteration > 0);
+
+        auto growthIn = [](const QString& dir) {
+            for (const QJsonValue v : readJson(dir + QStringLiteral("/report.json")).value(QStringLiteral("diagnostics")).toArray())
+                if (v.toObject().value(QStringLiteral("kind")).toString() == QStringLiteral("growth"))
+                    return v.toObject();
+            return QJsonObject();
+        };
+        const auto doc = analyzeFile(file);
+        QTemporaryDir gui;
+        writeReport(*doc, 0, peakEvent(*doc->devices[0].replay), gui.path());
+        QJsonObject g = growthIn(gui.path());
+        QCOMPARE(g.value(QStringLiteral("severity")).toString(), QString::fromLatin1(severityName(growth->severity).data()));
+        QCOMPARE(g.value(QStringLiteral("bytes_per_iteration")).toInteger(), growth->bytesPerIteration);
+        QCOMPARE(g.value(QStringLiteral("bytes")).toInteger(), growth->bytes);
+        QCOMPARE(g.value(QStringLiteral("iterations")).toInt(), growth->iterations);
+
+        ReportChart chart(*doc, 0, buildPointReport(*doc->attribution, 0, peakEvent(*doc->devices[0].replay)));
+        QVERIFY(!chart.findingLines().isEmpty());
+        QVERIFY2(chart.findingLines().front().contains(QString::fromStdString(growth->message)),
+                 qPrintable(chart.findingLines().join(QLatin1Char('\n'))));
+
+        const QString app = QStringLiteral(MEMSCOPE_APP);
+        if (app.isEmpty())
+            QSKIP("the memscope app is not built");
+        QTemporaryDir headless;
+        QProcess p;
+        p.start(app, {QStringLiteral("report"), QString::fromStdString(file), QStringLiteral("--out"), headless.path()});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        g = growthIn(headless.path());
+        QCOMPARE(g.value(QStringLiteral("bytes_per_iteration")).toInteger(), growth->bytesPerIteration);
     }
 
     // `memscope report` runs without a display and writes the same numbers.
