@@ -56,6 +56,7 @@ AllocationTimelineView::AllocationTimelineView(QWidget* parent)
     sideLayout->addWidget(m_stack, 1);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
+    split->setObjectName(QStringLiteral("allocationsSplit"));
     split->setObjectName(QStringLiteral("allocationSplitter"));
     split->addWidget(m_plot);
     split->addWidget(side);
@@ -252,7 +253,6 @@ void AllocationTimelineView::runSearch()
                        std::all_of(hexNeedle.begin(), hexNeedle.end(), [](unsigned char c) { return std::isxdigit(c); });
     const auto& allocs = m.replay->allocations;
     std::vector<uint8_t> matches(allocs.size(), 0);
-    const int64_t pe = peakEvent(*m.replay);
     char buf[32];
     for (size_t i = 0; i < allocs.size(); ++i) {
         const Allocation& a = allocs[i];
@@ -261,16 +261,42 @@ void AllocationTimelineView::runSearch()
             std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(a.addr));
             hit = std::string_view(buf).find(hexNeedle) != std::string_view::npos;
         }
-        if (hit) {
-            matches[i] = 1;
-            ++m_matchCount;
-            if (a.liveAfter(pe))
-                m_matchBytes += static_cast<int64_t>(a.size);
-        }
+        matches[i] = hit;
     }
+    showMatches(std::move(matches), tr("match"));
+}
+
+void AllocationTimelineView::highlightStack(StackId stack)
+{
+    if (!m_document)
+        return;
+    {
+        const QSignalBlocker block(m_search);
+        m_search->clear();
+    }
+    const auto& allocs = m_document->devices[m_deviceIndex].replay->allocations;
+    std::vector<uint8_t> matches(allocs.size(), 0);
+    for (size_t i = 0; i < allocs.size(); ++i)
+        matches[i] = allocs[i].stack == stack;
+    showMatches(std::move(matches), tr("from this call site"));
+}
+
+void AllocationTimelineView::showMatches(std::vector<uint8_t> matches, const QString& what)
+{
+    const DeviceModel& m = m_document->devices[m_deviceIndex];
+    const auto& allocs = m.replay->allocations;
+    const int64_t pe = peakEvent(*m.replay);
+    m_matchCount = 0;
+    m_matchBytes = 0;
+    for (size_t i = 0; i < allocs.size() && i < matches.size(); ++i)
+        if (matches[i]) {
+            ++m_matchCount;
+            if (allocs[i].liveAfter(pe))
+                m_matchBytes += static_cast<int64_t>(allocs[i].size);
+        }
     m_bands->setMatches(m_matchCount ? std::move(matches) : std::vector<uint8_t>(allocs.size(), 0));
-    m_matchLabel->setText(m_matchCount ? tr("%1 allocations match · %2 of them live at the peak")
-                                             .arg(countText(m_matchCount), bytesText(m_matchBytes))
+    m_matchLabel->setText(m_matchCount ? tr("%1 allocations %2 · %3 of them live at the peak")
+                                             .arg(countText(m_matchCount), what, bytesText(m_matchBytes))
                                        : tr("No allocation matches"));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

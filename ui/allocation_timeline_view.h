@@ -34,6 +34,8 @@ public:
     void setXRange(double lower, double upper);
     void setSearchText(const QString& text);
     void selectAllocation(AllocationId id);
+    // Highlights the allocations made at one call site (clears the search text).
+    void highlightStack(StackId stack);
 
     QCustomPlot* plot() const { return m_plot; }
     AllocationBandsLayer* bands() const { return m_bands; }
@@ -55,6 +57,7 @@ private:
     void rebuild();
     void applyTheme();
     void runSearch();
+    void showMatches(std::vector<uint8_t> matches, const QString& what);
     void onMousePress(QMouseEvent* event);
     void onMouseRelease(QMouseEvent* event);
     void onMouseMove(QMouseEvent* event);

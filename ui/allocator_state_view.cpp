@@ -49,6 +49,7 @@ AllocatorStateView::AllocatorStateView(QWidget* parent)
     leftLayout->addWidget(scroll, 1);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
+    split->setObjectName(QStringLiteral("allocatorSplit"));
     split->addWidget(left);
     split->addWidget(m_stack);
     split->setStretchFactor(0, 4);

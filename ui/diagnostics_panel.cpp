@@ -73,6 +73,7 @@ DiagnosticsPanel::DiagnosticsPanel(QWidget* parent) : QWidget(parent)
     auto* rightLayout = new QVBoxLayout(right);
     rightLayout->setContentsMargins(0, 0, 0, 0);
     auto* detailSplit = new QSplitter(Qt::Vertical, right);
+    detailSplit->setObjectName(QStringLiteral("diagnosticsDetailSplit"));
     detailSplit->addWidget(m_detail);
     detailSplit->addWidget(m_evidence);
     rightLayout->addWidget(detailSplit);
@@ -82,6 +83,7 @@ DiagnosticsPanel::DiagnosticsPanel(QWidget* parent) : QWidget(parent)
     rightLayout->addLayout(buttons);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
+    split->setObjectName(QStringLiteral("diagnosticsSplit"));
     split->addWidget(m_list);
     split->addWidget(right);
     split->setStretchFactor(0, 3);

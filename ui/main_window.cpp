@@ -70,11 +70,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_banner->setObjectName(QStringLiteral("errorBanner"));
     m_banner->setFrameShape(QFrame::StyledPanel);
     m_banner->setAutoFillBackground(true);
-    QPalette bp = m_banner->palette();
-    const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    bp.setColor(QPalette::Window, dark ? QColor(90, 30, 30) : QColor(253, 226, 226));
-    bp.setColor(QPalette::WindowText, dark ? QColor(255, 220, 220) : QColor(120, 0, 0));
-    m_banner->setPalette(bp);
+    applyBannerPalette();
     auto* bannerLayout = new QHBoxLayout(m_banner);
     bannerLayout->setContentsMargins(10, 6, 6, 6);
     auto* icon = new QLabel(m_banner);
@@ -241,13 +237,16 @@ void MainWindow::createActions()
     tabAction(view, tr("Clear Range &Selection"), QKeySequence(Qt::Key_Escape),
               [](SnapshotTab* t) { t->timeline()->clearRangeSelection(); });
     view->addSeparator();
-    tabAction(view, tr("&Breakdown"), QKeySequence(Qt::CTRL | Qt::Key_1), [](SnapshotTab* t) { t->detailTabs()->setCurrentIndex(0); });
+    using Detail = SnapshotTab::DetailTab;
+    tabAction(view, tr("&Breakdown"), QKeySequence(Qt::CTRL | Qt::Key_1), [](SnapshotTab* t) { t->showDetail(Detail::Breakdown); });
     tabAction(view, tr("&Allocations Timeline"), QKeySequence(Qt::CTRL | Qt::Key_2),
-              [](SnapshotTab* t) { t->detailTabs()->setCurrentIndex(1); });
+              [](SnapshotTab* t) { t->showDetail(Detail::Allocations); });
     tabAction(view, tr("Allocator &State"), QKeySequence(Qt::CTRL | Qt::Key_3),
-              [](SnapshotTab* t) { t->detailTabs()->setCurrentIndex(2); });
+              [](SnapshotTab* t) { t->showDetail(Detail::Allocator); });
+    tabAction(view, tr("&Diagnostics"), QKeySequence(Qt::CTRL | Qt::Key_4), [](SnapshotTab* t) { t->showDetail(Detail::Diagnostics); });
+    tabAction(view, tr("&Estimator"), QKeySequence(Qt::CTRL | Qt::Key_5), [](SnapshotTab* t) { t->showDetail(Detail::Estimator); });
     tabAction(view, tr("&Find Allocations…"), QKeySequence::Find, [](SnapshotTab* t) {
-        t->detailTabs()->setCurrentIndex(1);
+        t->showDetail(Detail::Allocations);
         t->allocations()->searchField()->setFocus();
         t->allocations()->searchField()->selectAll();
     });
@@ -491,6 +490,26 @@ void MainWindow::about()
                           "category, the peak and what it is made of, and the code that allocated it.</p>"
                           "<p>Built with Qt %2 and QCustomPlot.</p>")
                            .arg(QApplication::applicationVersion(), QString::fromLatin1(qVersion())));
+}
+
+void MainWindow::applyBannerPalette()
+{
+    QPalette bp = palette();
+    const bool dark = bp.color(QPalette::Window).lightness() < 128;
+    bp.setColor(QPalette::Window, dark ? QColor(90, 30, 30) : QColor(253, 226, 226));
+    bp.setColor(QPalette::WindowText, dark ? QColor(255, 220, 220) : QColor(120, 0, 0));
+    m_banner->setPalette(bp);
+}
+
+void MainWindow::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::ApplicationPaletteChange || event->type() == QEvent::PaletteChange)
+        if (m_banner && !m_applyingPalette) {
+            m_applyingPalette = true;
+            applyBannerPalette();
+            m_applyingPalette = false;
+        }
+    QMainWindow::changeEvent(event);
 }
 
 void MainWindow::saveSettings()

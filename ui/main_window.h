@@ -54,6 +54,7 @@ protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
     void createActions();
@@ -70,6 +71,7 @@ private:
     void saveChartImage();
     void about();
     void closeTab(int index);
+    void applyBannerPalette();
 
     Loader* m_loader;
     QStackedWidget* m_stack;
@@ -88,6 +90,7 @@ private:
     QAction* m_axisAction = nullptr;
     QList<QAction*> m_tabActions;
     QByteArray m_tabLayout;
+    bool m_applyingPalette = false;
 };
 
 } // namespace memscope

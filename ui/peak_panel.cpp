@@ -87,6 +87,7 @@ PeakPanel::PeakPanel(QWidget* parent)
     leftLayout->setContentsMargins(6, 4, 0, 0);
     leftLayout->addLayout(headRow);
     auto* inner = new QSplitter(Qt::Horizontal, left);
+    inner->setObjectName(QStringLiteral("peakTablesSplit"));
     inner->addWidget(m_breakdown);
     inner->addWidget(m_tabs);
     inner->setStretchFactor(0, 2);
@@ -95,6 +96,7 @@ PeakPanel::PeakPanel(QWidget* parent)
     leftLayout->addWidget(inner, 1);
 
     auto* split = new QSplitter(Qt::Horizontal, this);
+    split->setObjectName(QStringLiteral("peakSplit"));
     split->addWidget(left);
     split->addWidget(m_stack);
     split->setStretchFactor(0, 4);

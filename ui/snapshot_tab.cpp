@@ -3,7 +3,10 @@
 #include "allocation_timeline_view.h"
 #include "allocator_state_view.h"
 #include "category_timeline_view.h"
+#include "diagnostics_panel.h"
+#include "estimator_panel.h"
 #include "io/point_report.h"
+#include "replay/replay.h"
 #include "peak_panel.h"
 #include "text_format.h"
 
@@ -12,6 +15,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMap>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QToolButton>
@@ -33,6 +37,8 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     , m_peak(new PeakPanel(this))
     , m_allocations(new AllocationTimelineView(this))
     , m_allocator(new AllocatorStateView(this))
+    , m_diagnostics(new DiagnosticsPanel(this))
+    , m_estimator(new EstimatorPanel(this))
 {
     for (const DeviceModel& d : m_document->devices)
         m_device->addItem(tr("Device %1").arg(d.device));
@@ -59,6 +65,8 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     m_details->addTab(m_peak, tr("Breakdown at selected time"));
     m_details->addTab(m_allocations, tr("Allocations timeline"));
     m_details->addTab(m_allocator, tr("Allocator state"));
+    m_details->addTab(m_diagnostics, tr("Diagnostics"));
+    m_details->addTab(m_estimator, tr("Estimator"));
     m_details->setDocumentMode(true);
     m_split->addWidget(m_timeline);
     m_split->addWidget(m_details);
@@ -66,6 +74,7 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     m_split->setStretchFactor(1, 4);
     m_split->setChildrenCollapsible(false);
     m_split->setSizes({560, 420});
+    m_split->setObjectName(QStringLiteral("tabSplit"));
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -109,6 +118,9 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
         m_timeline->setXRange(lo, hi);
         m_syncing = false;
     });
+    connect(m_diagnostics, &DiagnosticsPanel::eventActivated, this, &SnapshotTab::showFindingEvent);
+    connect(m_diagnostics, &DiagnosticsPanel::allocationActivated, this, &SnapshotTab::showAllocation);
+    connect(m_diagnostics, &DiagnosticsPanel::stackActivated, this, &SnapshotTab::showCallSite);
     setDevice(0);
 }
 
@@ -130,6 +142,11 @@ void SnapshotTab::setDevice(size_t index)
     m_allocations->setDocument(m_document, index);
     m_peak->setDocument(m_document, index);
     m_allocator->setDocument(m_document, index);
+    m_diagnostics->setDiagnostics(m_document->diagnosis, m_document->attribution->replay, m_document->frames.get(), index);
+    if (index < m_document->training.size())
+        m_estimator->setMeasurement(m_document->training[index]);
+    else
+        m_estimator->clear();
     const DeviceModel& m = deviceModel();
     m_iterations->clear();
     m_iterations->addItem(tr("Iteration peaks…"));
@@ -189,11 +206,69 @@ void SnapshotTab::goToPeak()
     m_timeline->scrollToEvent(e);
 }
 
+void SnapshotTab::showDetail(DetailTab tab)
+{
+    m_details->setCurrentIndex(static_cast<int>(tab));
+}
+
+int64_t SnapshotTab::eventShowing(const Allocation& a) const
+{
+    if (const Diagnostic* d = m_diagnostics->currentFinding(); d && d->event >= 0 && a.liveAfter(d->event))
+        return d->event;
+    if (a.liveAfter(m_event))
+        return m_event;
+    if (const int64_t pe = peakEvent(*deviceModel().replay); a.liveAfter(pe))
+        return pe;
+    return a.allocEvent.valid() ? a.allocEvent.value : -1;
+}
+
+void SnapshotTab::showFindingEvent(int64_t event)
+{
+    setSelectedEvent(event);
+    m_timeline->scrollToEvent(event);
+}
+
+void SnapshotTab::showAllocation(AllocationId id)
+{
+    const DeviceReplay& r = *deviceModel().replay;
+    if (!id.valid() || static_cast<size_t>(id.value) >= r.allocations.size())
+        return;
+    showFindingEvent(eventShowing(r.allocation(id)));
+    m_allocations->selectAllocation(id);
+    showDetail(DetailTab::Allocations);
+}
+
+void SnapshotTab::showCallSite(StackId stack)
+{
+    const DeviceReplay& r = *deviceModel().replay;
+    m_allocations->highlightStack(stack);
+    AllocationId largest;
+    if (const Diagnostic* d = m_diagnostics->currentFinding())
+        for (AllocationId id : d->allocations)
+            if (r.allocation(id).stack == stack) {
+                largest = id;
+                break;
+            }
+    if (largest.valid()) {
+        showFindingEvent(eventShowing(r.allocation(largest)));
+        m_allocations->selectAllocation(largest);
+    }
+    showDetail(DetailTab::Allocations);
+    emit statusMessage(tr("%1 allocations from this call site highlighted in the allocations timeline (Ctrl+4: back to the diagnostics)")
+                           .arg(countText(m_allocations->matchCount())));
+}
+
+// The vertical split, the detail tab and every named splitter inside the tab.
 QByteArray SnapshotTab::saveLayout() const
 {
     QByteArray out;
     QDataStream s(&out, QIODevice::WriteOnly);
     s << m_split->saveState() << m_details->currentIndex();
+    QMap<QString, QByteArray> inner;
+    for (const QSplitter* split : findChildren<QSplitter*>())
+        if (split != m_split && !split->objectName().isEmpty())
+            inner.insert(split->objectName(), split->saveState());
+    s << inner;
     return out;
 }
 
@@ -208,6 +283,12 @@ void SnapshotTab::restoreLayout(const QByteArray& state)
     m_split->restoreState(split);
     if (tab >= 0 && tab < m_details->count())
         m_details->setCurrentIndex(tab);
+    QMap<QString, QByteArray> inner;
+    if (!s.atEnd())
+        s >> inner;
+    for (QSplitter* child : findChildren<QSplitter*>())
+        if (auto it = inner.constFind(child->objectName()); child != m_split && it != inner.constEnd())
+            child->restoreState(*it);
 }
 
 } // namespace memscope

@@ -17,11 +17,15 @@ namespace memscope {
 class AllocationTimelineView;
 class AllocatorStateView;
 class CategoryTimelineView;
+class DiagnosticsPanel;
+class EstimatorPanel;
 class PeakPanel;
 
 // One opened snapshot: a device selector and axis toggle, the category timeline on top
 // and, below it, the peak panel, the allocation timeline and the allocator view, all
-// following the time selected in the timeline (the global peak until one is clicked).
+// following the time selected in the timeline (the global peak until one is clicked), the
+// diagnostics (activating a finding's moment, call site or allocation selects it in the
+// timelines) and the training-memory estimator.
 class SnapshotTab : public QWidget {
     Q_OBJECT
 public:
@@ -43,6 +47,15 @@ public:
     AllocationTimelineView* allocations() const { return m_allocations; }
     AllocatorStateView* allocator() const { return m_allocator; }
     PeakPanel* peakPanel() const { return m_peak; }
+    DiagnosticsPanel* diagnostics() const { return m_diagnostics; }
+    EstimatorPanel* estimator() const { return m_estimator; }
+    // The detail tabs in order; detailTabs()->setCurrentIndex(int(DetailTab::…)).
+    enum class DetailTab { Breakdown, Allocations, Allocator, Diagnostics, Estimator };
+    void showDetail(DetailTab tab);
+    // What the evidence of a finding leads to: the time, and the allocation(s) highlighted.
+    void showFindingEvent(int64_t event);
+    void showAllocation(AllocationId id);
+    void showCallSite(StackId stack);
     QTabWidget* detailTabs() const { return m_details; }
     QComboBox* deviceSelector() const { return m_device; }
     QByteArray saveLayout() const;
@@ -55,6 +68,7 @@ signals:
 
 private:
     void updateInfo();
+    int64_t eventShowing(const Allocation& a) const;
 
     std::shared_ptr<const Document> m_document;
     size_t m_deviceIndex = 0;
@@ -73,6 +87,8 @@ private:
     PeakPanel* m_peak;
     AllocationTimelineView* m_allocations;
     AllocatorStateView* m_allocator;
+    DiagnosticsPanel* m_diagnostics;
+    EstimatorPanel* m_estimator;
 };
 
 } // namespace memscope

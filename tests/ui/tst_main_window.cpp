@@ -1,22 +1,36 @@
 #include "allocation_bands_layer.h"
 #include "allocation_timeline_view.h"
 #include "allocator_state_view.h"
+#include "attribute/attributor.h"
 #include "category_areas_layer.h"
 #include "category_timeline_view.h"
+#include "diagnose/diagnoser.h"
+#include "diagnose/estimator.h"
+#include "diagnose/training_measurement.h"
+#include "diagnostics_panel.h"
+#include "estimator_panel.h"
 #include "io/frame_classifier.h"
 #include "io/point_report.h"
 #include "io/summary_writer.h"
 #include "loader.h"
 #include "main_window.h"
 #include "peak_panel.h"
+#include "replay/replay.h"
 #include "segment_map_widget.h"
+#include "snapshot/snapshot_reader.h"
 #include "snapshot_tab.h"
 #include "stack_view.h"
 #include "timeline_plotter.h"
 
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
 #include <QMimeData>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTimer>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -39,6 +53,29 @@ QString sample(const char* name)
 QString bytes(int64_t b)
 {
     return QString::fromStdString(formatBytes(b));
+}
+
+// The core's diagnosis of the file, computed here without the GUI's document.
+struct CoreDiagnosis {
+    std::shared_ptr<const Attribution> attribution;
+    std::unique_ptr<FrameClassifier> frames;
+    std::shared_ptr<const DiagnosisResult> result;
+};
+CoreDiagnosis diagnoseFile(const QString& file)
+{
+    CoreDiagnosis c;
+    c.attribution = attribute(replaySnapshot(readSnapshotFile(file.toStdString())));
+    c.frames = std::make_unique<FrameClassifier>(*c.attribution->replay->snapshot);
+    c.result = diagnose(*c.attribution, *c.frames);
+    return c;
+}
+
+QAction* menuAction(MainWindow& w, const QKeySequence& key)
+{
+    for (QAction* a : w.menuBar()->findChildren<QAction*>())
+        if (a->shortcut() == key)
+            return a;
+    return nullptr;
 }
 
 } // namespace
@@ -430,6 +467,187 @@ private slots:
         QVERIFY2(w.exportReport(out.path(), &message), qPrintable(message));
         for (const char* f : {"peak_report.png", "peak_report.csv", "timeline.csv", "report.json"})
             QVERIFY2(QFileInfo::exists(out.filePath(QLatin1String(f))), f);
+    }
+
+    void diagnosticsInTheWindow_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<bool>("growth");
+        QTest::newRow("loss_leak") << sample("loss_leak") << true;
+        QTest::newRow("llm_bs16") << sample("llm_bs16") << false;
+    }
+    void diagnosticsInTheWindow()
+    {
+        QFETCH(QString, file);
+        QFETCH(bool, growth);
+        MainWindow w;
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY2(open(w, file, 1), qPrintable(w.errorText()));
+        SnapshotTab* tab = w.currentTab();
+        DiagnosticsPanel* panel = tab->diagnostics();
+        QCOMPARE(tab->detailTabs()->indexOf(panel), static_cast<int>(SnapshotTab::DetailTab::Diagnostics));
+        QAction* show = menuAction(w, QKeySequence(Qt::CTRL | Qt::Key_4));
+        QVERIFY(show && show->isEnabled());
+        show->trigger();
+        QCOMPARE(tab->detailTabs()->currentWidget(), panel);
+
+        const CoreDiagnosis core = diagnoseFile(file);
+        std::vector<const Diagnostic*> expected;
+        for (const Diagnostic& d : core.result->items)
+            if (d.deviceIndex == tab->deviceIndex())
+                expected.push_back(&d);
+        QCOMPARE(panel->findingCount(), static_cast<int>(expected.size()));
+        QCOMPARE(panel->list()->topLevelItemCount(), panel->findingCount());
+        int growthRow = -1;
+        for (int i = 0; i < panel->findingCount(); ++i) {
+            QCOMPARE(panel->finding(i)->kind, expected[static_cast<size_t>(i)]->kind);
+            QCOMPARE(panel->list()->topLevelItem(i)->text(2), QString::fromStdString(expected[static_cast<size_t>(i)]->message));
+            if (panel->finding(i)->kind == DiagnosticKind::Growth && growthRow < 0)
+                growthRow = i;
+        }
+        QCOMPARE(growthRow >= 0, growth);
+        if (!growth) {
+            // A healthy training run: nothing above "info".
+            for (int i = 0; i < panel->findingCount(); ++i)
+                QCOMPARE(panel->finding(i)->severity, Severity::Info);
+            return;
+        }
+        // Growth comes first, with the core's rate.
+        QCOMPARE(growthRow, 0);
+        const Diagnostic* g = core.result->first(DiagnosticKind::Growth, tab->deviceIndex());
+        QCOMPARE(panel->list()->topLevelItem(0)->text(4), bytes(g->bytesPerIteration));
+        QVERIFY(g->severity != Severity::Info);
+        QCOMPARE(panel->list()->topLevelItem(0)->text(0), QString::fromLatin1(severityName(g->severity).data()));
+
+        // Evidence: an allocation goes to the allocations timeline, selected, at a time it is live.
+        QTreeWidgetItem* site = panel->evidence()->topLevelItem(0);
+        QVERIFY(site && site->childCount() > 0);
+        emit panel->evidence()->itemActivated(site->child(0), 0);
+        const AllocationId id = tab->allocations()->selectedAllocation();
+        QVERIFY(id.valid());
+        QCOMPARE(id, g->allocations.front());
+        QCOMPARE(tab->detailTabs()->currentWidget(), tab->allocations());
+        QVERIFY(tab->deviceModel().replay->allocation(id).liveAfter(tab->selectedEvent()));
+        QCOMPARE(tab->peakPanel()->report().event, tab->selectedEvent());
+        QCOMPARE(tab->timeline()->cursorEvent(), tab->selectedEvent());
+        // A call site highlights every allocation it made.
+        show->trigger();
+        emit panel->evidence()->itemActivated(site, 0);
+        QCOMPARE(tab->detailTabs()->currentWidget(), tab->allocations());
+        int64_t fromSite = 0;
+        for (const Allocation& a : tab->deviceModel().replay->allocations)
+            fromSite += a.stack == g->sites.front().stack;
+        QCOMPARE(tab->allocations()->matchCount(), fromSite);
+        QVERIFY(fromSite >= g->sites.front().count);
+    }
+
+    void estimatorInTheWindow()
+    {
+        MainWindow w;
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(open(w, sample("llm_bs16"), 1));
+        SnapshotTab* tab = w.currentTab();
+        QAction* show = menuAction(w, QKeySequence(Qt::CTRL | Qt::Key_5));
+        QVERIFY(show);
+        show->trigger();
+        EstimatorPanel* panel = tab->estimator();
+        QCOMPARE(tab->detailTabs()->currentWidget(), panel);
+
+        const CoreDiagnosis core = diagnoseFile(sample("llm_bs16"));
+        const TrainingMeasurement m = measureTraining(core.attribution->replay->devices[0], core.attribution->devices[0]);
+        const EstimateReport expected = buildEstimateReport(m, inputsFromMeasurement(m));
+        QTableWidget* table = panel->table();
+        QCOMPARE(table->rowCount(), static_cast<int>(expected.rows.size()) + 1);
+        for (size_t i = 0; i < expected.rows.size(); ++i) {
+            const EstimateRow& row = expected.rows[i];
+            const int r = static_cast<int>(i);
+            QCOMPARE(table->verticalHeaderItem(r)->text(), QString::fromStdString(row.label));
+            QCOMPARE(table->item(r, 0)->text(), row.measured >= 0 ? bytes(row.measured) : QStringLiteral("–"));
+            QCOMPARE(table->item(r, 1)->text(), bytes(row.predicted));
+        }
+        QCOMPARE(table->item(0, 0)->text(), bytes(m.parameters));
+        QCOMPARE(panel->report().measured.peak, core.attribution->replay->devices[0].peakRequested.bytes);
+        QCOMPARE(table->item(table->rowCount() - 1, 1)->text(), QStringLiteral("forward/backward"));
+    }
+
+    // Splitters and the detail tab survive closing the window and opening a new one.
+    void layoutRestoredAfterRestart()
+    {
+        QList<int> sizes, inner;
+        {
+            MainWindow w;
+            w.resize(1400, 900);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            QVERIFY(open(w, sample("linear3"), 1));
+            SnapshotTab* tab = w.currentTab();
+            auto* split = tab->findChild<QSplitter*>(QStringLiteral("tabSplit"));
+            auto* diag = tab->findChild<QSplitter*>(QStringLiteral("diagnosticsSplit"));
+            QVERIFY(split && diag);
+            tab->showDetail(SnapshotTab::DetailTab::Diagnostics);
+            split->setSizes({300, 550});
+            diag->setSizes({900, 300});
+            QTest::qWait(20);
+            sizes = split->sizes();
+            inner = diag->sizes();
+            w.close();
+        }
+        MainWindow w;
+        QCOMPARE(w.size(), QSize(1400, 900));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(open(w, sample("linear3"), 1));
+        SnapshotTab* tab = w.currentTab();
+        QCOMPARE(tab->detailTabs()->currentWidget(), tab->diagnostics());
+        QTest::qWait(20);
+        QCOMPARE(tab->findChild<QSplitter*>(QStringLiteral("tabSplit"))->sizes(), sizes);
+        QCOMPARE(tab->findChild<QSplitter*>(QStringLiteral("diagnosticsSplit"))->sizes(), inner);
+    }
+
+    // A dark system palette turns the charts and the error banner dark, and back.
+    void followsThePalette()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(open(w, sample("linear3"), 1));
+        QCPAxis* axis = w.currentTab()->timeline()->mainRect()->axis(QCPAxis::atLeft);
+        auto* banner = w.findChild<QFrame*>(QStringLiteral("errorBanner"));
+        QVERIFY(banner);
+        const QPalette light = QApplication::palette();
+        QPalette dark = light;
+        dark.setColor(QPalette::Window, QColor(30, 30, 30));
+        dark.setColor(QPalette::Base, QColor(20, 20, 20));
+        dark.setColor(QPalette::WindowText, QColor(230, 230, 230));
+        dark.setColor(QPalette::Text, QColor(230, 230, 230));
+        QApplication::setPalette(dark);
+        QCoreApplication::processEvents();
+        QVERIFY(axis->tickLabelColor().lightness() > 160);
+        QVERIFY(banner->palette().color(QPalette::Window).lightness() < 100);
+        QApplication::setPalette(light);
+        QCoreApplication::processEvents();
+        QVERIFY(axis->tickLabelColor().lightness() < 100);
+        QVERIFY(banner->palette().color(QPalette::Window).lightness() > 160);
+    }
+
+    // Help > About names the version.
+    void aboutShowsVersion()
+    {
+        MainWindow w;
+        w.show();
+        QAction* about = menuAction(w, QKeySequence(QKeySequence::HelpContents));
+        QVERIFY(about);
+        QString text;
+        QTimer::singleShot(0, &w, [&] {
+            if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+                text = box->text();
+                box->accept();
+            }
+        });
+        about->trigger();
+        QVERIFY2(text.contains(QStringLiteral("memscope 0.0-test")), qPrintable(text));
     }
 };
 

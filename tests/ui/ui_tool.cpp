@@ -8,6 +8,7 @@
 #include "allocation_timeline_view.h"
 #include "allocator_state_view.h"
 #include "category_timeline_view.h"
+#include "diagnostics_panel.h"
 #include "io/point_report.h"
 #include "loader.h"
 #include "main_window.h"
@@ -126,6 +127,14 @@ int screenshots(const QString& outDir, const QStringList& files)
             }
         settle();
         w.grab().save(base + QStringLiteral("_allocator.png"));
+        // Diagnostics with the first finding selected, then the estimator.
+        tab->showDetail(SnapshotTab::DetailTab::Diagnostics);
+        tab->diagnostics()->selectFinding(0);
+        settle();
+        w.grab().save(base + QStringLiteral("_diagnostics.png"));
+        tab->showDetail(SnapshotTab::DetailTab::Estimator);
+        settle();
+        w.grab().save(base + QStringLiteral("_estimator.png"));
         // A selected range on the timeline (the iteration holding the peak) in event-index mode.
         tab->detailTabs()->setCurrentIndex(0);
         const auto& its = m.attribution->iterations;
