@@ -233,6 +233,70 @@ class ReplayServeTest(unittest.TestCase):
         finally:
             agent.close()
 
+    @unittest.skipUnless(hasattr(os, "geteuid") and os.geteuid() == 0, "needs root to run the agent as another user")
+    def test_client_of_another_user_is_refused(self):
+        # SO_PEERCRED: the agent runs as nobody in nobody's private directory; root can
+        # reach the socket (it passes every directory) but is another user, so the agent
+        # closes the connection without a byte. A client of the agent's own user is served.
+        nobody = 65534
+        # The system interpreter: one under root's home (pyenv) is closed to nobody.
+        python = "/usr/bin/python3"
+        if not os.path.exists(python):
+            self.skipTest("no /usr/bin/python3 for the other user")
+        home = tempfile.mkdtemp(prefix="msa-uid-")
+        try:
+            shutil.copytree(os.path.join(AGENT_DIR, "memscope_agent"), os.path.join(home, "memscope_agent"),
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copy(os.path.join(SAMPLES, "linear3.pickle"), home)
+            sock = os.path.join(home, "run", "a.sock")
+            os.mkdir(os.path.dirname(sock), 0o700)
+            for dirpath, dirnames, filenames in os.walk(home):
+                for name in [dirpath] + [os.path.join(dirpath, f) for f in dirnames + filenames]:
+                    os.chown(name, nobody, nobody)
+
+            def as_nobody():
+                os.setgid(nobody)
+                os.setuid(nobody)
+
+            env = dict(os.environ, PYTHONPATH=home, MEMSCOPE_AGENT_QUIET="1", HOME=home, PYTHONDONTWRITEBYTECODE="1")
+            agent = subprocess.Popen([python, "-m", "memscope_agent", "--replay", os.path.join(home, "linear3.pickle"),
+                                      "--speed", "0", "--socket", sock, "--linger", "5"], env=env, cwd=home,
+                                     preexec_fn=as_nobody, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            try:
+                deadline = time.monotonic() + 30
+                while not os.path.exists(sock) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                self.assertEqual(os.stat(sock).st_uid, nobody)
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.settimeout(10)
+                s.connect(sock)
+                try:
+                    s.sendall(client.client_hello(None))
+                except OSError:
+                    pass  # closed before the hello arrived: refused all the same
+                try:
+                    data = s.recv(4096)
+                except ConnectionResetError:
+                    data = b""
+                s.close()
+                self.assertEqual(data, b"")
+                # The same agent serves its own user.
+                same = subprocess.run([python, "-c",
+                                       "import sys; from memscope_agent import client; "
+                                       "s = client.connect(sys.argv[1]); print(client.receive(s, timeout=60).event_count)",
+                                       sock], env=env, cwd=home, preexec_fn=as_nobody, capture_output=True, text=True,
+                                      timeout=90)
+                self.assertEqual(same.returncode, 0, same.stderr)
+                self.assertGreater(int(same.stdout.strip()), 0)
+            finally:
+                if agent.poll() is None:
+                    agent.kill()
+                agent.wait(10)
+                agent.stdout.close()
+                agent.stderr.close()
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+
     def test_tcp_needs_the_token(self):
         agent = ReplayAgent(os.path.join(SAMPLES, "linear3.pickle"), extra=["--tcp", "127.0.0.1:0"])
         try:

@@ -16,7 +16,12 @@
 #include <QThread>
 
 #include <csignal>
+#include <cstring>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace memscope;
 
@@ -279,6 +284,59 @@ private slots:
         } catch (const std::runtime_error& e) {
             QVERIFY(QString::fromUtf8(e.what()).contains(QLatin1String("loopback")));
         }
+    }
+
+    // SO_PEERCRED: an agent socket served by another user is refused even where the
+    // directory lets this user reach it (root reaches every directory). Needs root to
+    // become another user; CI runs as root.
+    void refusesAnAgentOfAnotherUser()
+    {
+        if (::geteuid() != 0)
+            QSKIP("needs root to run a server as another user");
+        const uid_t nobody = 65534;
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(::chown(dir.path().toLocal8Bit().constData(), nobody, nobody) == 0);
+        const std::string path = dir.filePath(QStringLiteral("other.sock")).toStdString();
+        int ready[2];
+        QVERIFY(::pipe(ready) == 0);
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            ::close(ready[0]);
+            if (::setgid(nobody) != 0 || ::setuid(nobody) != 0)
+                ::_exit(2);
+            const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+            sockaddr_un addr{};
+            addr.sun_family = AF_UNIX;
+            std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+            if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 1) != 0)
+                ::_exit(3);
+            (void)!::write(ready[1], "r", 1);
+            const int conn = ::accept(fd, nullptr, nullptr);
+            char byte;
+            while (conn >= 0 && ::read(conn, &byte, 1) > 0) {
+            }
+            ::_exit(0);
+        }
+        ::close(ready[1]);
+        char byte = 0;
+        QCOMPARE(::read(ready[0], &byte, 1), ssize_t(1));
+        ::close(ready[0]);
+        struct stat st{};
+        QVERIFY(::stat(path.c_str(), &st) == 0);
+        QCOMPARE(st.st_uid, nobody);
+        QString error;
+        try {
+            LiveClient client(LiveClient::Options{{}, 16u << 20, 2000});
+            client.connect(unixEndpoint(QString::fromStdString(path)));
+        } catch (const std::runtime_error& e) {
+            error = QString::fromUtf8(e.what());
+        }
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        QVERIFY2(error.contains(QLatin1String("the agent runs as uid 65534, not as this user")), qPrintable(error));
+        QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
 
     void listsAndResolvesRunningAgents()
