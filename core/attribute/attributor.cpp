@@ -2,6 +2,7 @@
 
 #include "attribute/phase_segmenter.h"
 #include "attribute/stack_hints.h"
+#include "common/huge_pages.h"
 
 #include <algorithm>
 #include <map>
@@ -255,27 +256,51 @@ struct Categorizer {
 
 void buildCurves(const DeviceReplay& d, DeviceAttribution& out)
 {
+    // One pass over the events writing every curve in order: an event changes at most the
+    // category of the allocation it allocates or frees (eventAllocation), except an alloc
+    // over a still-live address, which also closes the older block (replay's doubleAllocs):
+    // those few closings are gathered first.
     const size_t n = static_cast<size_t>(d.eventCount);
-    for (auto& curve : out.categoryBytes)
-        curve.assign(n, 0);
     out.categoryAtStart.fill(0);
+    std::vector<std::pair<int64_t, size_t>> closings; // (event, allocation) freed by another's alloc
     for (size_t j = 0; j < d.allocations.size(); ++j) {
         const Allocation& a = d.allocations[j];
-        const size_t c = idx(out.allocationCategory[j]);
-        const int64_t size = static_cast<int64_t>(a.size);
         if (a.preexisting())
-            out.categoryAtStart[c] += size;
-        else
-            out.categoryBytes[c][static_cast<size_t>(a.allocEvent.value)] += size;
-        if (a.freeEvent.valid())
-            out.categoryBytes[c][static_cast<size_t>(a.freeEvent.value)] -= size;
+            out.categoryAtStart[idx(out.allocationCategory[j])] += static_cast<int64_t>(a.size);
     }
-    for (size_t c = 0; c < out.categoryBytes.size(); ++c) {
-        int64_t acc = out.categoryAtStart[c];
-        for (int64_t& v : out.categoryBytes[c]) {
-            acc += v;
-            v = acc;
+    if (d.doubleAllocs > 0) {
+        for (size_t j = 0; j < d.allocations.size(); ++j) {
+            const EventIndex f = d.allocations[j].freeEvent;
+            if (f.valid() && d.eventAllocation[static_cast<size_t>(f.value)].value != static_cast<int32_t>(j))
+                closings.emplace_back(f.value, j);
         }
+        std::sort(closings.begin(), closings.end());
+    }
+    for (size_t c = 0; c < kCategoryCount; ++c) {
+        std::vector<int64_t>().swap(out.categoryBytes[c]);
+        reserveHuge(out.categoryBytes[c], n);
+    }
+    std::array<int64_t, kCategoryCount> acc = out.categoryAtStart;
+    const Allocation* const allocations = d.allocations.data();
+    const AllocationId* const eventAllocation = d.eventAllocation.data();
+    const Category* const category = out.allocationCategory.data();
+    size_t nextClosing = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const AllocationId id = eventAllocation[i];
+        if (id.valid()) {
+            const Allocation& a = allocations[id.value];
+            const int64_t size = static_cast<int64_t>(a.size);
+            if (a.allocEvent.value == static_cast<int64_t>(i))
+                acc[idx(category[id.value])] += size;
+            else if (a.freeEvent.value == static_cast<int64_t>(i))
+                acc[idx(category[id.value])] -= size;
+        }
+        while (nextClosing < closings.size() && closings[nextClosing].first == static_cast<int64_t>(i)) {
+            const size_t j = closings[nextClosing++].second;
+            acc[idx(category[j])] -= static_cast<int64_t>(allocations[j].size);
+        }
+        for (size_t c = 0; c < kCategoryCount; ++c)
+            out.categoryBytes[c].push_back(acc[c]);
     }
 }
 

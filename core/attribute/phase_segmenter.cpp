@@ -1,5 +1,7 @@
 #include "attribute/phase_segmenter.h"
 
+#include "common/huge_pages.h"
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -112,7 +114,7 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
     const EventTable& ev = trace.events;
     const int64_t n = static_cast<int64_t>(ev.count());
     PhaseSegmentation out;
-    out.eventPhase.assign(static_cast<size_t>(n), Phase::Other);
+    assignHuge(out.eventPhase, static_cast<size_t>(n), Phase::Other);
     if (n == 0)
         return out;
 
@@ -142,7 +144,8 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
     std::array<bool, 3> silentKind{};
     for (size_t j = 0; j < 3; ++j)
         silentKind[j] = framesSeen && countByKind[j] > 0 && framedByKind[j] == 0;
-    std::vector<Raw> raw(static_cast<size_t>(n), Raw::User);
+    std::vector<Raw> raw;
+    assignHuge(raw, static_cast<size_t>(n), Raw::User);
     for (int64_t i = 0; i < n; ++i) {
         const size_t k = static_cast<size_t>(i);
         const uint16_t h = hints.of(ev.stack[k]);
@@ -168,7 +171,8 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
     // 2. Context. Events of the program's own code (loss, input, clipping) take the phase
     //    around them only when that phase goes on after them; frameless events after a
     //    forward are the backward's.
-    std::vector<Raw> next(static_cast<size_t>(n), Raw::User);
+    std::vector<Raw> next;
+    assignHuge(next, static_cast<size_t>(n), Raw::User);
     Raw upcoming = Raw::User;
     for (int64_t i = n - 1; i >= 0; --i) {
         next[static_cast<size_t>(i)] = upcoming;

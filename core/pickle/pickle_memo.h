@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/huge_pages.h"
 #include "pickle/pickle_value.h"
 
 #include <cstdint>
@@ -24,7 +25,7 @@ class PickleMemo {
 public:
     enum class State : uint8_t { Unset, Set, Dead };
 
-    void reserve(size_t entries) { m_entries.reserve(entries); }
+    void reserve(size_t entries) { reserveHuge(m_entries, entries); }
     size_t size() const { return m_entries.size(); }
     State state(uint64_t index) const
     {

@@ -1,5 +1,6 @@
 #include "replay/device_replay.h"
 
+#include "common/huge_pages.h"
 #include "replay/address_map.h"
 
 #include <algorithm>
@@ -37,10 +38,10 @@ struct Builder {
         const int64_t n = static_cast<int64_t>(ev.count());
         r.device = trace.device;
         r.eventCount = n;
-        r.eventAllocation.assign(static_cast<size_t>(n), AllocationId{INT32_MIN});
-        r.requested.resize(static_cast<size_t>(n));
-        r.reserved.resize(static_cast<size_t>(n));
-        traced.reserve(static_cast<size_t>(std::count(ev.action.begin(), ev.action.end(), Action::Alloc)) + 1024);
+        assignHuge(r.eventAllocation, static_cast<size_t>(n), AllocationId{INT32_MIN});
+        assignHuge(r.requested, static_cast<size_t>(n), int64_t{0});
+        assignHuge(r.reserved, static_cast<size_t>(n), int64_t{0});
+        reserveHuge(traced, static_cast<size_t>(std::count(ev.action.begin(), ev.action.end(), Action::Alloc)) + 1024);
 
         // Pass 1: pair allocs with frees; reserved as deltas from zero.
         int64_t res = 0;
@@ -241,7 +242,8 @@ struct Builder {
         r.checkpointStride = std::max<int64_t>(1024, n / 2048);
         // Together the checkpoints hold at most ~16 ids per event or allocation: a trace
         // that keeps very many allocations alive gets a longer stride, not quadratic memory.
-        std::vector<int32_t> liveBefore(static_cast<size_t>(n) + 2, 0);
+        std::vector<int32_t> liveBefore;
+        assignHuge(liveBefore, static_cast<size_t>(n) + 2, 0);
         for (const Allocation& a : r.allocations) {
             ++liveBefore[a.allocEvent.valid() ? static_cast<size_t>(a.allocEvent.value) + 1 : 0];
             --liveBefore[a.freeEvent.valid() ? static_cast<size_t>(a.freeEvent.value) + 1 : static_cast<size_t>(n) + 1];

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "common/huge_pages.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -24,9 +26,9 @@ public:
     void reserve(size_t n)
     {
         if (m_wide)
-            m_values.reserve(n);
+            reserveHuge(m_values, n);
         else
-            m_codes.reserve(n);
+            reserveHuge(m_codes, n);
     }
 
     void push_back(T v)

@@ -1,15 +1,17 @@
 #include "snapshot/event_table.h"
 
+#include "common/huge_pages.h"
+
 namespace memscope {
 
 void EventTable::reserve(size_t n)
 {
-    action.reserve(n);
-    addr.reserve(n);
-    size.reserve(n);
+    reserveHuge(action, n);
+    reserveHuge(addr, n);
+    reserveHuge(size, n);
     stream.reserve(n);
-    timeUs.reserve(n);
-    stack.reserve(n);
+    reserveHuge(timeUs, n);
+    reserveHuge(stack, n);
     userMetadata.reserve(n);
     compileContext.reserve(n);
 }
