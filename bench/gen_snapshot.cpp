@@ -342,10 +342,22 @@ void simulate(const Options& o, Simulation& sim, Stacks& st)
     const std::string fn = "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/functional.py";
     const std::string norm = "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/normalization.py";
     const std::string act = "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/activation.py";
-    const int sLinear = fwdStack({st.frame("forward", lin, 125)}, 54, "addmm");
-    const int sGelu = fwdStack({st.frame("forward", act, 734)}, 55, "gelu");
-    const int sNorm = fwdStack({st.frame("layer_norm", fn, 2901), st.frame("forward", norm, 217)}, 56, "native_layer_norm");
-    const int sDropout = fwdStack({st.frame("dropout", fn, 1422), st.frame("forward", "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/dropout.py", 70)}, 57, "native_dropout");
+    // Each layer kind is called from several places of a transformer-like block (as in
+    // samples/llm_*: q/k/v/o and MLP projections, two norms, two activations), so the
+    // trace has the distinct stacks of a real model, not one per kind.
+    std::vector<int> sLinears, sGelus, sNorms;
+    for (auto [line, op] : {std::pair<int, const char*>{41, "addmm"}, {42, "addmm"}, {43, "addmm"}, {47, "addmm"},
+                            {52, "addmm"}, {54, "addmm"}})
+        sLinears.push_back(fwdStack({st.frame("forward", lin, 125)}, line, op));
+    sGelus.push_back(fwdStack({st.frame("forward", act, 734)}, 53, "gelu"));
+    sGelus.push_back(fwdStack({st.frame("softmax", fn, 2140), st.frame("attention", model, 45)}, 44, "_softmax"));
+    for (int line : {38, 49, 86})
+        sNorms.push_back(fwdStack({st.frame("layer_norm", fn, 2901), st.frame("forward", norm, 217)}, line, "native_layer_norm"));
+    std::vector<int> sDropouts, sTemps;
+    for (int line : {46, 57})
+        sDropouts.push_back(fwdStack({st.frame("dropout", fn, 1422), st.frame("forward", "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/dropout.py", 70)}, line, "native_dropout"));
+    for (auto [line, op] : {std::pair<int, const char*>{39, "mul"}, {40, "cat"}, {48, "add"}, {55, "add"}})
+        sTemps.push_back(fwdStack({}, line, op));
     const int sHead = fwdStack({st.frame("forward", lin, 125)}, 92, "mm");
     const int sLoss = st.python({st.frame("cross_entropy", fn, 3494), st.frame("compute_loss", train, 133), fStep, fMain, fModule}, "log_softmax");
     const std::string adam = "/opt/torch/.venv/lib/python3.12/site-packages/torch/optim/adam.py";
@@ -353,13 +365,19 @@ void simulate(const Options& o, Simulation& sim, Stacks& st)
     const int fOptStep = st.frame("step", train, 146);
     const int sAdamInit = st.python({st.frame("_init_group", adam, 175), st.frame("step", adam, 238), st.frame("_use_grad", optim, 79),
                                      st.frame("wrapper", optim, 485), fOptStep, fMain, fModule}, "zeros_like");
-    const int sAdamForeach = st.python({st.frame("_multi_tensor_adam", adam, 626), st.frame("adam", adam, 902), st.frame("step", adam, 247),
-                                        st.frame("_use_grad", optim, 79), st.frame("wrapper", optim, 485), fOptStep, fMain, fModule}, "_foreach_sqrt");
+    std::vector<int> sAdamForeach;
+    for (auto [line, op] : {std::pair<int, const char*>{610, "_foreach_mul"}, {626, "_foreach_sqrt"}})
+        sAdamForeach.push_back(st.python({st.frame("_multi_tensor_adam", adam, line), st.frame("adam", adam, 902), st.frame("step", adam, 247),
+                                          st.frame("_use_grad", optim, 79), st.frame("wrapper", optim, 485), fOptStep, fMain, fModule}, op));
     const int sZeroGrad = st.python({st.frame("zero_grad", optim, 993), st.frame("train_step", train, 139), fMain, fModule}, "empty");
 
     std::vector<Layer> layers;
-    for (int l = 0; l < o.layers; ++l)
+    std::vector<int> layerStack; // the call site of each layer
+    for (int l = 0; l < o.layers; ++l) {
         layers.push_back(l % 3 == 0 ? Layer::Linear : l % 3 == 1 ? Layer::Gelu : Layer::LayerNorm);
+        const std::vector<int>& sites = l % 3 == 0 ? sLinears : l % 3 == 1 ? sGelus : sNorms;
+        layerStack.push_back(sites[static_cast<size_t>(l / 3) % sites.size()]);
+    }
     const uint64_t W = static_cast<uint64_t>(o.width), B = static_cast<uint64_t>(o.batch), V = static_cast<uint64_t>(o.vocab);
     const uint64_t actBytes = B * W * 4;
 
@@ -416,21 +434,21 @@ void simulate(const Options& o, Simulation& sim, Stacks& st)
         std::vector<std::vector<uint64_t>> saved(layers.size());
         for (size_t l = 0; l < layers.size() && !sim.full(); ++l) {
             switch (layers[l]) {
-            case Layer::Linear: saved[l].push_back(sim.alloc(actBytes, sLinear)); break;
-            case Layer::Gelu: saved[l].push_back(sim.alloc(actBytes, sGelu)); break;
+            case Layer::Linear:
+            case Layer::Gelu: saved[l].push_back(sim.alloc(actBytes, layerStack[l])); break;
             case Layer::LayerNorm:
-                saved[l].push_back(sim.alloc(actBytes, sNorm));
-                saved[l].push_back(sim.alloc(B * 4, sNorm));
-                saved[l].push_back(sim.alloc(B * 4, sNorm));
+                saved[l].push_back(sim.alloc(actBytes, layerStack[l]));
+                saved[l].push_back(sim.alloc(B * 4, layerStack[l]));
+                saved[l].push_back(sim.alloc(B * 4, layerStack[l]));
                 break;
             }
             if (rng() % 4 == 0) { // dropout keeps its mask for backward
-                saved[l].push_back(sim.alloc(actBytes, sDropout));
-                saved[l].push_back(sim.alloc(B * W, sDropout));
+                saved[l].push_back(sim.alloc(actBytes, sDropouts[l % 2]));
+                saved[l].push_back(sim.alloc(B * W, sDropouts[l % 2]));
             }
             if (rng() % 3 == 0)
-                temp(rng() % 2 ? actBytes : 4 + (rng() % 16) * 512, layers[l] == Layer::Gelu ? sGelu : sLinear, 1 + static_cast<int>(rng() % 6));
-            tickTemps(layers[l] == Layer::Gelu ? sGelu : sLinear);
+                temp(rng() % 2 ? actBytes : 4 + (rng() % 16) * 512, rng() % 2 ? layerStack[l] : sTemps[l % sTemps.size()], 1 + static_cast<int>(rng() % 6));
+            tickTemps(layerStack[l]);
         }
         drainTemps(sStepEnd);
         const uint64_t logits = sim.alloc(B * V * 4, sHead);
@@ -479,9 +497,9 @@ void simulate(const Options& o, Simulation& sim, Stacks& st)
         for (int pass = 0; pass < 2; ++pass) {
             std::vector<uint64_t> temps;
             for (const Param& p : params)
-                temps.push_back(sim.alloc(p.size, sAdamForeach));
+                temps.push_back(sim.alloc(p.size, sAdamForeach[static_cast<size_t>(pass)]));
             for (uint64_t t : temps)
-                sim.free(t, sAdamForeach);
+                sim.free(t, sAdamForeach[static_cast<size_t>(pass)]);
         }
         sim.annotate(false, "Optimizer.step#Adam.step");
 
