@@ -3,6 +3,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
@@ -56,6 +57,30 @@ private slots:
             sum += static_cast<int64_t>(d.allocation(id).size);
         QCOMPARE(sum, requestedPeak);
         QCOMPARE(d.truncated, pickle.contains(QStringLiteral("overflow")));
+    }
+
+    // One process on two GPUs (tests/data/multi/, samples/recording/record_two_gpus.py):
+    // each device's replay equals that device's own counters.
+    void everyDeviceMatchesItsCounters()
+    {
+        QFile f(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/multi/two_gpus.stats.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonArray devices = QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("devices")).toArray();
+        QCOMPARE(devices.size(), 2);
+        auto r = replaySnapshot(readSnapshotFile(MEMSCOPE_TESTDATA_DIR "/multi/two_gpus.pickle"));
+        QCOMPARE(r->devices.size(), size_t(2));
+        for (const QJsonValue& v : devices) {
+            const QJsonObject o = v.toObject();
+            const int device = o.value(QStringLiteral("device")).toInt(-1);
+            const DeviceReplay* d = nullptr;
+            for (const DeviceReplay& candidate : r->devices)
+                if (candidate.device == device)
+                    d = &candidate;
+            QVERIFY2(d, qPrintable(QStringLiteral("no replay of device %1").arg(device)));
+            QVERIFY(d->eventCount > 1000);
+            QCOMPARE(d->peakRequested.bytes, o.value(QStringLiteral("requested_peak")).toInteger(-1));
+            QCOMPARE(d->peakReserved.bytes, o.value(QStringLiteral("max_reserved")).toInteger(-1));
+        }
     }
 
     // Recording started after the model and optimizer existed: their blocks are in
