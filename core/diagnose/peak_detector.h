@@ -13,13 +13,14 @@ namespace memscope {
  * (the attribution's peakPhase; the per-iteration peaks say whether every iteration
  * agrees) and the categories live there:
  *
- *   forward / backward, in a trace that trains   ActivationBoundPeak: smaller batch or
- *                                                sequence, activation checkpointing, mixed precision
- *   optimizer step, or the end of a backward     OptimizerBoundPeak: foreach=False / fused=True,
- *   where gradients outweigh the activations     fewer optimizer states, stepping in backward
- *   and are half of what lies beyond parameters
- *   and optimizer state (the article's "gradients + optimizer intermediates" term)
- *   anything else (inference, plain code)        Peak: what is live there
+ *   forward / backward, in a trace that trains,  ActivationBoundPeak: smaller batch or
+ *   saved activations at least half of what      sequence, activation checkpointing, mixed precision
+ *   lies beyond parameters and optimizer state
+ *   optimizer step, or a backward where          OptimizerBoundPeak: foreach=False / fused=True,
+ *   gradients outweigh the activations and       fewer optimizer states, stepping in backward
+ *   the temporaries
+ *   anything else (inference, plain code, a      Peak: what is live there; a pass an OOM cut
+ *   backward peak made of kept tensors)          short says so instead of offering inference fixes
  *
  * The figures carry the category split at the peak and the highest points of the
  * forward/backward and of the optimizer step (TrainingMeasurement), so the finding can
