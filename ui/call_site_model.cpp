@@ -18,10 +18,10 @@ void CallSiteModel::setReport(const Document* document, const PointReport* repor
     if (report)
         for (const CallSite& s : report->callSites) {
             const std::string top = document->frames->frameText(document->frames->topUserFrame(s.stack));
-            const std::string summary = document->frames->stackSummary(s.stack, 6);
+            const QString summary = callSiteText(*document->frames, s.stack, 6);
             m_top.push_back(top.empty() ? (s.stack.valid() ? tr("(library only)") : tr("(no stack recorded)"))
                                         : QString::fromStdString(top));
-            m_stack.push_back(QString::fromStdString(summary));
+            m_stack.push_back(summary);
         }
     endResetModel();
 }
@@ -46,7 +46,7 @@ QVariant CallSiteModel::headerData(int section, Qt::Orientation orientation, int
     case Count: return tr("Allocations");
     case CategoryColumn: return tr("Category");
     case TopFrame: return tr("Top user frame");
-    case StackColumn: return tr("Stack (your frames, innermost first)");
+    case StackColumn: return tr("Allocating frame  ←  your frames, innermost first");
     default: return {};
     }
 }

@@ -14,6 +14,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace memscope {
@@ -534,6 +535,22 @@ void CategoryTimelineView::onAfterLayout()
     updateRangeItems();
 }
 
+QRectF CategoryTimelineView::peakLabelRect() const
+{
+    if (!m_peakLabel->visible())
+        return {};
+    const QFontMetrics bold(m_theme.boldFont);
+    const QRect area = m_main->rect();
+    const QPointF anchor = m_peakMarker->position->pixelPosition();
+    const bool right = anchor.x() > area.left() + area.width() * 0.62;
+    const QStringList lines = m_peakLabel->text().split(QLatin1Char('\n'));
+    int w = 0;
+    for (const QString& l : lines)
+        w = std::max(w, bold.horizontalAdvance(l));
+    return QRectF(right ? anchor.x() - 10 - w - 12 : anchor.x() + 10, anchor.y() - 8 - lines.size() * bold.height() - 6, w + 12,
+                  lines.size() * bold.height() + 6);
+}
+
 void CategoryTimelineView::placeLabels()
 {
     if (!m_peakLabel->visible())
@@ -549,10 +566,7 @@ void CategoryTimelineView::placeLabels()
     int w = 0;
     for (const QString& l : lines)
         w = std::max(w, bold.horizontalAdvance(l));
-    const QPointF anchor = m_peakMarker->position->pixelPosition();
-    QRectF peakRect(right ? anchor.x() - 10 - w - 12 : anchor.x() + 10, anchor.y() - 8 - lines.size() * bold.height() - 6,
-                    w + 12, lines.size() * bold.height() + 6);
-    std::vector<QRectF> taken{peakRect};
+    std::vector<QRectF> taken{peakLabelRect()};
     for (size_t i = 0; i < m_iterationLabels.size(); ++i) {
         QCPItemText* t = m_iterationLabels[i];
         const QPointF p = t->position->parentAnchor() ? m_iterationMarkers[i]->position->pixelPosition() : QPointF();
@@ -652,10 +666,27 @@ void CategoryTimelineView::updateRangeItems()
     int w = 0;
     for (const QString& l : m_rangeLabel->text().split(QLatin1Char('\n')))
         w = std::max(w, fm.horizontalAdvance(l));
-    const bool fitsRight = p0 + 6 + w + 12 < area.right();
-    m_rangeLabel->setPositionAlignment((fitsRight ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignTop);
-    m_rangeLabel->position->setCoords(fitsRight ? p0 + 6 : std::max<double>(p1 - 6, area.left() + w + 12),
-                                      area.top() + 6);
+    // Inside the range at the top, unless that covers the peak's label: then beside it, or under it.
+    const double bw = w + 12;
+    const double bh = m_rangeLabel->text().count(QLatin1Char('\n')) * fm.height() + fm.height() + 8;
+    const QRectF peak = peakLabelRect();
+    const double top = area.top() + 6;
+    const std::array<double, 4> lefts{p0 + 6, p1 - 6 - bw, peak.left() - 6 - bw, peak.right() + 6};
+    double left = std::max<double>(std::min<double>(p0 + 6, area.right() - bw - 6), area.left() + 6);
+    double y = top;
+    bool placed = false;
+    for (double l : lefts) {
+        const QRectF r(l, top, bw, bh);
+        if (r.left() >= area.left() && r.right() <= area.right() && (peak.isEmpty() || !r.intersects(peak))) {
+            left = l;
+            placed = true;
+            break;
+        }
+    }
+    if (!placed && !peak.isEmpty())
+        y = peak.bottom() + 24;
+    m_rangeLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_rangeLabel->position->setCoords(left, y);
 }
 
 void CategoryTimelineView::onMousePress(QMouseEvent* event)

@@ -91,6 +91,7 @@ private:
     void onMouseRelease(QMouseEvent* event);
     void onSelectionAccepted(const QRect& rect);
     void placeLabels();
+    QRectF peakLabelRect() const; // in pixels; empty when the label is hidden
     void updateRangeItems();
     QCPRange fullRange() const;
 

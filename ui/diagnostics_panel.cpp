@@ -3,6 +3,7 @@
 #include "io/frame_classifier.h"
 #include "replay/replay.h"
 #include "io/summary_writer.h"
+#include "text_format.h"
 
 #include <QHBoxLayout>
 #include <QLocale>
@@ -18,10 +19,6 @@
 namespace memscope {
 
 namespace {
-
-QString bytesText(int64_t b) { return QString::fromStdString(formatBytes(b)); }
-
-QString countText(int64_t n) { return QLocale().toString(static_cast<qlonglong>(n)); }
 
 enum Column { ColSeverity, ColKind, ColMessage, ColBytes, ColPerIteration, ColCount };
 enum EvidenceColumn { EvSite, EvBytes, EvCount, EvColCount };
@@ -86,8 +83,10 @@ DiagnosticsPanel::DiagnosticsPanel(QWidget* parent) : QWidget(parent)
     split->setObjectName(QStringLiteral("diagnosticsSplit"));
     split->addWidget(m_list);
     split->addWidget(right);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    split->setSizes({700, 700});
+    detailSplit->setSizes({400, 300});
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_summary);
@@ -201,6 +200,14 @@ void DiagnosticsPanel::rebuild()
         showFinding(nullptr);
 }
 
+QString DiagnosticsPanel::siteText(StackId stack) const
+{
+    if (!m_frames || !stack.valid())
+        return tr("(no frames recorded)");
+    const QString text = callSiteText(*m_frames, stack);
+    return text.isEmpty() ? tr("(library frames only)") : text;
+}
+
 void DiagnosticsPanel::showFinding(const Diagnostic* d)
 {
     m_evidence->clear();
@@ -227,9 +234,7 @@ void DiagnosticsPanel::showFinding(const Diagnostic* d)
         m_replay && d->deviceIndex < m_replay->devices.size() ? &m_replay->devices[d->deviceIndex] : nullptr;
     for (const EvidenceSite& s : d->sites) {
         auto* site = new QTreeWidgetItem(m_evidence);
-        QString text = m_frames ? QString::fromStdString(m_frames->stackSummary(s.stack, 6)) : QString();
-        if (text.isEmpty())
-            text = s.stack.valid() ? tr("(library frames only)") : tr("(no frames recorded)");
+        const QString text = siteText(s.stack);
         site->setText(EvSite, text);
         site->setToolTip(EvSite, text);
         site->setText(EvBytes, bytesText(s.bytes));

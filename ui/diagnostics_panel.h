@@ -55,6 +55,7 @@ signals:
 private:
     void rebuild();
     void showFinding(const Diagnostic* d);
+    QString siteText(StackId stack) const;
 
     QLabel* m_summary;
     QTreeWidget* m_list;

@@ -1,9 +1,10 @@
 #include "estimator_panel.h"
 
-#include "io/summary_writer.h"
+#include "text_format.h"
 
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLocale>
@@ -16,10 +17,6 @@
 namespace memscope {
 
 namespace {
-
-QString bytesText(int64_t b) { return QString::fromStdString(formatBytes(b)); }
-
-QString countText(int64_t n) { return QLocale().toString(static_cast<qlonglong>(n)); }
 
 enum Column { ColMeasured, ColModel, ColWhatIf, ColCount };
 
@@ -108,15 +105,25 @@ EstimatorPanel::EstimatorPanel(QWidget* parent) : QWidget(parent)
     m_note->setWordWrap(true);
     m_note->setText(tr("peak = parameters + optimizer state + max(gradients + optimizer intermediates, activations)"));
 
-    auto* inputs = new QHBoxLayout;
-    inputs->addWidget(recorded);
-    inputs->addWidget(model);
-    inputs->addWidget(whatIf);
-    auto* layout = new QVBoxLayout(this);
+    // Inputs on the left, the table with its verdict on the right, so that every row of the
+    // table fits the height of a detail tab.
+    m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
+    m_table->setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
+    for (QDoubleSpinBox* s : {m_recordedBatch, m_recordedSeq, m_parameters, m_bytes, m_states, m_intermediates,
+                              m_activations, m_batch, m_seq})
+        s->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("1,000,000,000,000")) + 40);
+    auto* inputs = new QGridLayout;
+    inputs->addWidget(recorded, 0, 0);
+    inputs->addWidget(whatIf, 1, 0);
+    inputs->addWidget(model, 0, 1, 2, 1);
+    inputs->setRowStretch(2, 1);
+    auto* right = new QVBoxLayout;
+    right->addWidget(m_table, 1);
+    right->addWidget(m_verdict);
+    right->addWidget(m_note);
+    auto* layout = new QHBoxLayout(this);
     layout->addLayout(inputs);
-    layout->addWidget(m_table, 1);
-    layout->addWidget(m_verdict);
-    layout->addWidget(m_note);
+    layout->addLayout(right, 1);
 
     const auto onRecorded = [this] {
         if (m_updating || !m_hasMeasurement)
@@ -239,11 +246,17 @@ void EstimatorPanel::recompute()
     }
     const int last = static_cast<int>(rows.size());
     labels << tr("Peak falls in");
-    m_table->setItem(last, ColMeasured,
-                     new QTableWidgetItem(m_report.measuredDominant ? phaseOf(*m_report.measuredDominant)
-                                                                    : QStringLiteral("–")));
-    m_table->setItem(last, ColModel, new QTableWidgetItem(phaseOf(m_report.recorded.dominant)));
-    m_table->setItem(last, ColWhatIf, new QTableWidgetItem(phaseOf(m_report.whatIf->dominant)));
+    const QString dominant[ColCount] = {m_report.measuredDominant ? phaseOf(*m_report.measuredDominant) : QStringLiteral("–"),
+                                        phaseOf(m_report.recorded.dominant), phaseOf(m_report.whatIf->dominant)};
+    QFont bold = m_table->font();
+    bold.setBold(true);
+    for (int col = 0; col < ColCount; ++col) {
+        auto* item = new QTableWidgetItem(dominant[col]);
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_table->setItem(last, col, item);
+        if (QTableWidgetItem* peak = last > 0 ? m_table->item(last - 1, col) : nullptr)
+            peak->setFont(bold);
+    }
     m_table->setVerticalHeaderLabels(labels);
 
     QString verdict = tr("Measured peak %1 in %2; the model at the recorded batch puts it in the %3.")

@@ -1,5 +1,6 @@
 #include "text_format.h"
 
+#include "io/frame_classifier.h"
 #include "io/summary_writer.h"
 #include "time_axis_ticker.h"
 
@@ -43,6 +44,17 @@ QString phaseText(Phase p)
 QString colorSwatchHtml(const QColor& c)
 {
     return QStringLiteral("<span style=\"color:%1\">&#9632;</span>").arg(c.name());
+}
+
+QString callSiteText(const FrameClassifier& frames, StackId stack, size_t maxFrames)
+{
+    if (!stack.valid())
+        return {};
+    QString text = QString::fromStdString(frames.stackSummary(stack, maxFrames));
+    const auto all = frames.snapshot().stacks.frames(stack);
+    if (!text.isEmpty() && !all.empty() && frames.isLibrary(all.front()) && frames.topUserFrame(stack).valid())
+        text = QString::fromStdString(frames.frameText(all.front())) + QStringLiteral("  ←  ") + text;
+    return text;
 }
 
 } // namespace memscope

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "attribute/category.h"
+#include "common/strong_id.h"
 
 #include <QColor>
 #include <QString>
@@ -16,5 +17,11 @@ QString secondsText(double s);      // "586.2 ms", "1.234 s"
 QString categoryText(Category c);
 QString phaseText(Phase p);
 QString colorSwatchHtml(const QColor& c); // a small coloured square for rich text
+
+class FrameClassifier;
+// A call site: the user frames of the stack (stackSummary) and, when a library made the
+// block, its innermost frame first, so that stacks sharing the user's code read differently:
+// "functional.py:2397 silu  ←  train.py:61 llm_train < train.py:181 main". Empty: no frames.
+QString callSiteText(const FrameClassifier& frames, StackId stack, size_t maxFrames = 4);
 
 } // namespace memscope
