@@ -3,6 +3,7 @@
 #include "attribute/phase_segmenter.h"
 #include "attribute/stack_hints.h"
 #include "common/huge_pages.h"
+#include "common/prefaulter.h"
 
 #include <algorithm>
 #include <map>
@@ -277,7 +278,7 @@ void buildCurves(const DeviceReplay& d, DeviceAttribution& out)
         std::sort(closings.begin(), closings.end());
     }
     for (size_t c = 0; c < kCategoryCount; ++c) {
-        std::vector<int64_t>().swap(out.categoryBytes[c]);
+        out.categoryBytes[c].clear();
         reserveHuge(out.categoryBytes[c], n);
     }
     std::array<int64_t, kCategoryCount> acc = out.categoryAtStart;
@@ -318,12 +319,21 @@ DeviceAttribution attributeDevice(const Snapshot& snapshot, const DeviceReplay& 
 {
     DeviceAttribution out;
     out.device = d.device;
+    // The curves' pages are faulted in on the other core while the phases and categories
+    // are worked out.
+    Prefaulter prefault;
+    for (auto& curve : out.categoryBytes) {
+        reserveHuge(curve, static_cast<size_t>(d.eventCount));
+        prefault.add(curve);
+    }
+    prefault.start();
     const DeviceTrace* trace = snapshot.device(d.device);
     StackHints hints(snapshot);
     PhaseSegmentation seg = trace ? segmentPhases(snapshot, *trace, hints, d.truncated || d.unmatchedFrees > 0) : PhaseSegmentation{};
     seg.eventPhase.resize(static_cast<size_t>(d.eventCount), Phase::Other);
 
     Categorizer{snapshot, d, seg, hints, out, {}, -1}.run();
+    prefault.join();
     buildCurves(d, out);
 
     for (Iteration& it : seg.iterations) {

@@ -1,6 +1,7 @@
 #include "replay/device_replay.h"
 
 #include "common/huge_pages.h"
+#include "common/prefaulter.h"
 #include "replay/address_map.h"
 
 #include <algorithm>
@@ -38,10 +39,18 @@ struct Builder {
         const int64_t n = static_cast<int64_t>(ev.count());
         r.device = trace.device;
         r.eventCount = n;
-        assignHuge(r.eventAllocation, static_cast<size_t>(n), AllocationId{INT32_MIN});
-        assignHuge(r.requested, static_cast<size_t>(n), int64_t{0});
-        assignHuge(r.reserved, static_cast<size_t>(n), int64_t{0});
+        // The per-event columns are written in order with push_back; their pages are
+        // faulted in on the other core meanwhile.
+        reserveHuge(r.eventAllocation, static_cast<size_t>(n));
+        reserveHuge(r.requested, static_cast<size_t>(n));
+        reserveHuge(r.reserved, static_cast<size_t>(n));
         reserveHuge(traced, static_cast<size_t>(std::count(ev.action.begin(), ev.action.end(), Action::Alloc)) + 1024);
+        Prefaulter prefault;
+        prefault.add(r.eventAllocation);
+        prefault.add(r.reserved);
+        prefault.add(traced);
+        prefault.add(r.requested);
+        prefault.start();
 
         // Pass 1: pair allocs with frees; reserved as deltas from zero.
         int64_t res = 0;
@@ -50,6 +59,7 @@ struct Builder {
             const size_t k = static_cast<size_t>(i);
             const uint64_t addr = ev.addr[k];
             const int64_t size = static_cast<int64_t>(ev.size[k]);
+            int32_t eventRef = INT32_MIN;
             switch (ev.action[k]) {
             case Action::Alloc: {
                 if (int32_t* old = live.find(addr)) {
@@ -67,7 +77,7 @@ struct Builder {
                 traced.push_back(a);
                 const int32_t ref = static_cast<int32_t>(traced.size() - 1);
                 live.insert(addr, ref);
-                r.eventAllocation[k].value = ref;
+                eventRef = ref;
                 break;
             }
             case Action::FreeRequested: {
@@ -80,7 +90,7 @@ struct Builder {
                     ++r.unmatchedFrees;
                 }
                 at(ref).freeRequestedEvent = EventIndex{i};
-                r.eventAllocation[k].value = ref;
+                eventRef = ref;
                 break;
             }
             case Action::FreeCompleted: {
@@ -93,7 +103,7 @@ struct Builder {
                     ++r.unmatchedFrees;
                 }
                 at(ref).freeEvent = EventIndex{i};
-                r.eventAllocation[k].value = ref;
+                eventRef = ref;
                 break;
             }
             case Action::SegmentAlloc:
@@ -113,7 +123,8 @@ struct Builder {
             case Action::Unknown:
                 break;
             }
-            r.reserved[k] = res;
+            r.eventAllocation.push_back(AllocationId{eventRef});
+            r.reserved.push_back(res);
             minRes = std::min(minRes, res);
         }
 
@@ -163,8 +174,9 @@ struct Builder {
             } else if (a == Action::FreeCompleted) {
                 cur -= static_cast<int64_t>(at(r.eventAllocation[k].value).size);
             }
-            r.requested[k] = cur;
+            r.requested.push_back(cur);
         }
+        prefault.join();
 
         const int64_t netReserved = n ? r.reserved.back() : 0;
         int64_t baseRes = -minRes;

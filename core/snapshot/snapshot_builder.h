@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/prefaulter.h"
 #include "pickle/pickle_sink.h"
 #include "snapshot/snapshot.h"
 
@@ -135,6 +136,7 @@ private:
     std::string m_fileName;
     PickleMemo* m_memo = nullptr;
     uint64_t m_sizeHint = 0;
+    Prefaulter m_prefault; // the first table's columns, while the parse fills them
     std::vector<Node> m_nodes;
     std::vector<uint32_t> m_free;
     std::vector<EventTable> m_tables;
