@@ -52,9 +52,12 @@ QString callSiteText(const FrameClassifier& frames, StackId stack, size_t maxFra
         return {};
     QString text = QString::fromStdString(frames.stackSummary(stack, maxFrames));
     const auto all = frames.snapshot().stacks.frames(stack);
-    if (!text.isEmpty() && !all.empty() && frames.isLibrary(all.front()) && frames.topUserFrame(stack).valid())
-        text = QString::fromStdString(frames.frameText(all.front())) + QStringLiteral("  ←  ") + text;
-    return text;
+    if (text.isEmpty() || all.empty() || !frames.isLibrary(all.front()) || !frames.topUserFrame(stack).valid())
+        return text;
+    std::string library = frames.librarySummary(stack);
+    if (library.rfind("(library) ", 0) == 0)
+        library.erase(0, 10);
+    return library.empty() ? text : QString::fromStdString(library) + QStringLiteral("  ←  ") + text;
 }
 
 } // namespace memscope

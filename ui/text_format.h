@@ -20,8 +20,10 @@ QString colorSwatchHtml(const QColor& c); // a small coloured square for rich te
 
 class FrameClassifier;
 // A call site: the user frames of the stack (stackSummary) and, when a library made the
-// block, its innermost frame first, so that stacks sharing the user's code read differently:
-// "functional.py:2397 silu  ←  train.py:61 llm_train < train.py:181 main". Empty: no frames.
+// block, what in the library made it first (librarySummary: the autograd node and ATen
+// operator, else the innermost frame), so that stacks sharing the user's code read
+// differently: "functional.py:2397 silu  ←  train.py:61 llm_train < train.py:181 main",
+// "aten::mm  ←  train.py:63 llm_train". Empty: no frames.
 QString callSiteText(const FrameClassifier& frames, StackId stack, size_t maxFrames = 4);
 
 } // namespace memscope
