@@ -22,7 +22,7 @@ def _parser():
     p.add_argument("--replay", metavar="FILE", help="serve a recorded snapshot's events instead (no torch needed)")
     p.add_argument("--speed", type=float, default=1.0, help="replay pace: 1 = as recorded, 0 = as fast as possible")
     p.add_argument("--max-gap", type=float, default=1.0, help="replay: longest pause between events, seconds")
-    p.add_argument("--no-wait", action="store_true", help="replay: start at once, not when the first client connects")
+    p.add_argument("--no-wait", action="store_true", help="replay: start at once, not when the first client has said hello")
     p.add_argument("--linger", type=float, default=None, help="seconds to let clients finish reading at the end")
     p.add_argument("--list", action="store_true", help="list the agents running for this user")
     p.add_argument("-m", dest="module", help="run a module as __main__")

@@ -167,6 +167,7 @@ class Server:
         self.listeners = []
         self.threads = []
         self.clients = {}
+        self.greeted = 0  # clients that passed the hello (and the token), ever
         self.lock = threading.Lock()
         self.stopping = False
         self.socket_path = None
@@ -261,9 +262,11 @@ class Server:
                     conn.close()
                     continue
             t = threading.Thread(target=self._serve, args=(conn, is_unix), name="memscope-client", daemon=True)
+            # Registered and started under the lock: finish() joins only started threads,
+            # and the thread's own removal waits until it is registered.
             with self.lock:
                 self.clients[t] = conn
-            t.start()
+                t.start()
 
     def _read_client_hello(self, conn, is_unix):
         conn.settimeout(5.0)
@@ -291,6 +294,8 @@ class Server:
                 conn.sendall(P.json_message(P.ERROR, {"message": "client hello missing or token wrong"}))
                 return
             conn.sendall(P.hello(self.hello_info))
+            with self.lock:
+                self.greeted += 1
             threading.Thread(target=self._drain_input, args=(conn,), daemon=True).start()
             cursor = 0
             lost = 0
@@ -340,12 +345,16 @@ class Server:
             return len(self.clients)
 
     def wait_for_client(self, timeout=None):
+        """Waits for a client that passed the hello: a stray connection or a wrong token
+        does not start a replay that the real client would then miss."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while self.client_count() == 0:
+        while True:
+            with self.lock:
+                if self.greeted:
+                    return True
             if deadline is not None and time.monotonic() > deadline:
                 return False
             time.sleep(0.01)
-        return True
 
     def finish(self, timeout=10.0):
         """After the journal is closed: give clients up to ``timeout`` to receive it."""
