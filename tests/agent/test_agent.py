@@ -297,6 +297,28 @@ class ReplayServeTest(unittest.TestCase):
         finally:
             shutil.rmtree(home, ignore_errors=True)
 
+    def test_stray_connection_does_not_start_the_replay(self):
+        # Regression: a connection that never says hello used to start the replay, which
+        # ran to its end and took the agent down before the real client came.
+        agent = ReplayAgent(os.path.join(SAMPLES, "linear3.pickle"))
+        try:
+            deadline = time.monotonic() + 30
+            while not os.path.exists(agent.socket) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            stray = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            stray.connect(agent.socket)
+            stray.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            stray.settimeout(10)
+            self.assertEqual(stray.recv(4096)[4], P.ERROR)
+            stray.close()
+            time.sleep(1.0)
+            self.assertIsNone(agent.proc.poll())
+            d = client.receive(client.connect(agent.socket), timeout=60)
+            self.assertEqual(d.end.get("reason"), "replay_done")
+            self.assertEqual(normalized(d.snapshot()), normalized(safe_pickle.load_file(os.path.join(SAMPLES, "linear3.pickle"))))
+        finally:
+            agent.close()
+
     def test_tcp_needs_the_token(self):
         agent = ReplayAgent(os.path.join(SAMPLES, "linear3.pickle"), extra=["--tcp", "127.0.0.1:0"])
         try:
