@@ -91,6 +91,9 @@ public:
     void noteContainer(PickleValue v);
 
     size_t bytes() const;
+    // The entries' buffer (its reserved capacity), for prefaulting.
+    const void* storage() const { return m_entries.data(); }
+    size_t storageBytes() const { return m_entries.capacity() * sizeof(uint32_t); }
 
 private:
     static constexpr uint32_t kPayloadBits = 29;
