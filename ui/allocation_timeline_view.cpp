@@ -195,6 +195,11 @@ void AllocationTimelineView::refreshTotalLine()
         v[static_cast<qsizetype>(i)] = static_cast<double>(m.requestedAfter(events[i]));
     }
     m_plot->graph(0)->setData(k, v, true);
+    // More points than pixels: spikes, which a pen wider than a pixel makes the rasterizer
+    // outline and fill one by one; one pixel wide they take the fast cosmetic line path.
+    QPen pen = m_plot->graph(0)->pen();
+    pen.setWidthF(k.size() > m_plot->axisRect()->width() ? 1.0 : 1.2);
+    m_plot->graph(0)->setPen(pen);
 }
 
 void AllocationTimelineView::setXRange(double lower, double upper)

@@ -138,6 +138,15 @@ void TimelinePlotter::refresh()
         rv[static_cast<qsizetype>(i)] = static_cast<double>(m_model->reservedAfter(resEvents[i]));
     }
     m_reserved->setData(rk, rv, true);
+    // A line of more points than pixels is a column of spikes: a pen wider than one pixel
+    // makes the rasterizer stroke and fill an outline of every spike (a second a frame at a
+    // million events); one pixel wide it is drawn by the fast cosmetic line path.
+    const bool dense = static_cast<int>(std::max(events.size(), resEvents.size())) > pixels;
+    for (QCPGraph* g : {m_requested, m_reserved}) {
+        QPen pen = g->pen();
+        pen.setWidthF(dense ? 1.0 : 1.6);
+        g->setPen(pen);
+    }
     m_pointsHanded = static_cast<int>(std::max(events.size(), resEvents.size()));
 }
 
