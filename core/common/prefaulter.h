@@ -17,7 +17,9 @@ namespace memscope {
  * huge pages) up front, handed to a Prefaulter, which populates them with
  * madvise(MADV_POPULATE_WRITE), a slice of each in turn, (no user-space write, so it never races the writer: a page
  * the writer reaches first is simply skipped), and the writer fills them with push_back.
- * The destructor (or join()) waits; the buffers must not be reallocated before that.
+ * The destructor (or join()) waits; the buffers should not be reallocated before that. If
+ * one is (a reservation from an estimate fell short), populating its old range does no
+ * harm: madvise fails on an unmapped range and never changes the contents of a mapped one.
  * Without the madvise (kernels before 5.14) it does nothing and the writer faults as usual.
  */
 class Prefaulter {
