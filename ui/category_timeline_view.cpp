@@ -4,6 +4,7 @@
 #include "byte_axis_ticker.h"
 #include "centered_legend.h"
 #include "io/point_report.h"
+#include "peak_marker_layer.h"
 #include "text_format.h"
 #include "time_axis_ticker.h"
 #include "timeline_plotter.h"
@@ -103,6 +104,8 @@ CategoryTimelineView::CategoryTimelineView(QWidget* parent)
     m_laneBands = new BandLayer(m_plot, m_lanes, BandLayer::Style::Lanes, 2);
     m_iterationLines = new BandLayer(m_plot, m_main, BandLayer::Style::Lines);
     m_iterationLines->setLayer(kMarkersLayer);
+    m_peakMarkers = new PeakMarkerLayer(m_plot, m_main);
+    m_peakMarkers->setLayer(kMarkersLayer);
 
     m_plotter = std::make_unique<TimelinePlotter>(m_plot, m_main);
 
@@ -247,9 +250,9 @@ void CategoryTimelineView::rebuild()
     for (int i = 0; i < m_plot->graphCount(); ++i)
         legendItems += m_plot->graph(i)->name().isEmpty() ? 0 : 1;
     m_plot->legend->setWrap(legendItems > 6 && width() < 1100 ? 5 : 0);
-    rebuildBands();
+    m_bandsValid = false;
     rebuildMarkers();
-    applyTheme();
+    applyTheme(); // builds the bands, once
 }
 
 void CategoryTimelineView::rebuildBands()
@@ -259,38 +262,48 @@ void CategoryTimelineView::rebuildBands()
     const DeviceModel* m = model();
     if (m) {
         const int64_t n = m->eventCount();
-        auto xEnd = [&](int64_t last) { return m->x(std::min(last + 1, n - 1), m_mode) + (last + 1 >= n ? 0.0 : 0.0); };
-        const auto& its = m->attribution->iterations;
+        auto xEnd = [&](int64_t last) { return m->x(std::clamp<int64_t>(last + 1, 0, n - 1), m_mode); };
+        // One label and colour per phase, shared by its bands; tooltips are made on hover (bandTooltip).
+        constexpr size_t phases = kPhaseCount;
+        std::array<QString, phases> labels;
+        std::array<QColor, phases> colors;
+        for (size_t k = 0; k < phases; ++k) {
+            labels[k] = phaseText(static_cast<Phase>(k));
+            colors[k] = m_theme.band(static_cast<Phase>(k));
+        }
+        static const std::vector<Iteration> none;
+        const auto& its = n > 0 ? m->attribution->iterations : none;
+        lanes.reserve(its.size() * phases + m->annotations.size());
+        lines.reserve(its.size());
         for (size_t i = 0; i < its.size(); ++i) {
             const Iteration& it = its[i];
             for (const PhaseRange& p : it.phases) {
                 if (p.lastEvent < p.firstEvent)
                     continue;
+                const size_t k = static_cast<size_t>(p.phase);
                 BandLayer::Band b;
-                b.x0 = m->x(p.firstEvent, m_mode);
+                b.x0 = m->x(std::clamp<int64_t>(p.firstEvent, 0, n - 1), m_mode);
                 b.x1 = xEnd(p.lastEvent);
                 b.row = 0;
-                b.color = m_theme.band(p.phase);
-                b.label = phaseText(p.phase);
+                b.color = k < phases ? colors[k] : m_theme.band(p.phase);
+                b.label = k < phases ? labels[k] : phaseText(p.phase);
                 b.firstEvent = p.firstEvent;
                 b.lastEvent = p.lastEvent;
-                b.tooltip = tr("<b>%1</b> · iteration %2<br>events %3 – %4<br>%5 – %6")
-                                .arg(phaseText(p.phase))
-                                .arg(i + 1)
-                                .arg(countText(p.firstEvent), countText(p.lastEvent))
-                                .arg(secondsText(m->x(p.firstEvent, XAxisMode::Time)),
-                                     secondsText(m->x(p.lastEvent, XAxisMode::Time)));
-                lanes.push_back(b);
+                b.source = static_cast<int64_t>(i);
+                b.tag = static_cast<int>(p.phase);
+                lanes.push_back(std::move(b));
             }
             BandLayer::Band line;
-            line.x0 = line.x1 = m->x(it.firstEvent, m_mode);
+            line.x0 = line.x1 = m->x(std::clamp<int64_t>(it.firstEvent, 0, n - 1), m_mode);
             line.color = m_theme.muted;
             line.label = tr("iter %1").arg(i + 1);
             line.firstEvent = it.firstEvent;
             line.lastEvent = it.lastEvent;
-            lines.push_back(line);
+            line.source = static_cast<int64_t>(i);
+            lines.push_back(std::move(line));
         }
-        for (const AnnotationRange& a : m->annotations) {
+        for (size_t i = 0; i < m->annotations.size(); ++i) {
+            const AnnotationRange& a = m->annotations[i];
             BandLayer::Band b;
             if (m_mode == XAxisMode::Time) {
                 b.x0 = static_cast<double>(a.startUs - m->t0Us) / 1e6;
@@ -304,15 +317,34 @@ void CategoryTimelineView::rebuildBands()
             b.color = annotationColor(b.label, m_theme.dark);
             b.firstEvent = a.firstEvent;
             b.lastEvent = a.lastEvent;
-            b.tooltip = tr("<b>%1</b><br>record_function range, %2<br>events %3 – %4")
-                            .arg(QString::fromStdString(a.name).toHtmlEscaped(),
-                                 secondsText(static_cast<double>(a.endUs - a.startUs) / 1e6), countText(a.firstEvent),
-                                 countText(a.lastEvent));
-            lanes.push_back(b);
+            b.source = static_cast<int64_t>(i);
+            lanes.push_back(std::move(b));
         }
     }
     m_laneBands->setBands(std::move(lanes));
     m_iterationLines->setBands(std::move(lines));
+}
+
+QString CategoryTimelineView::bandTooltip(const BandLayer::Band& b) const
+{
+    const DeviceModel* m = model();
+    if (!m || b.source < 0)
+        return {};
+    if (b.row == 1) {
+        if (static_cast<size_t>(b.source) >= m->annotations.size())
+            return {};
+        const AnnotationRange& a = m->annotations[static_cast<size_t>(b.source)];
+        return tr("<b>%1</b><br>record_function range, %2<br>events %3 – %4")
+            .arg(QString::fromStdString(a.name).toHtmlEscaped(), secondsText(static_cast<double>(a.endUs - a.startUs) / 1e6),
+                 countText(a.firstEvent), countText(a.lastEvent));
+    }
+    const int64_t n = m->eventCount();
+    auto timeOf = [&](int64_t e) { return secondsText(m->x(std::clamp<int64_t>(e, 0, std::max<int64_t>(n - 1, 0)), XAxisMode::Time)); };
+    return tr("<b>%1</b> · iteration %2<br>events %3 – %4<br>%5 – %6")
+        .arg(phaseText(static_cast<Phase>(b.tag)))
+        .arg(b.source + 1)
+        .arg(countText(b.firstEvent), countText(b.lastEvent))
+        .arg(timeOf(b.firstEvent), timeOf(b.lastEvent));
 }
 
 void CategoryTimelineView::rebuildMarkers()
@@ -323,6 +355,7 @@ void CategoryTimelineView::rebuildMarkers()
         m_plot->removeItem(t);
     m_iterationMarkers.clear();
     m_iterationLabels.clear();
+    m_peakMarkers->setPoints({});
     const DeviceModel* m = model();
     if (!m || m->eventCount() == 0) {
         m_peakMarker->setVisible(false);
@@ -344,7 +377,16 @@ void CategoryTimelineView::rebuildMarkers()
 
     const auto& its = m->attribution->iterations;
     const bool labels = its.size() <= 24;
-    for (size_t i = 0; i < its.size(); ++i) {
+    if (!labels) {
+        // Too many to label: one sprite layer draws them, at most one per pixel.
+        std::vector<QPointF> points;
+        points.reserve(its.size());
+        for (const Iteration& it : its)
+            if (it.peak.event.valid() && it.peak.event.value != pe)
+                points.emplace_back(m->x(it.peak.event.value, m_mode), static_cast<double>(it.peak.bytes));
+        m_peakMarkers->setPoints(std::move(points));
+    }
+    for (size_t i = 0; i < its.size() && labels; ++i) {
         const IterationPeak& p = its[i].peak;
         if (!p.event.valid() || p.event.value == pe)
             continue;
@@ -356,8 +398,6 @@ void CategoryTimelineView::rebuildMarkers()
         t->setSelectable(false);
         t->position->setCoords(m->x(p.event.value, m_mode), static_cast<double>(p.bytes));
         m_iterationMarkers.push_back(t);
-        if (!labels)
-            continue;
         auto* text = new QCPItemText(m_plot);
         text->setLayer(kMarkersLayer);
         text->setClipAxisRect(m_main);
@@ -418,6 +458,7 @@ void CategoryTimelineView::applyTheme()
         t->setPen(QPen(m_theme.foreground, 1.5));
         t->setBrush(m_theme.background);
     }
+    m_peakMarkers->setStyle(7, QPen(m_theme.foreground, 1.5), m_theme.background);
     for (QCPItemText* t : m_iterationLabels) {
         t->setColor(m_theme.foreground);
         t->setFont(m_theme.smallFont);
@@ -431,7 +472,15 @@ void CategoryTimelineView::applyTheme()
     m_rangeLabel->setFont(m_theme.font);
     m_rangeLabel->setBrush(m_theme.labelBackground);
     m_rangeLabel->setPen(QPen(m_theme.accent, 1));
-    rebuildBands();
+    // Bands depend on the theme only through their colours: rebuild them when those change.
+    std::vector<QRgb> colors{m_theme.muted.rgba(), static_cast<QRgb>(m_theme.dark)};
+    for (Phase p : kAllPhases)
+        colors.push_back(m_theme.band(p).rgba());
+    if (!m_bandsValid || colors != m_bandColors) {
+        rebuildBands();
+        m_bandColors = std::move(colors);
+        m_bandsValid = true;
+    }
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -741,7 +790,7 @@ void CategoryTimelineView::onMouseMove(QMouseEvent* event)
         const int64_t e = m->eventAtX(m_plot->xAxis->pixelToCoord(event->pos().x()), m_mode);
         QToolTip::showText(event->globalPosition().toPoint(), hoverText(e), m_plot);
     } else if (const BandLayer::Band* b = m_laneBands->bandAt(event->pos())) {
-        QToolTip::showText(event->globalPosition().toPoint(), b->tooltip, m_plot);
+        QToolTip::showText(event->globalPosition().toPoint(), bandTooltip(*b), m_plot);
     } else {
         QToolTip::hideText();
     }

@@ -1,8 +1,10 @@
 #pragma once
 
+#include "band_layer.h"
 #include "document.h"
 #include "plot_theme.h"
 
+#include <QRgb>
 #include <QWidget>
 
 #include <memory>
@@ -19,7 +21,7 @@ class QMouseEvent;
 
 namespace memscope {
 
-class BandLayer;
+class PeakMarkerLayer;
 class TimelinePlotter;
 
 /*
@@ -66,6 +68,9 @@ public:
     const DeviceModel* model() const;
     QString peakLabelText() const;
     QString hoverText(int64_t event) const; // what the tooltip says at an event (rich text)
+    const BandLayer* laneBands() const { return m_laneBands; }
+    const PeakMarkerLayer* peakMarkers() const { return m_peakMarkers; }
+    QString bandTooltip(const BandLayer::Band& band) const; // a phase or annotation band's tooltip (rich text)
     std::optional<RangeSummary> rangeSummary() const { return m_range; }
     static RangeSummary summarizeRange(const DeviceModel& m, int64_t first, int64_t last);
     int pointsHanded() const;
@@ -105,7 +110,8 @@ private:
     QCPItemStraightLine* m_peakLine = nullptr;
     QCPItemTracer* m_peakMarker = nullptr;
     QCPItemText* m_peakLabel = nullptr;
-    std::vector<QCPItemTracer*> m_iterationMarkers;
+    std::vector<QCPItemTracer*> m_iterationMarkers; // with labels (few iterations)
+    PeakMarkerLayer* m_peakMarkers = nullptr;        // without (many)
     std::vector<QCPItemText*> m_iterationLabels;
     QCPItemRect* m_rangeRect = nullptr;
     QCPItemText* m_rangeLabel = nullptr;
@@ -122,6 +128,8 @@ private:
     bool m_clamping = false;
     double m_lastLower = 0, m_lastUpper = 0;
     int m_lastWidth = 0;
+    bool m_bandsValid = false;
+    std::vector<QRgb> m_bandColors; // the theme's colours the bands were built with
 };
 
 } // namespace memscope

@@ -1,0 +1,286 @@
+// The category timeline's levels of detail draw what the full data would: per pixel column,
+// the phase band that covers most of it, and the area column at the highest point in it.
+#include "band_layer.h"
+#include "band_lod.h"
+#include "category_areas_layer.h"
+#include "category_timeline_view.h"
+#include "column_events.h"
+#include "document.h"
+#include "peak_marker_layer.h"
+#include "plot_theme.h"
+#include "io/point_report.h"
+#include "replay/replay.h"
+#include "text_format.h"
+#include "timeline_plotter.h"
+
+#include <QtTest>
+#include <qcustomplot.h>
+
+#include <cmath>
+#include <map>
+
+using namespace memscope;
+
+namespace {
+
+std::shared_ptr<const Document> sample()
+{
+    static const std::shared_ptr<const Document> doc =
+        analyzeFile(MEMSCOPE_SAMPLES_DIR "/many_small.pickle");
+    return doc;
+}
+
+// How much of x range [a, b] a band [x0, x1] covers.
+double overlap(double x0, double x1, double a, double b)
+{
+    return std::max(0.0, std::min(x1, b) - std::max(x0, a));
+}
+
+} // namespace
+
+class TestTimelineLod : public QObject {
+    Q_OBJECT
+private slots:
+    void phaseColumns_data();
+    void phaseColumns();
+    void lodEdges();
+    void tooltipsFromData();
+    void iterationPeaks();
+    void areaColumns_data();
+    void areaColumns();
+};
+
+void TestTimelineLod::phaseColumns_data()
+{
+    QTest::addColumn<double>("from"); // fractions of the trace's x extent
+    QTest::addColumn<double>("to");
+    QTest::addColumn<int>("columns");
+    QTest::newRow("whole trace, 1600 px") << -0.01 << 1.01 << 1600;
+    QTest::newRow("whole trace, 37 px") << 0.0 << 1.0 << 37;
+    QTest::newRow("whole trace, 1 px") << 0.0 << 1.0 << 1;
+    QTest::newRow("middle 2%, 1600 px") << 0.49 << 0.51 << 1600;
+    QTest::newRow("middle 0.05%, 900 px") << 0.5 << 0.5005 << 900;
+    QTest::newRow("half outside on the left") << -0.5 << 0.5 << 800;
+    QTest::newRow("half outside on the right") << 0.7 << 1.7 << 800;
+    QTest::newRow("entirely after the data") << 2.0 << 3.0 << 400;
+}
+
+// The merged bands of the phase lane against the phases of the attribution itself.
+void TestTimelineLod::phaseColumns()
+{
+    QFETCH(double, from);
+    QFETCH(double, to);
+    QFETCH(int, columns);
+    const auto doc = sample();
+    QVERIFY(doc && !doc->devices.empty());
+    CategoryTimelineView view;
+    view.resize(1600, 600);
+    view.setDocument(doc, 0);
+    const DeviceModel& m = doc->devices[0];
+    const int64_t n = m.eventCount();
+    QVERIFY(n > 0);
+    const auto& its = m.attribution->iterations;
+    QVERIFY2(its.size() >= 20, "many_small has 40 training steps");
+
+    for (XAxisMode mode : {XAxisMode::Time, XAxisMode::EventIndex}) {
+        view.setXAxisMode(mode);
+        const double lo0 = m.xMin(mode), hi0 = m.xMax(mode);
+        const double lower = lo0 + (hi0 - lo0) * from, upper = lo0 + (hi0 - lo0) * to;
+        const BandLayer* lanes = view.laneBands();
+        const std::vector<int64_t> shown = lanes->columnBands(0, lower, upper, columns);
+        QCOMPARE(static_cast<int>(shown.size()), columns);
+        // The phases, straight from the data, as the lane places them.
+        struct Range {
+            double x0, x1;
+            Phase phase;
+        };
+        std::vector<Range> phases;
+        for (const Iteration& it : its)
+            for (const PhaseRange& p : it.phases)
+                if (p.lastEvent >= p.firstEvent)
+                    phases.push_back({m.x(p.firstEvent, mode), m.x(std::min(p.lastEvent + 1, n - 1), mode), p.phase});
+        QVERIFY(!phases.empty());
+        int drawn = 0;
+        for (int c = 0; c < columns; ++c) {
+            const double a = lower + (upper - lower) * c / columns;
+            const double b = lower + (upper - lower) * (c + 1) / columns;
+            std::map<int, double> cover;
+            double best = 0;
+            for (const Range& r : phases) {
+                if (r.x1 < a || r.x0 > b)
+                    continue;
+                double& len = cover[static_cast<int>(r.phase)];
+                len += overlap(r.x0, r.x1, a, b);
+                best = std::max(best, len);
+            }
+            const int64_t band = shown[static_cast<size_t>(c)];
+            const double tolerance = 1e-6 * (b - a);
+            if (best <= tolerance) {
+                // Nothing covers the column (instants and edges aside): nothing, or an instant in it, is shown.
+                if (band != BandLod::kNone) {
+                    const BandLayer::Band& bd = lanes->bands()[static_cast<size_t>(band)];
+                    QVERIFY(bd.x1 >= a - tolerance && bd.x0 <= b + tolerance);
+                }
+                continue;
+            }
+            QVERIFY2(band >= 0 && band < static_cast<int64_t>(lanes->bands().size()), qPrintable(QString::number(c)));
+            const BandLayer::Band& bd = lanes->bands()[static_cast<size_t>(band)];
+            QCOMPARE(bd.row, 0);
+            QVERIFY(bd.x1 >= a - tolerance && bd.x0 <= b + tolerance); // the band shown lies in the column
+            const double mine = cover.count(bd.tag) ? cover[bd.tag] : 0.0;
+            // The shown phase covers most of the column (ties allowed).
+            QVERIFY2(mine >= best - tolerance,
+                     qPrintable(QStringLiteral("column %1: shown %2 covers %3, best %4").arg(c).arg(bd.tag).arg(mine).arg(best)));
+            ++drawn;
+        }
+        if (from <= 0 && to >= 1)
+            QVERIFY(drawn > 0);
+        else if (from >= 1.0)
+            QCOMPARE(drawn, 0);
+    }
+}
+
+// Edge cases of the merge itself: empty input, zero-width views, a lone instant, far away ranges.
+void TestTimelineLod::lodEdges()
+{
+    const std::vector<BandLod::Input> none;
+    const std::vector<double> noneMax;
+    QVERIFY(BandLod::columns(none, noneMax, 0, 1, 10) == std::vector<int64_t>(10, BandLod::kNone));
+    const std::vector<BandLod::Input> one{{5.0, 5.0, 1u}};
+    const std::vector<double> oneMax{5.0};
+    QVERIFY(BandLod::columns(one, oneMax, 0, 10, 0).empty());
+    QVERIFY(BandLod::columns(one, oneMax, 0, 10, -3).empty());
+    QVERIFY(BandLod::columns(one, oneMax, 3, 3, 4) == std::vector<int64_t>(4, BandLod::kNone)); // zero-width view
+    QVERIFY(BandLod::columns(one, oneMax, 4, 2, 4) == std::vector<int64_t>(4, BandLod::kNone)); // reversed view
+    std::vector<int64_t> lone = BandLod::columns(one, oneMax, 0, 10, 10);
+    QCOMPARE(lone[5], int64_t{0}); // a zero-width band still shows in its column
+    QCOMPARE(std::count(lone.begin(), lone.end(), BandLod::kNone), 9L);
+    QVERIFY(BandLod::columns(one, oneMax, 0, 10, 1) == std::vector<int64_t>{0});
+    QVERIFY(BandLod::columns(one, oneMax, 6, 7, 3) == std::vector<int64_t>(3, BandLod::kNone));
+    QVERIFY(BandLod::columns(one, oneMax, -7, -6, 3) == std::vector<int64_t>(3, BandLod::kNone));
+    const std::vector<BandLod::Input> edge{{10.0, 20.0, 1u}};
+    const std::vector<double> edgeMax{20.0};
+    QCOMPARE(BandLod::columns(edge, edgeMax, 0, 10, 5).back(), int64_t{0}); // touches the view's right edge
+    // Three colours in one pixel: the one covering most wins, even split in many bands.
+    const std::vector<BandLod::Input> mixed{{0.0, 0.3, 1u}, {0.3, 0.4, 2u}, {0.4, 0.7, 3u}, {0.7, 0.8, 2u},
+                                            {0.8, 0.9, 2u}, {0.9, 1.0, 2u}};
+    const std::vector<double> mixedMax{0.3, 0.4, 0.7, 0.8, 0.9, 1.0};
+    const std::vector<int64_t> merged = BandLod::columns(mixed, mixedMax, 0, 1, 1);
+    QCOMPARE(merged.size(), size_t{1});
+    QCOMPARE(mixed[static_cast<size_t>(merged[0])].key, 2u); // 0.4 of colour 2 beats 0.3 and 0.3
+    const std::vector<BandLod::Input> nan{{std::nan(""), 1.0, 1u}};
+    const std::vector<double> nanMax{1.0};
+    QVERIFY(BandLod::columns(nan, nanMax, 0, 1, 2) == std::vector<int64_t>(2, BandLod::kNone));
+    QVERIFY(BandLod::columns(one, noneMax, 0, 10, 2) == std::vector<int64_t>(2, BandLod::kNone)); // mismatched sizes
+}
+
+// Tooltips are made on hover from the band's iteration and events: the exact numbers.
+void TestTimelineLod::tooltipsFromData()
+{
+    const auto doc = sample();
+    CategoryTimelineView view;
+    view.resize(1200, 500);
+    view.setDocument(doc, 0);
+    const DeviceModel& m = doc->devices[0];
+    const BandLayer* lanes = view.laneBands();
+    int phases = 0;
+    for (const BandLayer::Band& b : lanes->bands()) {
+        if (b.row != 0)
+            continue;
+        QVERIFY(b.source >= 0 && static_cast<size_t>(b.source) < m.attribution->iterations.size());
+        const Iteration& it = m.attribution->iterations[static_cast<size_t>(b.source)];
+        QVERIFY(b.firstEvent >= it.firstEvent && b.lastEvent <= it.lastEvent);
+        const QString tip = view.bandTooltip(b);
+        QVERIFY(tip.contains(phaseText(static_cast<Phase>(b.tag))));
+        QVERIFY(tip.contains(QStringLiteral("iteration %1").arg(b.source + 1)));
+        QVERIFY(tip.contains(countText(b.firstEvent)) && tip.contains(countText(b.lastEvent)));
+        QVERIFY(tip.contains(secondsText(m.x(b.firstEvent, XAxisMode::Time))));
+        ++phases;
+    }
+    QVERIFY(phases >= 40);
+    BandLayer::Band stray;
+    stray.source = 1 << 30;
+    stray.row = 1;
+    QVERIFY(view.bandTooltip(stray).isEmpty());
+}
+
+// Every iteration's peak is marked (but the global one, which has its own marker); a frame
+// draws at most one marker per pixel and none outside the view.
+void TestTimelineLod::iterationPeaks()
+{
+    const auto doc = sample();
+    CategoryTimelineView view;
+    view.resize(1200, 500);
+    view.setDocument(doc, 0);
+    const DeviceModel& m = doc->devices[0];
+    const int64_t pe = peakEvent(*m.replay);
+    std::vector<QPointF> expected;
+    for (const Iteration& it : m.attribution->iterations)
+        if (it.peak.event.valid() && it.peak.event.value != pe)
+            expected.emplace_back(m.x(it.peak.event.value, XAxisMode::Time), static_cast<double>(it.peak.bytes));
+    QVERIFY(expected.size() > 24); // the many-iterations path
+    QVERIFY(view.peakMarkers()->points() == expected);
+    view.show();
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const int all = view.peakMarkers()->drawnLastFrame();
+    QVERIFY(all > 0 && all <= static_cast<int>(expected.size()));
+    view.setXRange(m.xMax(XAxisMode::Time) * 3, m.xMax(XAxisMode::Time) * 4); // clamped back into the data
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    QVERIFY(view.peakMarkers()->drawnLastFrame() <= all);
+    view.setXAxisMode(XAxisMode::EventIndex);
+    QCOMPARE(view.peakMarkers()->points().size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i)
+        QCOMPARE(view.peakMarkers()->points()[i].y(), expected[i].y());
+    QVERIFY(view.peakMarkers()->points().front().x() >= 0 && view.peakMarkers()->points().back().x() < static_cast<double>(m.eventCount()));
+}
+
+void TestTimelineLod::areaColumns_data()
+{
+    phaseColumns_data();
+}
+
+// Each area column stacks the categories at the event with the highest total in its pixel
+// (or the state in force there): the column's top is the curve's max over the pixel.
+void TestTimelineLod::areaColumns()
+{
+    QFETCH(double, from);
+    QFETCH(double, to);
+    QFETCH(int, columns);
+    const auto doc = sample();
+    const DeviceModel& m = doc->devices[0];
+    const int64_t n = m.eventCount();
+    for (XAxisMode mode : {XAxisMode::Time, XAxisMode::EventIndex}) {
+        const double lo0 = m.xMin(mode), hi0 = m.xMax(mode);
+        const double lower = lo0 + (hi0 - lo0) * from, upper = lo0 + (hi0 - lo0) * to;
+        const std::vector<int64_t> cols = columnEvents(m, mode, lower, upper, columns);
+        QCOMPARE(static_cast<int>(cols.size()), columns);
+        int64_t first = m.firstEventAtOrAfter(lower, mode);
+        for (int c = 0; c < columns; ++c) {
+            const double right = lower + (upper - lower) * (c + 1) / columns;
+            const int64_t last = std::min(m.firstEventAtOrAfter(right, mode), n);
+            const int64_t e = cols[static_cast<size_t>(c)];
+            if (e == kNoColumnEvent) {
+                QVERIFY(last == 0 || first >= n);
+            } else {
+                QVERIFY(e >= 0 && e < n);
+                if (last > first) {
+                    int64_t top = std::numeric_limits<int64_t>::min();
+                    for (int64_t i = first; i < last; ++i)
+                        top = std::max(top, m.requestedAfter(i));
+                    QCOMPARE(m.requestedAfter(e), top);
+                } else {
+                    QCOMPARE(e, first - 1);
+                }
+                int64_t stacked = 0;
+                for (Category k : TimelinePlotter::kStackOrder)
+                    if (m.categoryPresent[static_cast<size_t>(k)])
+                        stacked += m.categoryBytes(k, e);
+                QCOMPARE(stacked, m.requestedAfter(e)); // the stack's top is the requested total
+            }
+            first = std::max(first, last);
+        }
+    }
+}
+
+QTEST_MAIN(TestTimelineLod)
+#include "tst_timeline_lod.moc"
