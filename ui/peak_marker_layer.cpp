@@ -59,7 +59,7 @@ void PeakMarkerLayer::draw(QCPPainter* painter)
     }
     painter->setPen(m_pen);
     painter->setBrush(m_brush);
-    std::unordered_set<int64_t> taken;
+    std::unordered_set<uint64_t> taken;
     taken.reserve(m_points.size());
     // Last to first: a later marker is drawn on top, so it is the one kept on a shared pixel.
     std::vector<QPointF> centres;
@@ -69,7 +69,7 @@ void PeakMarkerLayer::draw(QCPPainter* painter)
         if (!std::isfinite(px) || !std::isfinite(py) || px < area.left() - reach || px > area.right() + reach ||
             py < area.top() - reach || py > area.bottom() + reach)
             continue;
-        const int64_t cell = (static_cast<int64_t>(std::lround(px)) << 32) ^ (std::lround(py) & 0xffffffffLL);
+        const uint64_t cell = (static_cast<uint64_t>(std::lround(px)) << 32) ^ static_cast<uint32_t>(std::lround(py));
         if (taken.insert(cell).second)
             centres.emplace_back(px, py);
     }
