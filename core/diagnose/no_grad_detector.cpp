@@ -38,16 +38,16 @@ std::optional<Diagnostic> detectMissingNoGrad(const DeviceContext& ctx, const st
             backward = backward || ph == Phase::Backward;
             if (ev.action[static_cast<size_t>(i)] == Action::Alloc)
                 lastAlloc = i;
-            oom = oom || ev.action[static_cast<size_t>(i)] == Action::Oom;
         }
         // A training pass that died of an OOM in forward never reached its backward: its
-        // saved activations say nothing about a missing no_grad.
-        for (int64_t i = p.lastEvent + 1; !oom && i < r.eventCount; ++i) {
-            const Action act = ev.action[static_cast<size_t>(i)];
-            if (act == Action::Oom)
-                oom = true;
-            else if (act == Action::Alloc)
-                break;
+        // saved activations say nothing about a missing no_grad. Its OOM lies inside it or
+        // after it, before the next allocation.
+        const auto nextOom = std::lower_bound(r.oomEvents.begin(), r.oomEvents.end(), EventIndex{p.firstEvent},
+                                              [](EventIndex x, EventIndex y) { return x.value < y.value; });
+        if (nextOom != r.oomEvents.end()) {
+            oom = true;
+            for (int64_t i = p.lastEvent + 1; oom && i < nextOom->value; ++i)
+                oom = ev.action[static_cast<size_t>(i)] != Action::Alloc;
         }
         if (!forward || backward || lastAlloc < 0 || oom)
             continue;

@@ -13,10 +13,7 @@ std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMea
     if (r.eventCount == 0 || m.peak <= 0)
         return std::nullopt;
     const bool training = m.hasBackward || m.hasOptimizerStep;
-    const EventTable& ev = ctx.events();
-    bool oomAfterPeak = false;
-    for (int64_t i = std::max<int64_t>(m.peakEvent, 0); i < r.eventCount && !oomAfterPeak; ++i)
-        oomAfterPeak = ev.action[static_cast<size_t>(i)] == Action::Oom;
+    const bool oomAfterPeak = !r.oomEvents.empty() && r.oomEvents.back().value >= m.peakEvent;
     const Phase phase = m.peakPhase;
     const auto& cat = a.peakByCategory;
     auto bytesOfCategory = [&](Category c) { return cat[static_cast<size_t>(c)]; };
