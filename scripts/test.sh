@@ -10,14 +10,13 @@ log="$(mktemp -d)"
 passed=0
 failed=0
 
-# run_ctest NAME ARGS…: runs ctest, adds its counts to the totals.
-run_ctest() {
-  local name="$1"; shift
-  QT_QPA_PLATFORM=offscreen "$@" 2>&1 | tee "$log/$name.txt"
+# count NAME FILE: adds the counts of ctest's summary line in FILE to the totals; a run
+# with no summary counts as one failure.
+count() {
   local summary total bad
-  summary="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log/$name.txt" | tail -1)"
+  summary="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$2" 2>/dev/null | tail -1)"
   if [ -z "$summary" ]; then
-    echo "scripts/test.sh: $name ran no test" >&2
+    echo "scripts/test.sh: $1 ran no test" >&2
     failed=$((failed + 1))
     return
   fi
@@ -25,6 +24,13 @@ run_ctest() {
   bad="$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$summary")"
   passed=$((passed + total - bad))
   failed=$((failed + bad))
+}
+
+# run_ctest NAME ARGS…: runs ctest and counts it.
+run_ctest() {
+  local name="$1"; shift
+  QT_QPA_PLATFORM=offscreen "$@" 2>&1 | tee "$log/$name.txt"
+  count "$name" "$log/$name.txt"
 }
 
 build() {
@@ -40,16 +46,7 @@ if FUZZ_LOG="$log/fuzz_ctest.txt" bash fuzz/ci.sh; then
 else
   fuzz_ok=0
 fi
-summary="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log/fuzz_ctest.txt" 2>/dev/null | tail -1)"
-if [ -n "$summary" ]; then
-  total="$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")"
-  bad="$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$summary")"
-  passed=$((passed + total - bad))
-  failed=$((failed + bad))
-else
-  echo "scripts/test.sh: the fuzz corpus replay ran no test" >&2
-  failed=$((failed + 1))
-fi
+count "the fuzz corpus replay" "$log/fuzz_ctest.txt"
 if [ "$fuzz_ok" -eq 0 ]; then
   echo "scripts/test.sh: fuzzing found a problem (build/fuzz/findings)" >&2
   failed=$((failed + 1))
