@@ -4,6 +4,7 @@
 #include "byte_axis_ticker.h"
 #include "io/point_report.h"
 #include "plot_theme.h"
+#include "replot_gate.h"
 #include "stack_view.h"
 #include "text_format.h"
 #include "time_axis_ticker.h"
@@ -26,6 +27,7 @@ namespace memscope {
 AllocationTimelineView::AllocationTimelineView(QWidget* parent)
     : QWidget(parent)
     , m_plot(new QCustomPlot(this))
+    , m_replot(new ReplotGate(m_plot))
     , m_search(new QLineEdit(this))
     , m_matchLabel(new QLabel(this))
     , m_colorMode(new QComboBox(this))
@@ -179,7 +181,7 @@ void AllocationTimelineView::rebuild()
     const double top = static_cast<double>(std::max<int64_t>(m->replay->peakRequested.bytes, 1024));
     m_plot->yAxis->setRange(0, top * 1.06);
     m_lastWidth = -1;
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_replot->request();
 }
 
 void AllocationTimelineView::refreshTotalLine()
@@ -207,7 +209,7 @@ void AllocationTimelineView::setXRange(double lower, double upper)
     m_syncing = true;
     m_plot->xAxis->setRange(lower, upper);
     m_syncing = false;
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_replot->request();
 }
 
 void AllocationTimelineView::setSearchText(const QString& text)
@@ -227,7 +229,7 @@ void AllocationTimelineView::runSearch()
     if (q.isEmpty()) {
         m_bands->setMatches({});
         m_matchLabel->clear();
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        m_replot->request();
         return;
     }
     const Snapshot& s = m_document->snapshot();
@@ -303,14 +305,14 @@ void AllocationTimelineView::showMatches(std::vector<uint8_t> matches, const QSt
     m_matchLabel->setText(m_matchCount ? tr("%1 allocations %2 · %3 of them live at the peak")
                                              .arg(countText(m_matchCount), what, bytesText(m_matchBytes))
                                        : tr("No allocation matches"));
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_replot->request();
 }
 
 void AllocationTimelineView::selectAllocation(AllocationId id)
 {
     m_selected = id;
     m_bands->setSelected(id);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_replot->request();
     if (!m_document || !id.valid()) {
         m_details->setText(tr("Click a band to see that allocation and the stack that made it."));
         m_stack->clear(QStringLiteral(" "));
@@ -393,7 +395,7 @@ void AllocationTimelineView::applyTheme()
     m_bands->setDark(t.dark);
     if (m_plot->graphCount())
         m_plot->graph(0)->setPen(QPen(t.requested, 1.2));
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_replot->request();
 }
 
 void AllocationTimelineView::changeEvent(QEvent* event)

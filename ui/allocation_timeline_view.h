@@ -14,6 +14,8 @@ class QMouseEvent;
 
 namespace memscope {
 
+class ReplotGate;
+
 class AllocationBandsLayer;
 class StackView;
 
@@ -64,6 +66,7 @@ private:
     void refreshTotalLine();
 
     QCustomPlot* m_plot;
+    ReplotGate* m_replot;
     AllocationBandsLayer* m_bands;
     QLineEdit* m_search;
     QLabel* m_matchLabel;

@@ -15,6 +15,7 @@
 #include "loader.h"
 #include "main_window.h"
 #include "peak_panel.h"
+#include "plot_theme.h"
 #include "replay/replay.h"
 #include "segment_map_widget.h"
 #include "snapshot/snapshot_reader.h"
@@ -241,15 +242,30 @@ private slots:
         QVERIFY(!bands->image().isNull());
         const QRect area = at->plot()->axisRect()->rect();
         int hits = 0;
+        int shaded = 0;
         for (int x = area.left() + 2; x < area.right(); x += std::max(1, area.width() / 40))
-            for (int y = area.top() + 2; y < area.bottom(); y += std::max(1, area.height() / 12)) {
+            for (int y = area.top() + 2; y < area.bottom(); y += std::max(1, area.height() / 48)) {
                 const AllocationId id = bands->allocationAt(QPointF(x, y));
                 if (!id.valid())
                     continue;
                 ++hits;
                 QVERIFY(d.allocation(id).liveAfter(bands->eventAtPixel(x)));
+                // Inside a band (the same allocation 2 px above and below), the pixel is a
+                // shade of its category's colour: the same hue.
+                if (bands->allocationAt(QPointF(x, y - 2)) != id || bands->allocationAt(QPointF(x, y + 2)) != id)
+                    continue;
+                const QColor px = bands->image().pixelColor(x - area.left(), y - area.top());
+                const QColor base = categoryQColor(a.category(id));
+                if (base.hsvSaturation() > 40 && px.hsvSaturation() > 40) {
+                    const int dh = std::abs(px.hsvHue() - base.hsvHue());
+                    QVERIFY2(std::min(dh, 360 - dh) <= 4, qPrintable(QStringLiteral("pixel %1,%2: %3, category %4")
+                                                                         .arg(x).arg(y).arg(px.name(), base.name())));
+                    ++shaded;
+                }
             }
         QVERIFY(hits > 0);
+        if (QTest::currentDataTag() == QLatin1String("llm_bs16"))
+            QVERIFY2(shaded > 20, qPrintable(QString::number(shaded))); // most of its bands are wide and coloured
         // Each column of the image is as tall as the requested bytes of its event (the
         // columns' live sets are carried from column to column; this checks them).
         const QImage& img = bands->image();
@@ -332,6 +348,35 @@ private slots:
     }
 
     // Clicking the chart selects the time under the mouse; Shift+drag selects a range.
+    // A view in a detail tab that is not shown does not render (at 10M events the allocations
+    // timeline costs a frame's budget); it catches up, with the current range, when shown.
+    void hiddenViewsWaitUntilShown()
+    {
+        MainWindow w;
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(open(w, sample("llm_bs16"), 1));
+        SnapshotTab* tab = w.currentTab();
+        tab->detailTabs()->setCurrentIndex(0);
+        QTest::qWait(20);
+        AllocationTimelineView* at = tab->allocations();
+        QVERIFY(!at->isVisible());
+        const qint64 before = at->bands()->image().cacheKey();
+        const auto [lo, hi] = tab->timeline()->xRange();
+        tab->timeline()->setXRange(lo + (hi - lo) * 0.25, lo + (hi - lo) * 0.5);
+        QTest::qWait(50);
+        QCOMPARE(at->plot()->xAxis->range().lower, lo + (hi - lo) * 0.25); // synced, not drawn
+        QCOMPARE(at->bands()->image().cacheKey(), before);
+        tab->detailTabs()->setCurrentIndex(1);
+        QVERIFY(at->isVisible());
+        QVERIFY(at->bands()->image().cacheKey() != before); // drawn before its first paint
+        const QImage shown = at->bands()->image();
+        QVERIFY(!shown.isNull());
+        at->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        QCOMPARE(at->bands()->image(), shown); // and for the range it shows
+    }
+
     void timelineMouse()
     {
         MainWindow w;
