@@ -20,35 +20,35 @@ void AllocationBandsLayer::setModel(const DeviceModel* model, XAxisMode mode)
     m_matches.clear();
     m_selected = {};
     m_valid = false;
-    m_colors.clear();
+    m_paletteValid = false;
 }
 
 void AllocationBandsLayer::setColorMode(ColorMode mode)
 {
     m_colorMode = mode;
     m_valid = false;
-    m_colors.clear();
+    m_paletteValid = false;
 }
 
 void AllocationBandsLayer::setMatches(std::vector<uint8_t> matches)
 {
     m_matches = std::move(matches);
     m_valid = false;
-    m_colors.clear();
+    m_paletteValid = false;
 }
 
 void AllocationBandsLayer::setSelected(AllocationId id)
 {
     m_selected = id;
     m_valid = false;
-    m_colors.clear();
+    m_paletteValid = false;
 }
 
 void AllocationBandsLayer::setDark(bool dark)
 {
     m_dark = dark;
     m_valid = false;
-    m_colors.clear();
+    m_paletteValid = false;
 }
 
 void AllocationBandsLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const
@@ -61,25 +61,43 @@ QRect AllocationBandsLayer::clipRect() const
     return m_rect ? m_rect->rect() : QRect();
 }
 
+void AllocationBandsLayer::buildPalette()
+{
+    for (int k = 0; k < kCategoryCount; ++k) {
+        const QColor base = categoryQColor(static_cast<Category>(k));
+        for (int s = 0; s < kShades; ++s) {
+            const int factor = 86 + s * 7; // 86..114 %
+            m_categoryShades[static_cast<size_t>(k * kShades + s)] =
+                (factor >= 100 ? base.lighter(factor) : base.darker(200 - factor)).rgb();
+        }
+    }
+    for (int i = 0; i < kGreys; ++i) {
+        const int g = (m_dark ? 58 : 218) + i * 3;
+        m_greys[static_cast<size_t>(i)] = qRgb(g, g, g);
+    }
+    m_hsv.clear();
+    if (m_colorMode == ColorMode::Allocation) {
+        m_hsv.resize(static_cast<size_t>(kHues * kSaturations));
+        for (int hue = 0; hue < kHues; ++hue)
+            for (int s = 0; s < kSaturations; ++s)
+                m_hsv[static_cast<size_t>(hue * kSaturations + s)] = QColor::fromHsv(hue, 140 + s, m_dark ? 200 : 225).rgb();
+    }
+    m_paletteValid = true;
+}
+
 QRgb AllocationBandsLayer::colorOf(AllocationId id) const
 {
     const size_t k = static_cast<size_t>(id.value);
     if (id == m_selected)
         return m_dark ? qRgb(255, 80, 120) : qRgb(220, 0, 70);
     const uint32_t h = static_cast<uint32_t>(id.value) * 2654435761u;
-    if (!m_matches.empty() && (k >= m_matches.size() || !m_matches[k])) {
-        const int g = m_dark ? 58 + static_cast<int>(h >> 29) * 3 : 218 + static_cast<int>(h >> 29) * 3;
-        return qRgb(g, g, g);
-    }
-    if (m_colorMode == ColorMode::Allocation) {
-        const int hue = static_cast<int>((h >> 8) % 360);
-        return QColor::fromHsv(hue, 140 + static_cast<int>(h % 60), m_dark ? 200 : 225).rgb();
-    }
+    if (!m_matches.empty() && (k >= m_matches.size() || !m_matches[k]))
+        return m_greys[h >> 29];
+    if (m_colorMode == ColorMode::Allocation)
+        return m_hsv[((h >> 8) % kHues) * kSaturations + h % kSaturations];
     const Category c = k < m_model->attribution->allocationCategory.size() ? m_model->attribution->category(id)
                                                                            : Category::Other;
-    const QColor base = categoryQColor(c);
-    const int factor = 86 + static_cast<int>((h >> 27) % 5) * 7; // 86..114 %
-    return (factor >= 100 ? base.lighter(factor) : base.darker(200 - factor)).rgb();
+    return m_categoryShades[static_cast<size_t>(c) * kShades + (h >> 27) % kShades];
 }
 
 void AllocationBandsLayer::render(const QRect& area, double dpr)
@@ -110,7 +128,8 @@ void AllocationBandsLayer::render(const QRect& area, double dpr)
     // The live set moves forward from column to column by the events in between; a jump
     // longer than the replay's checkpoint stride asks the replay instead.
     const DeviceReplay& replay = *m_model->replay;
-    m_colors.resize(replay.allocations.size(), 0);
+    if (!m_paletteValid)
+        buildPalette();
     std::vector<AllocationId> live;
     std::vector<double> prefix{0.0}; // prefix[j]: bytes of live[0..j), the bottom of live[j]
     int64_t liveEvent = kNoColumnEvent;
@@ -189,10 +208,7 @@ void AllocationBandsLayer::render(const QRect& area, double dpr)
                 continue;
             if (bottom <= 0)
                 break; // everything above is above the image
-            QRgb& cached = m_colors[static_cast<size_t>(id.value)];
-            if (cached == 0)
-                cached = colorOf(id);
-            const QRgb col = cached;
+            const QRgb col = colorOf(id);
             const int r0 = static_cast<int>(std::floor(std::max(top, 0.0)));
             const int r1 = std::min(boundaryRow, static_cast<int>(std::ceil(std::min(bottom, static_cast<double>(h)))) - 1);
             for (int r = r0; r <= r1; ++r) {

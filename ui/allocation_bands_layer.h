@@ -6,6 +6,7 @@
 #include <QPointer>
 #include <qcustomplot.h>
 
+#include <array>
 #include <vector>
 
 namespace memscope {
@@ -47,6 +48,7 @@ protected:
 
 private:
     void render(const QRect& area, double dpr);
+    void buildPalette();
     QRgb colorOf(AllocationId id) const;
 
     QPointer<QCPAxisRect> m_rect;
@@ -63,7 +65,16 @@ private:
     double m_dpr = 1;
     QCPRange m_x, m_y;
     std::vector<int64_t> m_columnEvent;
-    std::vector<QRgb> m_colors; // per allocation, 0 until first needed; cleared when colouring changes
+    // Every colour an allocation can get, so colouring needs no per-allocation cache (one
+    // would be tens of MB to zero at 10M events). Rebuilt when the colouring changes.
+    static constexpr int kShades = 5;
+    static constexpr int kGreys = 8;
+    static constexpr int kHues = 360;
+    static constexpr int kSaturations = 60;
+    bool m_paletteValid = false;
+    std::array<QRgb, kCategoryCount * kShades> m_categoryShades{};
+    std::array<QRgb, kGreys> m_greys{};
+    std::vector<QRgb> m_hsv; // kHues x kSaturations, in Allocation mode only
     double m_lastRenderMs = 0;
 };
 
