@@ -50,6 +50,10 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     m_peakButton->setText(tr("Global peak"));
     m_peakButton->setToolTip(tr("Select the global peak (P)"));
     m_iterations->setToolTip(tr("Select an iteration's peak"));
+    // Sized by a fixed length, not by measuring every item: a long run has thousands of
+    // iterations, and shaping their texts cost ~0.1 s at first show.
+    m_iterations->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_iterations->setMinimumContentsLength(24);
     m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto* bar = new QHBoxLayout;
