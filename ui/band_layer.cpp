@@ -6,31 +6,28 @@
 namespace memscope {
 
 BandLayer::BandLayer(QCustomPlot* plot, QCPAxisRect* rect, Style style, int rows)
-    : QCPLayerable(plot), m_rect(rect), m_style(style), m_rows(std::max(1, rows))
+    : QCPLayerable(plot), m_rect(rect), m_style(style), m_rows(std::max(1, rows)), m_set(std::make_shared<BandSet>())
 {
-    m_rowBegin.assign(static_cast<size_t>(m_rows) + 1, 0);
+}
+
+void BandLayer::setBands(std::shared_ptr<const BandSet> bands)
+{
+    m_set = bands ? std::move(bands) : std::make_shared<BandSet>();
 }
 
 void BandLayer::setBands(std::vector<Band> bands)
 {
-    for (Band& b : bands)
-        b.row = m_style == Style::Lanes ? std::clamp(b.row, 0, m_rows - 1) : 0;
-    std::stable_sort(bands.begin(), bands.end(),
-                     [](const Band& a, const Band& b) { return a.row != b.row ? a.row < b.row : a.x0 < b.x0; });
-    m_bands = std::move(bands);
-    m_lod.resize(m_bands.size());
-    m_maxX1.resize(m_bands.size());
-    m_rowBegin.assign(static_cast<size_t>(m_rows) + 1, m_bands.size());
-    for (size_t i = m_bands.size(); i-- > 0;)
-        m_rowBegin[static_cast<size_t>(m_bands[i].row)] = i;
-    for (size_t r = static_cast<size_t>(m_rows); r-- > 0;)
-        m_rowBegin[r] = std::min(m_rowBegin[r], m_rowBegin[r + 1]);
-    for (size_t i = 0; i < m_bands.size(); ++i) {
-        const Band& b = m_bands[i];
-        m_lod[i] = {b.x0, b.x1, b.color.rgba()};
-        const bool rowStart = i == 0 || m_bands[i - 1].row != b.row;
-        m_maxX1[i] = rowStart ? b.x1 : std::max(m_maxX1[i - 1], b.x1);
-    }
+    m_set = std::make_shared<BandSet>(std::move(bands), m_style == Style::Lanes ? m_rows : 1);
+}
+
+void BandLayer::setColors(std::vector<QColor> colors)
+{
+    m_colors = std::move(colors);
+}
+
+QColor BandLayer::colorOf(const Band& b) const
+{
+    return b.style < m_colors.size() ? m_colors[b.style] : QColor(Qt::transparent);
 }
 
 void BandLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const
@@ -54,16 +51,7 @@ QRectF BandLayer::rowRect(int row, double px0, double px1) const
 
 std::vector<int64_t> BandLayer::columnBands(int row, double lower, double upper, int columns) const
 {
-    if (row < 0 || row >= m_rows)
-        return std::vector<int64_t>(static_cast<size_t>(std::max(columns, 0)), BandLod::kNone);
-    const size_t b = m_rowBegin[static_cast<size_t>(row)];
-    const size_t e = m_rowBegin[static_cast<size_t>(row) + 1];
-    std::vector<int64_t> out = BandLod::columns(std::span(m_lod).subspan(b, e - b), std::span(m_maxX1).subspan(b, e - b),
-                                                lower, upper, columns);
-    for (int64_t& i : out)
-        if (i != BandLod::kNone)
-            i += static_cast<int64_t>(b);
-    return out;
+    return m_set->columnBands(row, lower, upper, columns);
 }
 
 void BandLayer::drawLines(QCPPainter* painter)
@@ -75,9 +63,9 @@ void BandLayer::drawLines(QCPPainter* painter)
     double lastLine = -1e9;
     double lastLabelEnd = -1e9;
     // Lines are zero-width bands sorted by x0; a wider one is drawn at its start.
-    const size_t start = static_cast<size_t>(std::lower_bound(m_maxX1.begin(), m_maxX1.end(), range.lower) - m_maxX1.begin());
-    for (size_t i = start; i < m_bands.size(); ++i) {
-        const Band& b = m_bands[i];
+    const std::vector<Band>& bands = m_set->bands();
+    for (size_t i = m_set->firstReaching(0, range.lower); i < bands.size(); ++i) {
+        const Band& b = bands[i];
         if (b.x0 > range.upper)
             break;
         if (b.x1 < range.lower)
@@ -88,15 +76,17 @@ void BandLayer::drawLines(QCPPainter* painter)
         if (p0 - lastLine < 6)
             continue;
         lastLine = p0;
-        QColor c = b.color;
+        QColor c = colorOf(b);
         c.setAlphaF(0.6);
         painter->setPen(QPen(c, 1, Qt::DashLine));
         painter->drawLine(QPointF(p0, r.top()), QPointF(p0, r.bottom()));
         ++m_primitives;
-        if (!b.label.isEmpty() && p0 + 4 > lastLabelEnd) {
+        if (p0 + 4 <= lastLabelEnd)
+            continue;
+        if (const QString label = labelOf(b); !label.isEmpty()) {
             painter->setPen(m_text);
-            painter->drawText(QPointF(p0 + 4, r.top() + fm.ascent() + 3), b.label);
-            lastLabelEnd = p0 + 4 + fm.horizontalAdvance(b.label) + 8;
+            painter->drawText(QPointF(p0 + 4, r.top() + fm.ascent() + 3), label);
+            lastLabelEnd = p0 + 4 + fm.horizontalAdvance(label) + 8;
             ++m_primitives;
         }
     }
@@ -121,7 +111,8 @@ void BandLayer::draw(QCPPainter* painter)
     const QFontMetrics fm(m_font);
     const double minLabelWidth = fm.horizontalAdvance(QStringLiteral("xx…")) + 6;
     const double left = r.left();
-    for (int row = 0; row < m_rows; ++row) {
+    const std::vector<Band>& bands = m_set->bands();
+    for (int row = 0; row < std::min(m_rows, m_set->rows()); ++row) {
         // One rectangle per run of columns showing the same colour.
         const std::vector<int64_t> shown = columnBands(row, range.lower, range.upper, columns);
         for (int c = 0; c < columns;) {
@@ -131,35 +122,33 @@ void BandLayer::draw(QCPPainter* painter)
                 c = end;
                 continue;
             }
-            const QRgb key = m_lod[static_cast<size_t>(band)].key;
+            const uint32_t style = bands[static_cast<size_t>(band)].style;
             while (end < columns && shown[static_cast<size_t>(end)] != BandLod::kNone &&
-                   m_lod[static_cast<size_t>(shown[static_cast<size_t>(end)])].key == key)
+                   bands[static_cast<size_t>(shown[static_cast<size_t>(end)])].style == style)
                 ++end;
-            painter->fillRect(rowRect(row, left + c, left + end), m_bands[static_cast<size_t>(band)].color);
+            painter->fillRect(rowRect(row, left + c, left + end), colorOf(bands[static_cast<size_t>(band)]));
             ++m_primitives;
             c = end;
         }
         // Labels on the bands wide enough for one.
-        const size_t b = m_rowBegin[static_cast<size_t>(row)];
-        const size_t e = m_rowBegin[static_cast<size_t>(row) + 1];
-        const size_t start = static_cast<size_t>(
-            std::lower_bound(m_maxX1.begin() + static_cast<std::ptrdiff_t>(b), m_maxX1.begin() + static_cast<std::ptrdiff_t>(e),
-                             range.lower) -
-            m_maxX1.begin());
+        const size_t e = m_set->rowEnd(row);
         const double pixelsPerX = columns / std::max(range.size(), 1e-300);
-        for (size_t i = start; i < e; ++i) {
-            const Band& band = m_bands[i];
+        for (size_t i = m_set->firstReaching(row, range.lower); i < e; ++i) {
+            const Band& band = bands[i];
             if (band.x0 > range.upper)
                 break;
-            if (band.label.isEmpty() || band.x1 < range.lower || (band.x1 - band.x0) * pixelsPerX <= minLabelWidth)
+            if (band.x1 < range.lower || (band.x1 - band.x0) * pixelsPerX <= minLabelWidth)
                 continue;
             const double p0 = std::max<double>(x->coordToPixel(band.x0), r.left() - 1);
             const double p1 = std::min<double>(x->coordToPixel(band.x1), r.right() + 1);
             const QRectF rect = rowRect(row, p0, p1);
             if (rect.width() <= minLabelWidth)
                 continue;
+            const QString label = labelOf(band);
+            if (label.isEmpty())
+                continue;
             painter->setPen(m_text);
-            const QString text = fm.elidedText(band.label, Qt::ElideRight, static_cast<int>(rect.width()) - 6);
+            const QString text = fm.elidedText(label, Qt::ElideRight, static_cast<int>(rect.width()) - 6);
             painter->drawText(rect.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
             ++m_primitives;
         }
@@ -174,7 +163,7 @@ const BandLayer::Band* BandLayer::bandAt(const QPointF& pos) const
     const double v = x->pixelToCoord(pos.x());
     const double slack = std::fabs(x->pixelToCoord(pos.x() + 2) - v);
     const Band* best = nullptr;
-    for (const Band& b : m_bands) {
+    for (const Band& b : m_set->bands()) {
         if (v < b.x0 - slack || v > b.x1 + slack)
             continue;
         if (m_style == Style::Lanes && !rowRect(b.row, 0, 1).adjusted(0, -1, 0, 1).contains(QPointF(0.5, pos.y())))

@@ -1,12 +1,14 @@
 #pragma once
 
-#include "band_lod.h"
+#include "band_set.h"
 
 #include <QColor>
 #include <QPointer>
 #include <QString>
 #include <qcustomplot.h>
 
+#include <functional>
+#include <memory>
 #include <vector>
 
 namespace memscope {
@@ -15,28 +17,24 @@ namespace memscope {
 // boundary lines. Ranges are drawn per pixel column (BandLod: a column shows the range that
 // covers most of it, runs of equal columns are one rectangle), boundary lines at most one
 // every few pixels, labels where they fit: the painter gets O(pixels) primitives a frame
-// however many ranges there are. Tooltips are the owner's, made on hover from `source`/`tag`.
+// however many ranges there are. Colours come from the band's style, labels from the
+// owner's labeler, tooltips from the owner on hover (`source`/`tag`).
 class BandLayer : public QCPLayerable {
     Q_OBJECT
 public:
     enum class Style { Lanes, FullHeight, Lines };
-    struct Band {
-        double x0 = 0;
-        double x1 = 0;
-        int row = 0;
-        QColor color;
-        QString label;
-        int64_t firstEvent = -1;
-        int64_t lastEvent = -1;
-        int64_t source = -1; // the owner's index of what the band shows (an iteration, an annotation)
-        int tag = 0;         // the owner's kind of band (a phase)
-    };
+    using Band = memscope::Band;
+    using Labeler = std::function<QString(const Band&)>;
 
     BandLayer(QCustomPlot* plot, QCPAxisRect* rect, Style style, int rows = 1);
 
-    // Sorted by row, then x0 (stable).
+    // A set shared with its owner (built off the GUI thread), or one made here from bands.
+    void setBands(std::shared_ptr<const BandSet> bands);
     void setBands(std::vector<Band> bands);
-    const std::vector<Band>& bands() const { return m_bands; }
+    const std::vector<Band>& bands() const { return m_set->bands(); }
+    // A band's colour is colors[style] (transparent past the end); its label, labeler(band).
+    void setColors(std::vector<QColor> colors);
+    void setLabeler(Labeler labeler) { m_labeler = std::move(labeler); }
     void setTextColor(const QColor& c) { m_text = c; }
     void setFont(const QFont& f) { m_font = f; }
     // The band under a pixel, or nullptr.
@@ -53,14 +51,15 @@ protected:
 private:
     QRectF rowRect(int row, double px0, double px1) const;
     void drawLines(QCPPainter* painter);
+    QColor colorOf(const Band& b) const;
+    QString labelOf(const Band& b) const { return m_labeler ? m_labeler(b) : QString(); }
 
     QPointer<QCPAxisRect> m_rect;
     Style m_style;
     int m_rows;
-    std::vector<Band> m_bands;
-    std::vector<BandLod::Input> m_lod;  // per band, same order
-    std::vector<double> m_maxX1;        // running max of x1 within each row
-    std::vector<size_t> m_rowBegin;     // bands of row r: [m_rowBegin[r], m_rowBegin[r + 1])
+    std::shared_ptr<const BandSet> m_set;
+    std::vector<QColor> m_colors;
+    Labeler m_labeler;
     int m_primitives = 0;
     QColor m_text = Qt::black;
     QFont m_font;

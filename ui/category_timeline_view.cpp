@@ -5,6 +5,7 @@
 #include "centered_legend.h"
 #include "io/point_report.h"
 #include "peak_marker_layer.h"
+#include "replot_gate.h"
 #include "text_format.h"
 #include "time_axis_ticker.h"
 #include "timeline_plotter.h"
@@ -24,13 +25,6 @@ namespace {
 
 const QString kMarkersLayer = QStringLiteral("markers");
 
-QString shortAnnotation(const std::string& name)
-{
-    const QString s = QString::fromStdString(name);
-    const qsizetype hash = s.indexOf(QLatin1Char('#'));
-    return hash >= 0 ? s.mid(hash + 1) : s;
-}
-
 QColor annotationColor(const QString& name, bool dark)
 {
     const uint h = qHash(name);
@@ -41,7 +35,9 @@ QColor annotationColor(const QString& name, bool dark)
 } // namespace
 
 CategoryTimelineView::CategoryTimelineView(QWidget* parent)
-    : QWidget(parent), m_plot(new QCustomPlot(this))
+    : QWidget(parent)
+    , m_plot(new QCustomPlot(this))
+    , m_replot(new ReplotGate(m_plot))
 {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -250,79 +246,37 @@ void CategoryTimelineView::rebuild()
     for (int i = 0; i < m_plot->graphCount(); ++i)
         legendItems += m_plot->graph(i)->name().isEmpty() ? 0 : 1;
     m_plot->legend->setWrap(legendItems > 6 && width() < 1100 ? 5 : 0);
-    m_bandsValid = false;
     rebuildMarkers();
-    applyTheme(); // builds the bands, once
+    applyTheme(); // and the bands' look
 }
 
 void CategoryTimelineView::rebuildBands()
 {
-    std::vector<BandLayer::Band> lanes;
-    std::vector<BandLayer::Band> lines;
     const DeviceModel* m = model();
-    if (m) {
-        const int64_t n = m->eventCount();
-        auto xEnd = [&](int64_t last) { return m->x(std::clamp<int64_t>(last + 1, 0, n - 1), m_mode); };
-        // One label and colour per phase, shared by its bands; tooltips are made on hover (bandTooltip).
-        constexpr size_t phases = kPhaseCount;
-        std::array<QString, phases> labels;
-        std::array<QColor, phases> colors;
-        for (size_t k = 0; k < phases; ++k) {
-            labels[k] = phaseText(static_cast<Phase>(k));
-            colors[k] = m_theme.band(static_cast<Phase>(k));
-        }
-        static const std::vector<Iteration> none;
-        const auto& its = n > 0 ? m->attribution->iterations : none;
-        lanes.reserve(its.size() * phases + m->annotations.size());
-        lines.reserve(its.size());
-        for (size_t i = 0; i < its.size(); ++i) {
-            const Iteration& it = its[i];
-            for (const PhaseRange& p : it.phases) {
-                if (p.lastEvent < p.firstEvent)
-                    continue;
-                const size_t k = static_cast<size_t>(p.phase);
-                BandLayer::Band b;
-                b.x0 = m->x(std::clamp<int64_t>(p.firstEvent, 0, n - 1), m_mode);
-                b.x1 = xEnd(p.lastEvent);
-                b.row = 0;
-                b.color = k < phases ? colors[k] : m_theme.band(p.phase);
-                b.label = k < phases ? labels[k] : phaseText(p.phase);
-                b.firstEvent = p.firstEvent;
-                b.lastEvent = p.lastEvent;
-                b.source = static_cast<int64_t>(i);
-                b.tag = static_cast<int>(p.phase);
-                lanes.push_back(std::move(b));
-            }
-            BandLayer::Band line;
-            line.x0 = line.x1 = m->x(std::clamp<int64_t>(it.firstEvent, 0, n - 1), m_mode);
-            line.color = m_theme.muted;
-            line.label = tr("iter %1").arg(i + 1);
-            line.firstEvent = it.firstEvent;
-            line.lastEvent = it.lastEvent;
-            line.source = static_cast<int64_t>(i);
-            lines.push_back(std::move(line));
-        }
-        for (size_t i = 0; i < m->annotations.size(); ++i) {
-            const AnnotationRange& a = m->annotations[i];
-            BandLayer::Band b;
-            if (m_mode == XAxisMode::Time) {
-                b.x0 = static_cast<double>(a.startUs - m->t0Us) / 1e6;
-                b.x1 = static_cast<double>(a.endUs - m->t0Us) / 1e6;
-            } else {
-                b.x0 = static_cast<double>(a.firstEvent);
-                b.x1 = static_cast<double>(a.lastEvent + 1);
-            }
-            b.row = 1;
-            b.label = shortAnnotation(a.name);
-            b.color = annotationColor(b.label, m_theme.dark);
-            b.firstEvent = a.firstEvent;
-            b.lastEvent = a.lastEvent;
-            b.source = static_cast<int64_t>(i);
-            lanes.push_back(std::move(b));
-        }
+    if (!m || !m->laneBands[0]) {
+        m_laneBands->setBands(std::vector<Band>{});
+        m_iterationLines->setBands(std::vector<Band>{});
+        return;
     }
-    m_laneBands->setBands(std::move(lanes));
-    m_iterationLines->setBands(std::move(lines));
+    // The bands were made with the model; only their look is the theme's.
+    m_laneBands->setBands(m->laneBands[static_cast<size_t>(m_mode)]);
+    m_iterationLines->setBands(m->iterationLines[static_cast<size_t>(m_mode)]);
+    std::vector<QColor> colors;
+    std::vector<QString> labels;
+    for (Phase p : kAllPhases) {
+        colors.push_back(m_theme.band(p));
+        labels.push_back(phaseText(p));
+    }
+    for (const std::string& name : m->annotationLabels) {
+        labels.push_back(QString::fromStdString(name));
+        colors.push_back(annotationColor(labels.back(), m_theme.dark));
+    }
+    m_laneBands->setColors(std::move(colors));
+    m_laneBands->setLabeler([labels = std::move(labels)](const Band& b) {
+        return b.style < labels.size() ? labels[b.style] : QString();
+    });
+    m_iterationLines->setColors({m_theme.muted});
+    m_iterationLines->setLabeler([](const Band& b) { return tr("iter %1").arg(b.source + 1); });
 }
 
 QString CategoryTimelineView::bandTooltip(const BandLayer::Band& b) const
@@ -472,16 +426,8 @@ void CategoryTimelineView::applyTheme()
     m_rangeLabel->setFont(m_theme.font);
     m_rangeLabel->setBrush(m_theme.labelBackground);
     m_rangeLabel->setPen(QPen(m_theme.accent, 1));
-    // Bands depend on the theme only through their colours: rebuild them when those change.
-    std::vector<QRgb> colors{m_theme.muted.rgba(), static_cast<QRgb>(m_theme.dark)};
-    for (Phase p : kAllPhases)
-        colors.push_back(m_theme.band(p).rgba());
-    if (!m_bandsValid || colors != m_bandColors) {
-        rebuildBands();
-        m_bandColors = std::move(colors);
-        m_bandsValid = true;
-    }
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    rebuildBands();
+    m_replot->request();
 }
 
 void CategoryTimelineView::changeEvent(QEvent* event)
@@ -512,7 +458,7 @@ void CategoryTimelineView::resetZoom()
 void CategoryTimelineView::setXRange(double lower, double upper)
 {
     m_plot->xAxis->setRange(lower, upper);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_replot->request();
 }
 
 std::pair<double, double> CategoryTimelineView::xRange() const
@@ -642,7 +588,7 @@ void CategoryTimelineView::setCursorEvent(int64_t event)
     m_cursor->point1->setCoords(x, 0);
     m_cursor->point2->setCoords(x, 1);
     m_cursor->setVisible(event != peakEvent(*m->replay));
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_replot->request();
 }
 
 CategoryTimelineView::RangeSummary CategoryTimelineView::summarizeRange(const DeviceModel& m, int64_t first, int64_t last)
@@ -687,7 +633,7 @@ void CategoryTimelineView::selectRange(int64_t firstEvent, int64_t lastEvent)
     m_rangeRect->setVisible(true);
     m_rangeLabel->setVisible(true);
     updateRangeItems();
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_replot->request();
     emit rangeSelected(s.firstEvent, s.lastEvent);
 }
 
@@ -696,7 +642,7 @@ void CategoryTimelineView::clearRangeSelection()
     m_range.reset();
     m_rangeRect->setVisible(false);
     m_rangeLabel->setVisible(false);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    m_replot->request();
 }
 
 void CategoryTimelineView::updateRangeItems()

@@ -21,6 +21,8 @@ class QMouseEvent;
 
 namespace memscope {
 
+class ReplotGate;
+
 class PeakMarkerLayer;
 class TimelinePlotter;
 
@@ -101,6 +103,7 @@ private:
     QCPRange fullRange() const;
 
     QCustomPlot* m_plot;
+    ReplotGate* m_replot;
     QCPAxisRect* m_main;
     QCPAxisRect* m_lanes;
     std::unique_ptr<TimelinePlotter> m_plotter;
@@ -128,8 +131,6 @@ private:
     bool m_clamping = false;
     double m_lastLower = 0, m_lastUpper = 0;
     int m_lastWidth = 0;
-    bool m_bandsValid = false;
-    std::vector<QRgb> m_bandColors; // the theme's colours the bands were built with
 };
 
 } // namespace memscope

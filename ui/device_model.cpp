@@ -177,6 +177,68 @@ std::vector<AnnotationRange> annotationRanges(const Snapshot& s, const DeviceMod
     return out;
 }
 
+std::string shortAnnotation(std::string_view name)
+{
+    const size_t hash = name.find('#');
+    return std::string(hash == std::string_view::npos ? name : name.substr(hash + 1));
+}
+
+void buildBands(DeviceModel& m)
+{
+    std::unordered_map<std::string, uint32_t> labelIndex;
+    std::vector<uint32_t> annotationStyle(m.annotations.size());
+    for (size_t i = 0; i < m.annotations.size(); ++i) {
+        auto [it, added] = labelIndex.try_emplace(shortAnnotation(m.annotations[i].name), static_cast<uint32_t>(m.annotationLabels.size()));
+        if (added)
+            m.annotationLabels.push_back(it->first);
+        annotationStyle[i] = static_cast<uint32_t>(kPhaseCount) + it->second;
+    }
+    const int64_t n = m.eventCount();
+    static const std::vector<Iteration> none;
+    const auto& its = n > 0 ? m.attribution->iterations : none;
+    for (XAxisMode mode : {XAxisMode::Time, XAxisMode::EventIndex}) {
+        auto xAt = [&](int64_t e) { return m.x(std::clamp<int64_t>(e, 0, n - 1), mode); };
+        std::vector<Band> lanes;
+        std::vector<Band> lines;
+        size_t phases = 0;
+        for (const Iteration& it : its)
+            phases += it.phases.size();
+        lanes.reserve(phases + m.annotations.size());
+        lines.reserve(its.size());
+        for (size_t i = 0; i < its.size(); ++i) {
+            const Iteration& it = its[i];
+            for (const PhaseRange& p : it.phases) {
+                if (p.lastEvent < p.firstEvent)
+                    continue;
+                lanes.push_back({.x0 = xAt(p.firstEvent),
+                                 .x1 = xAt(p.lastEvent + 1),
+                                 .firstEvent = p.firstEvent,
+                                 .lastEvent = p.lastEvent,
+                                 .source = static_cast<int64_t>(i),
+                                 .row = 0,
+                                 .tag = static_cast<int>(p.phase),
+                                 .style = static_cast<uint32_t>(p.phase)});
+            }
+            const double x = xAt(it.firstEvent);
+            lines.push_back({.x0 = x, .x1 = x, .firstEvent = it.firstEvent, .lastEvent = it.lastEvent, .source = static_cast<int64_t>(i)});
+        }
+        for (size_t i = 0; i < m.annotations.size(); ++i) {
+            const AnnotationRange& a = m.annotations[i];
+            Band b{.firstEvent = a.firstEvent, .lastEvent = a.lastEvent, .source = static_cast<int64_t>(i), .row = 1, .style = annotationStyle[i]};
+            if (mode == XAxisMode::Time) {
+                b.x0 = static_cast<double>(a.startUs - m.t0Us) / 1e6;
+                b.x1 = static_cast<double>(a.endUs - m.t0Us) / 1e6;
+            } else {
+                b.x0 = static_cast<double>(a.firstEvent);
+                b.x1 = static_cast<double>(a.lastEvent + 1);
+            }
+            lanes.push_back(b);
+        }
+        m.laneBands[static_cast<size_t>(mode)] = std::make_shared<const BandSet>(std::move(lanes), 2);
+        m.iterationLines[static_cast<size_t>(mode)] = std::make_shared<const BandSet>(std::move(lines), 1);
+    }
+}
+
 } // namespace
 
 DeviceModel buildDeviceModel(const Attribution& attribution, size_t deviceIndex)
@@ -215,6 +277,7 @@ DeviceModel buildDeviceModel(const Attribution& attribution, size_t deviceIndex)
     }
     m.segments = segmentLives(*replay.snapshot, replay.snapshot->devices.at(deviceIndex));
     m.annotations = annotationRanges(*replay.snapshot, m);
+    buildBands(m);
     return m;
 }
 

@@ -1,11 +1,13 @@
 #pragma once
 
 #include "attribute/attribution.h"
+#include "band_set.h"
 #include "minmax_pyramid.h"
 
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,8 @@ struct SegmentLife {
  * What the views need about one device, computed once on the loader's thread: the x
  * position of every event (seconds from the first event, made non-decreasing), min/max
  * pyramids of the requested and reserved curves for per-pixel drawing, annotation ranges
- * and segment lifetimes (replayed from segment_* events and the dump-time segments).
+ * and segment lifetimes (replayed from segment_* events and the dump-time segments), and
+ * the timeline's phase, annotation and iteration bands in both x modes.
  */
 struct DeviceModel {
     size_t index = 0; // into replay->devices
@@ -54,6 +57,12 @@ struct DeviceModel {
     std::vector<SegmentLife> segments; // sorted by address
     std::array<bool, kCategoryCount> categoryPresent{};
     bool hasCategoryCurves = false;
+    // The category timeline's bands, per x mode, made here so the GUI thread only draws them:
+    // lanes row 0, each iteration's phases (style: the phase); row 1, the annotations (style:
+    // kPhaseCount + index into annotationLabels); lines, each iteration's start (style 0).
+    std::array<std::shared_ptr<const BandSet>, 2> laneBands;
+    std::array<std::shared_ptr<const BandSet>, 2> iterationLines;
+    std::vector<std::string> annotationLabels; // distinct annotation names after any '#'
 
     int64_t eventCount() const { return replay->eventCount; }
     double x(int64_t event, XAxisMode mode) const;
@@ -68,6 +77,8 @@ struct DeviceModel {
     int64_t reservedAfter(int64_t event) const { return replay->reservedAfter(event); }
     Phase phaseAt(int64_t event) const;
     int iterationAt(int64_t event) const; // -1 outside any
+    const BandSet& lanes(XAxisMode mode) const { return *laneBands[static_cast<size_t>(mode)]; }
+    const BandSet& lines(XAxisMode mode) const { return *iterationLines[static_cast<size_t>(mode)]; }
 };
 
 DeviceModel buildDeviceModel(const Attribution& attribution, size_t deviceIndex);

@@ -82,15 +82,9 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
     // Iteration boundaries.
     auto* lines = new BandLayer(plot, main, BandLayer::Style::Lines);
     lines->setLayer(QStringLiteral("axes"));
-    std::vector<BandLayer::Band> its;
-    for (size_t i = 0; i < m.attribution->iterations.size(); ++i) {
-        BandLayer::Band b;
-        b.x0 = b.x1 = m.x(m.attribution->iterations[i].firstEvent, XAxisMode::Time);
-        b.color = theme.muted;
-        b.label = QObject::tr("iter %1").arg(i + 1);
-        its.push_back(b);
-    }
-    lines->setBands(std::move(its));
+    lines->setBands(m.iterationLines[static_cast<size_t>(XAxisMode::Time)]);
+    lines->setColors({theme.muted});
+    lines->setLabeler([](const Band& b) { return QObject::tr("iter %1").arg(b.source + 1); });
     lines->setFont(theme.smallFont);
     lines->setTextColor(theme.muted);
 

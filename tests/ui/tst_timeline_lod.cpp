@@ -198,6 +198,26 @@ void TestTimelineLod::tooltipsFromData()
         ++phases;
     }
     QVERIFY(phases >= 40);
+    // The annotation lane, in both x modes: one band per record_function range, at its times
+    // (or events), styled by its name after any '#', with the name in its tooltip.
+    QVERIFY2(m.annotations.size() >= 40, qPrintable(QString::number(m.annotations.size()))); // 160 starts and ends
+    for (XAxisMode mode : {XAxisMode::Time, XAxisMode::EventIndex}) {
+        view.setXAxisMode(mode);
+        size_t annotations = 0;
+        for (const BandLayer::Band& b : view.laneBands()->bands()) {
+            if (b.row != 1)
+                continue;
+            ++annotations;
+            QVERIFY(b.source >= 0 && static_cast<size_t>(b.source) < m.annotations.size());
+            const AnnotationRange& a = m.annotations[static_cast<size_t>(b.source)];
+            const std::string& name = a.name;
+            QVERIFY(b.style >= kPhaseCount && b.style - kPhaseCount < m.annotationLabels.size());
+            QCOMPARE(m.annotationLabels[b.style - kPhaseCount], name.substr(name.find('#') == std::string::npos ? 0 : name.find('#') + 1));
+            QCOMPARE(b.x0, mode == XAxisMode::Time ? static_cast<double>(a.startUs - m.t0Us) / 1e6 : static_cast<double>(a.firstEvent));
+            QVERIFY(view.bandTooltip(b).contains(QString::fromStdString(a.name).toHtmlEscaped()));
+        }
+        QCOMPARE(annotations, m.annotations.size());
+    }
     BandLayer::Band stray;
     stray.source = 1 << 30;
     stray.row = 1;
