@@ -12,11 +12,16 @@ std::vector<int64_t> columnEvents(const DeviceModel& m, XAxisMode mode, double l
         return out;
     const double xFirst = m.x(0, mode);
     const double xLast = m.xMax(mode);
-    int64_t first = m.firstEventAtOrAfter(lo, mode);
+    std::vector<double> edges(static_cast<size_t>(columns) + 1);
+    edges[0] = lo;
+    for (int c = 0; c < columns; ++c)
+        edges[static_cast<size_t>(c) + 1] = lo + (hi - lo) * (c + 1) / columns;
+    const std::vector<int64_t> at = m.firstEventsAtOrAfter(edges, mode);
+    int64_t first = at[0];
     for (int c = 0; c < columns; ++c) {
         const double left = lo + (hi - lo) * c / columns;
-        const double right = lo + (hi - lo) * (c + 1) / columns;
-        const int64_t last = std::min(m.firstEventAtOrAfter(right, mode), n);
+        const double right = edges[static_cast<size_t>(c) + 1];
+        const int64_t last = std::min(at[static_cast<size_t>(c) + 1], n);
         int64_t e;
         if (last > first)
             e = m.requested.query(first, last).maxIndex;

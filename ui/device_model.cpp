@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -27,6 +28,35 @@ int64_t DeviceModel::firstEventAtOrAfter(double value, XAxisMode mode) const
         return static_cast<int64_t>(std::ceil(value));
     }
     return static_cast<int64_t>(std::lower_bound(seconds.begin(), seconds.end(), value) - seconds.begin());
+}
+
+std::vector<int64_t> DeviceModel::firstEventsAtOrAfter(std::span<const double> ascending, XAxisMode mode) const
+{
+    std::vector<int64_t> out(ascending.size());
+    const int64_t n = static_cast<int64_t>(seconds.size());
+    int64_t pos = 0; // answers never go back: every later one is >= pos
+    double previous = -std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < ascending.size(); ++i) {
+        const double v = ascending[i];
+        if (mode == XAxisMode::EventIndex || !(v >= previous)) { // not ascending (or NaN): search it all
+            out[i] = firstEventAtOrAfter(v, mode);
+            pos = mode == XAxisMode::Time ? out[i] : 0;
+            previous = mode == XAxisMode::Time && !std::isnan(v) ? v : -std::numeric_limits<double>::infinity();
+            continue;
+        }
+        previous = v;
+        // seconds[pos - 1] < v here (it was below an earlier, smaller value); gallop to a bound.
+        int64_t lo = pos, step = 1, hi = pos;
+        while (hi < n && seconds[static_cast<size_t>(hi)] < v) {
+            lo = hi + 1;
+            hi = pos + step;
+            step *= 2;
+        }
+        hi = std::min(hi, n);
+        pos = static_cast<int64_t>(std::lower_bound(seconds.begin() + lo, seconds.begin() + hi, v) - seconds.begin());
+        out[i] = pos;
+    }
+    return out;
 }
 
 int64_t DeviceModel::eventAtX(double value, XAxisMode mode) const
