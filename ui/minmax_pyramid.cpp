@@ -4,88 +4,80 @@
 
 namespace memscope {
 
+void MinMaxPyramid::Running::take(const Block& x)
+{
+    if (b.minIndex < 0 || x.minValue < b.minValue || (x.minValue == b.minValue && x.minIndex < b.minIndex)) {
+        b.minIndex = x.minIndex;
+        b.minValue = x.minValue;
+    }
+    if (b.maxIndex < 0 || x.maxValue > b.maxValue || (x.maxValue == b.maxValue && x.maxIndex < b.maxIndex)) {
+        b.maxIndex = x.maxIndex;
+        b.maxValue = x.maxValue;
+    }
+}
+
 MinMaxPyramid::MinMaxPyramid(const std::vector<int64_t>* values) : m_values(values)
 {
     const std::vector<int64_t>& v = *values;
     const int64_t n = static_cast<int64_t>(v.size());
-    int64_t blockSize = int64_t{1} << kShift;
-    int level = 1;
+    constexpr int64_t fan = int64_t{1} << kShift;
+    int64_t blockSize = fan;
     while (blockSize <= n) {
         const int64_t blocks = n / blockSize; // only whole blocks
-        std::vector<int64_t> mins(static_cast<size_t>(blocks)), maxs(static_cast<size_t>(blocks));
+        std::vector<Block> level(static_cast<size_t>(blocks));
         for (int64_t b = 0; b < blocks; ++b) {
-            int64_t mn = -1, mx = -1;
-            for (int64_t c = 0; c < (int64_t{1} << kShift); ++c) {
-                int64_t cmin, cmax;
-                if (level == 1) {
-                    cmin = cmax = b * blockSize + c;
+            Running r;
+            for (int64_t c = 0; c < fan; ++c) {
+                if (m_levels.empty()) {
+                    const int64_t i = b * fan + c;
+                    r.take({i, i, v[static_cast<size_t>(i)], v[static_cast<size_t>(i)]});
                 } else {
-                    const size_t child = static_cast<size_t>(b * (int64_t{1} << kShift) + c);
-                    cmin = m_min[static_cast<size_t>(level - 2)][child];
-                    cmax = m_max[static_cast<size_t>(level - 2)][child];
+                    r.take(m_levels.back()[static_cast<size_t>(b * fan + c)]);
                 }
-                if (mn < 0 || v[static_cast<size_t>(cmin)] < v[static_cast<size_t>(mn)])
-                    mn = cmin;
-                if (mx < 0 || v[static_cast<size_t>(cmax)] > v[static_cast<size_t>(mx)])
-                    mx = cmax;
             }
-            mins[static_cast<size_t>(b)] = mn;
-            maxs[static_cast<size_t>(b)] = mx;
+            level[static_cast<size_t>(b)] = r.b;
         }
-        m_min.push_back(std::move(mins));
-        m_max.push_back(std::move(maxs));
+        m_levels.push_back(std::move(level));
         blockSize <<= kShift;
-        ++level;
     }
 }
 
-void MinMaxPyramid::take(int64_t minIndex, int64_t maxIndex, Extremes& e) const
-{
-    const std::vector<int64_t>& v = *m_values;
-    if (e.minIndex < 0 || v[static_cast<size_t>(minIndex)] < v[static_cast<size_t>(e.minIndex)] ||
-        (v[static_cast<size_t>(minIndex)] == v[static_cast<size_t>(e.minIndex)] && minIndex < e.minIndex))
-        e.minIndex = minIndex;
-    if (e.maxIndex < 0 || v[static_cast<size_t>(maxIndex)] > v[static_cast<size_t>(e.maxIndex)] ||
-        (v[static_cast<size_t>(maxIndex)] == v[static_cast<size_t>(e.maxIndex)] && maxIndex < e.maxIndex))
-        e.maxIndex = maxIndex;
-}
-
-void MinMaxPyramid::scan(int level, int64_t first, int64_t last, Extremes& e) const
+void MinMaxPyramid::scan(int level, int64_t first, int64_t last, Running& r) const
 {
     if (first >= last)
         return;
     if (level == 0) {
+        const std::vector<int64_t>& v = *m_values;
         for (int64_t i = first; i < last; ++i)
-            take(i, i, e);
+            r.take({i, i, v[static_cast<size_t>(i)], v[static_cast<size_t>(i)]});
         return;
     }
+    const std::vector<Block>& blocks = m_levels[static_cast<size_t>(level - 1)];
     const int64_t blockSize = int64_t{1} << (kShift * level);
-    const int64_t blocks = static_cast<int64_t>(m_min[static_cast<size_t>(level - 1)].size());
     const int64_t firstBlock = (first + blockSize - 1) / blockSize;
-    const int64_t lastBlock = std::min(last / blockSize, blocks);
+    const int64_t lastBlock = std::min(last / blockSize, static_cast<int64_t>(blocks.size()));
     if (firstBlock >= lastBlock) {
-        scan(level - 1, first, last, e);
+        scan(level - 1, first, last, r);
         return;
     }
-    scan(level - 1, first, firstBlock * blockSize, e);
+    scan(level - 1, first, firstBlock * blockSize, r);
     for (int64_t b = firstBlock; b < lastBlock; ++b)
-        take(m_min[static_cast<size_t>(level - 1)][static_cast<size_t>(b)],
-             m_max[static_cast<size_t>(level - 1)][static_cast<size_t>(b)], e);
-    scan(level - 1, lastBlock * blockSize, last, e);
+        r.take(blocks[static_cast<size_t>(b)]);
+    scan(level - 1, lastBlock * blockSize, last, r);
 }
 
 MinMaxPyramid::Extremes MinMaxPyramid::query(int64_t first, int64_t last) const
 {
-    Extremes e;
     first = std::max<int64_t>(first, 0);
     last = std::min<int64_t>(last, size());
     if (first >= last)
-        return e;
-    int level = static_cast<int>(m_min.size());
+        return {};
+    int level = static_cast<int>(m_levels.size());
     while (level > 0 && (int64_t{1} << (kShift * level)) > last - first)
         --level;
-    scan(level, first, last, e);
-    return e;
+    Running r;
+    scan(level, first, last, r);
+    return {r.b.minIndex, r.b.maxIndex};
 }
 
 } // namespace memscope
