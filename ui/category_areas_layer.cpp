@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace memscope {
@@ -18,6 +19,8 @@ void CategoryAreasLayer::setModel(const DeviceModel* model, XAxisMode mode, std:
     m_mode = mode;
     m_order = std::move(stackOrder);
     m_valid = false;
+    m_valueEvents.clear();
+    m_values.clear();
 }
 
 void CategoryAreasLayer::setBackground(const QColor& background)
@@ -66,6 +69,16 @@ void CategoryAreasLayer::render(const QRect& area, double dpr)
     const qsizetype stride = m_image.bytesPerLine();
     auto pixel = [&](int row, int col) -> QRgb& { return reinterpret_cast<QRgb*>(bits + row * stride)[col]; };
     const double rowsPerByte = h / (y.upper - y.lower);
+    const size_t kinds = m_order.size();
+    if (m_valuesFrom != std::pair(m_model->attribution, m_model->eventCount())) {
+        m_valueEvents.clear();
+        m_values.clear();
+        m_valuesFrom = {m_model->attribution, m_model->eventCount()};
+    }
+    std::vector<int64_t> valueEvents, values;
+    valueEvents.reserve(static_cast<size_t>(w));
+    values.reserve(static_cast<size_t>(w) * kinds);
+    size_t kept = 0; // into m_valueEvents, which ascends as the columns do
     int64_t previous = kNoColumnEvent;
     for (int c = 0; c < w; ++c) {
         const int64_t e = m_columns[static_cast<size_t>(c)];
@@ -77,9 +90,26 @@ void CategoryAreasLayer::render(const QRect& area, double dpr)
             continue;
         }
         previous = e;
+        while (kept < m_valueEvents.size() && m_valueEvents[kept] < e)
+            ++kept;
+        std::array<int64_t, kCategoryCount> fresh{};
+        const int64_t* bytes = fresh.data();
+        if (valueEvents.empty() || valueEvents.back() < e) {
+            valueEvents.push_back(e);
+            if (kept < m_valueEvents.size() && m_valueEvents[kept] == e)
+                values.insert(values.end(), m_values.begin() + static_cast<std::ptrdiff_t>(kept * kinds),
+                              m_values.begin() + static_cast<std::ptrdiff_t>((kept + 1) * kinds));
+            else
+                for (Category k : m_order)
+                    values.push_back(m_model->categoryBytes(k, e));
+            bytes = values.data() + values.size() - kinds;
+        } else {
+            for (size_t k = 0; k < kinds; ++k)
+                fresh[k] = m_model->categoryBytes(m_order[k], e);
+        }
         double cum = 0;
-        for (size_t k = 0; k < m_order.size(); ++k) {
-            const double v = static_cast<double>(m_model->categoryBytes(m_order[k], e));
+        for (size_t k = 0; k < kinds; ++k) {
+            const double v = static_cast<double>(bytes[k]);
             if (v <= 0)
                 continue;
             const double top = (y.upper - (cum + v)) * rowsPerByte;
@@ -93,6 +123,8 @@ void CategoryAreasLayer::render(const QRect& area, double dpr)
                 pixel(r0, c) = edge[k];
         }
     }
+    m_valueEvents = std::move(valueEvents);
+    m_values = std::move(values);
     m_lastRenderMs = static_cast<double>(timer.nsecsElapsed()) / 1e6;
 }
 

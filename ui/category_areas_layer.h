@@ -8,6 +8,7 @@
 #include <qcustomplot.h>
 
 #include <array>
+#include <utility>
 #include <vector>
 
 namespace memscope {
@@ -20,6 +21,10 @@ namespace memscope {
  * the rasterizer tens of milliseconds a frame; the columns cost categories × pixels,
  * whatever the trace length, and show exactly the same shape. Each category's top edge
  * gets a darker pixel row so neighbouring areas stay distinct.
+ *
+ * Zoomed out, reading a column's categories is seven cache misses (one per curve of the
+ * trace's length, ~3 ms a frame at 10M events). A pan moves the columns by a pixel or two
+ * and most keep their event, so the values read for one frame are kept for the next.
  */
 class CategoryAreasLayer : public QCPLayerable {
     Q_OBJECT
@@ -29,6 +34,7 @@ public:
     void setModel(const DeviceModel* model, XAxisMode mode, std::vector<Category> stackOrder);
     void setBackground(const QColor& background);
     const std::vector<int64_t>& columns() const { return m_columns; }
+    const QImage& image() const { return m_image; }
     double lastRenderMs() const { return m_lastRenderMs; }
 
 protected:
@@ -50,6 +56,9 @@ private:
     double m_dpr = 1;
     QCPRange m_x, m_y;
     std::vector<int64_t> m_columns;
+    std::vector<int64_t> m_valueEvents; // the last frame's column events, ascending, once each
+    std::vector<int64_t> m_values;      // their categories' bytes, m_order.size() per event
+    std::pair<const DeviceAttribution*, int64_t> m_valuesFrom{nullptr, 0};
     double m_lastRenderMs = 0;
 };
 
