@@ -7,8 +7,11 @@ namespace memscope {
 
 namespace {
 
+// One key's share of one column; a column's shares are a list threaded through one pool
+// (newest first), so a frame allocates two arrays, not one per column.
 struct Share {
     uint32_t key = 0;
+    int32_t next = -1;
     double total = 0; // all bands of this key in the column
     double best = 0;  // the largest single band of this key
     int64_t band = BandLod::kNone;
@@ -24,19 +27,24 @@ std::vector<int64_t> BandLod::columns(std::span<const Input> bands, std::span<co
     if (columns <= 0 || !(span > 0) || !std::isfinite(span) || bands.empty() || maxX1.size() != bands.size())
         return out;
     const double scale = columns / span;
-    std::vector<std::vector<Share>> shares(static_cast<size_t>(columns));
+    std::vector<int32_t> head(static_cast<size_t>(columns), -1);
+    std::vector<Share> pool;
+    pool.reserve(static_cast<size_t>(columns) * 2);
     auto add = [&](int c, uint32_t key, double cover, int64_t band) {
-        std::vector<Share>& s = shares[static_cast<size_t>(c)];
-        auto it = std::find_if(s.begin(), s.end(), [key](const Share& x) { return x.key == key; });
-        if (it == s.end()) {
-            s.push_back({key, cover, cover, band});
+        int32_t& first = head[static_cast<size_t>(c)];
+        for (int32_t i = first; i >= 0; i = pool[static_cast<size_t>(i)].next) {
+            Share& s = pool[static_cast<size_t>(i)];
+            if (s.key != key)
+                continue;
+            s.total += cover;
+            if (cover > s.best) {
+                s.best = cover;
+                s.band = band;
+            }
             return;
         }
-        it->total += cover;
-        if (cover > it->best) {
-            it->best = cover;
-            it->band = band;
-        }
+        pool.push_back({key, first, cover, cover, band});
+        first = static_cast<int32_t>(pool.size() - 1);
     };
     const size_t start = static_cast<size_t>(std::lower_bound(maxX1.begin(), maxX1.end(), lower) - maxX1.begin());
     for (size_t i = start; i < bands.size(); ++i) {
@@ -60,10 +68,11 @@ std::vector<int64_t> BandLod::columns(std::span<const Input> bands, std::span<co
         }
     }
     for (size_t c = 0; c < out.size(); ++c) {
+        // Newest first: `>=` leaves the earliest of equal shares, the first in x order.
         const Share* best = nullptr;
-        for (const Share& s : shares[c])
-            if (!best || s.total > best->total)
-                best = &s;
+        for (int32_t i = head[c]; i >= 0; i = pool[static_cast<size_t>(i)].next)
+            if (!best || pool[static_cast<size_t>(i)].total >= best->total)
+                best = &pool[static_cast<size_t>(i)];
         if (best)
             out[c] = best->band;
     }

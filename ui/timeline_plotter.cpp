@@ -85,14 +85,18 @@ std::vector<int64_t> TimelinePlotter::sampleEvents(const DeviceModel& m, const M
     if (n == 0 || pixels <= 0 || hi <= lo)
         return out;
     out.reserve(static_cast<size_t>(pixels) * 2 + 4);
-    const int64_t before = m.firstEventAtOrAfter(lo, mode) - 1;
+    const double step = (hi - lo) / pixels;
+    std::vector<double> edges(static_cast<size_t>(pixels) + 1);
+    edges[0] = lo;
+    for (int p = 0; p < pixels; ++p)
+        edges[static_cast<size_t>(p) + 1] = p + 1 == pixels ? hi : lo + step * (p + 1);
+    const std::vector<int64_t> at = m.firstEventsAtOrAfter(edges, mode);
+    const int64_t before = at[0] - 1;
     if (before >= 0)
         out.push_back(before);
-    const double step = (hi - lo) / pixels;
     int64_t first = before + 1;
     for (int p = 0; p < pixels && first < n; ++p) {
-        const double edge = p + 1 == pixels ? hi : lo + step * (p + 1);
-        int64_t last = m.firstEventAtOrAfter(edge, mode);
+        int64_t last = at[static_cast<size_t>(p) + 1];
         if (p + 1 == pixels)
             last = std::max(last, std::min<int64_t>(m.eventAtX(hi, mode) + 1, n));
         if (last <= first)
@@ -123,21 +127,24 @@ void TimelinePlotter::refresh()
     const int pixels = std::max(1, m_rect->width());
     const std::vector<int64_t> events = sampleEvents(*m_model, m_model->requested, m_mode, r.lower, r.upper, pixels);
 
-    QVector<double> keys(static_cast<qsizetype>(events.size()));
-    for (size_t i = 0; i < events.size(); ++i)
-        keys[static_cast<qsizetype>(i)] = m_model->x(events[i], m_mode);
-    QVector<double> total(static_cast<qsizetype>(events.size()));
-    for (size_t i = 0; i < events.size(); ++i)
-        total[static_cast<qsizetype>(i)] = static_cast<double>(m_model->requestedAfter(events[i]));
-    m_requested->setData(keys, total, true);
-
+    // A step curve's point at the same value as the point before it draws nothing: drop it
+    // (reserved memory is flat for long stretches, and every dashed segment costs).
+    auto setSteps = [&](QCPGraph* g, const std::vector<int64_t>& at, auto valueAfter) {
+        QVector<double> keys, values;
+        keys.reserve(static_cast<qsizetype>(at.size()));
+        values.reserve(static_cast<qsizetype>(at.size()));
+        for (size_t i = 0; i < at.size(); ++i) {
+            const double v = static_cast<double>(valueAfter(at[i]));
+            if (!values.isEmpty() && values.back() == v && i + 1 < at.size())
+                continue;
+            keys.push_back(m_model->x(at[i], m_mode));
+            values.push_back(v);
+        }
+        g->setData(keys, values, true);
+    };
+    setSteps(m_requested, events, [&](int64_t e) { return m_model->requestedAfter(e); });
     const std::vector<int64_t> resEvents = sampleEvents(*m_model, m_model->reserved, m_mode, r.lower, r.upper, pixels);
-    QVector<double> rk(static_cast<qsizetype>(resEvents.size())), rv(static_cast<qsizetype>(resEvents.size()));
-    for (size_t i = 0; i < resEvents.size(); ++i) {
-        rk[static_cast<qsizetype>(i)] = m_model->x(resEvents[i], m_mode);
-        rv[static_cast<qsizetype>(i)] = static_cast<double>(m_model->reservedAfter(resEvents[i]));
-    }
-    m_reserved->setData(rk, rv, true);
+    setSteps(m_reserved, resEvents, [&](int64_t e) { return m_model->reservedAfter(e); });
     // A line of more points than pixels is a column of spikes: a pen wider than one pixel
     // makes the rasterizer stroke and fill an outline of every spike (a second a frame at a
     // million events); one pixel wide it is drawn by the fast cosmetic line path.
