@@ -6,6 +6,7 @@
 #include "category_timeline_view.h"
 #include "column_events.h"
 #include "document.h"
+#include "minmax_pyramid.h"
 #include "peak_marker_layer.h"
 #include "plot_theme.h"
 #include "io/point_report.h"
@@ -17,7 +18,10 @@
 #include <qcustomplot.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
+#include <random>
+#include <tuple>
 
 using namespace memscope;
 
@@ -48,6 +52,10 @@ private slots:
     void iterationPeaks();
     void areaColumns_data();
     void areaColumns();
+    void areasWhilePanning();
+    void edgeSearch();
+    void pyramidMatchesAScan();
+    void stepCurvesKeepEveryChange();
 };
 
 void TestTimelineLod::phaseColumns_data()
@@ -298,6 +306,149 @@ void TestTimelineLod::areaColumns()
                 QCOMPARE(stacked, m.requestedAfter(e)); // the stack's top is the requested total
             }
             first = std::max(first, last);
+        }
+    }
+}
+
+// The area image after a run of pans (which reuses the categories read for the frame
+// before) is the image a fresh view renders for the same range.
+void TestTimelineLod::areasWhilePanning()
+{
+    const auto doc = sample();
+    const DeviceModel& m = doc->devices[0];
+    CategoryTimelineView panned;
+    panned.resize(1200, 500);
+    panned.setDocument(doc, 0);
+    panned.show();
+    const double span = m.xMax(XAxisMode::Time);
+    panned.setXRange(span * 0.3, span * 0.6);
+    panned.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    int compared = 0;
+    for (int i = 0; i < 12; ++i) {
+        panned.panBy(i < 6 ? 0.0013 : -0.0021);
+        panned.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const auto [lo, hi] = panned.xRange();
+        CategoryTimelineView fresh;
+        fresh.resize(1200, 500);
+        fresh.setDocument(doc, 0);
+        fresh.show();
+        fresh.setXRange(lo, hi);
+        fresh.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const CategoryAreasLayer* a = panned.plotter()->areas();
+        const CategoryAreasLayer* b = fresh.plotter()->areas();
+        QCOMPARE(a->columns(), b->columns());
+        QVERIFY(!a->image().isNull());
+        QVERIFY2(a->image() == b->image(), qPrintable(QStringLiteral("pan %1").arg(i)));
+        ++compared;
+    }
+    QCOMPARE(compared, 12);
+}
+
+// firstEventsAtOrAfter (a frame's pixel edges, searched onward from each answer) gives what
+// one search per edge gives: ascending edges over and beyond the data, repeats, a descending
+// or NaN edge among them, both x modes.
+void TestTimelineLod::edgeSearch()
+{
+    const DeviceModel& m = sample()->devices[0];
+    for (XAxisMode mode : {XAxisMode::Time, XAxisMode::EventIndex}) {
+        const double lo0 = m.xMin(mode), hi0 = m.xMax(mode);
+        std::vector<std::vector<double>> cases;
+        for (auto [from, to, n] : {std::tuple{-0.1, 1.1, 1600}, std::tuple{0.0, 1.0, 7}, std::tuple{0.42, 0.4201, 900},
+                                   std::tuple{0.5, 0.5, 5}, std::tuple{1.2, 1.5, 40}, std::tuple{-0.5, -0.2, 40}}) {
+            std::vector<double> edges;
+            for (int i = 0; i <= n; ++i)
+                edges.push_back(lo0 + (hi0 - lo0) * (from + (to - from) * i / n));
+            cases.push_back(edges);
+        }
+        std::vector<double> mixed = cases[1];
+        mixed.insert(mixed.begin() + 3, lo0 + (hi0 - lo0) * 0.05);       // goes back
+        mixed.insert(mixed.begin() + 5, std::numeric_limits<double>::quiet_NaN());
+        cases.push_back(mixed);
+        for (const auto& edges : cases) {
+            const std::vector<int64_t> got = m.firstEventsAtOrAfter(edges, mode);
+            QCOMPARE(got.size(), edges.size());
+            for (size_t i = 0; i < edges.size(); ++i)
+                QVERIFY2(got[i] == m.firstEventAtOrAfter(edges[i], mode),
+                         qPrintable(QStringLiteral("edge %1 (%2): %3, one search %4").arg(i).arg(edges[i]).arg(got[i]).arg(
+                             m.firstEventAtOrAfter(edges[i], mode))));
+        }
+    }
+}
+
+// Pyramid queries return the first minimum and the first maximum of any range, as a scan does.
+void TestTimelineLod::pyramidMatchesAScan()
+{
+    const DeviceModel& m = sample()->devices[0];
+    for (const std::vector<int64_t>* curve : {&m.replay->requested, &m.replay->reserved}) {
+        const MinMaxPyramid p(curve);
+        const int64_t n = static_cast<int64_t>(curve->size());
+        QVERIFY(n > 70000); // four levels of blocks
+        std::mt19937_64 rng(6);
+        std::vector<std::pair<int64_t, int64_t>> ranges{{0, n}, {0, 1}, {n - 1, n}, {5, 5}, {17, 4113}, {4095, 69633}, {-3, 20}, {n - 20, n + 9}};
+        for (int i = 0; i < 400; ++i) {
+            const int64_t a = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+            const int64_t len = static_cast<int64_t>(rng() % (i < 200 ? 300 : static_cast<uint64_t>(n)));
+            ranges.emplace_back(a, std::min(n, a + len));
+        }
+        for (auto [first, last] : ranges) {
+            const MinMaxPyramid::Extremes e = p.query(first, last);
+            const int64_t f = std::max<int64_t>(first, 0), l = std::min(last, n);
+            int64_t mn = -1, mx = -1;
+            for (int64_t i = f; i < l; ++i) {
+                if (mn < 0 || (*curve)[static_cast<size_t>(i)] < (*curve)[static_cast<size_t>(mn)])
+                    mn = i;
+                if (mx < 0 || (*curve)[static_cast<size_t>(i)] > (*curve)[static_cast<size_t>(mx)])
+                    mx = i;
+            }
+            QVERIFY2(e.minIndex == mn && e.maxIndex == mx,
+                     qPrintable(QStringLiteral("[%1, %2): %3/%4, scan %5/%6").arg(first).arg(last).arg(e.minIndex).arg(e.maxIndex).arg(mn).arg(mx)));
+        }
+    }
+}
+
+// The requested and reserved lines drop points that repeat the value before them (a step
+// line draws nothing there) and keep every change of the sampled curve, and its last point.
+void TestTimelineLod::stepCurvesKeepEveryChange()
+{
+    const auto doc = sample();
+    const DeviceModel& m = doc->devices[0];
+    CategoryTimelineView view;
+    view.resize(1200, 500);
+    view.setDocument(doc, 0);
+    view.show();
+    for (auto [from, to] : {std::pair{0.0, 1.0}, std::pair{0.3, 0.32}}) {
+        const double span = m.xMax(XAxisMode::Time);
+        view.setXRange(span * from, span * to);
+        view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const QCPRange r = view.plot()->xAxis->range();
+        const int pixels = view.mainRect()->width();
+        struct Line {
+            QCPGraph* graph;
+            const MinMaxPyramid* pyramid;
+            const std::vector<int64_t>* curve;
+        };
+        for (const Line& line : {Line{view.plotter()->requestedGraph(), &m.requested, &m.replay->requested},
+                                 Line{view.plotter()->reservedGraph(), &m.reserved, &m.replay->reserved}}) {
+            const std::vector<int64_t> events = TimelinePlotter::sampleEvents(m, *line.pyramid, XAxisMode::Time, r.lower, r.upper, pixels);
+            QVERIFY(!events.empty());
+            std::vector<std::pair<double, double>> changes; // the sampled curve's changes of value
+            for (int64_t e : events) {
+                const double v = static_cast<double>((*line.curve)[static_cast<size_t>(e)]);
+                if (changes.empty() || changes.back().second != v)
+                    changes.emplace_back(m.x(e, XAxisMode::Time), v);
+            }
+            std::vector<std::pair<double, double>> drawn;
+            for (auto it = line.graph->data()->constBegin(); it != line.graph->data()->constEnd(); ++it)
+                drawn.emplace_back(it->key, it->value);
+            QVERIFY(!drawn.empty());
+            QCOMPARE(drawn.back().first, m.x(events.back(), XAxisMode::Time)); // the line runs to the last sample
+            if (drawn.size() >= 2 && drawn[drawn.size() - 2].second == drawn.back().second)
+                drawn.pop_back(); // that last point, when it only extends the line
+            QCOMPARE(drawn.size(), changes.size());
+            for (size_t i = 0; i < drawn.size(); ++i) {
+                QCOMPARE(drawn[i].first, changes[i].first);
+                QCOMPARE(drawn[i].second, changes[i].second);
+            }
         }
     }
 }
