@@ -29,6 +29,12 @@ void CategoryAreasLayer::setBackground(const QColor& background)
     m_valid = false;
 }
 
+void CategoryAreasLayer::setHaze(const QColor& haze)
+{
+    m_haze = haze;
+    m_valid = false;
+}
+
 void CategoryAreasLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const
 {
     painter->setAntialiasing(false);
@@ -53,7 +59,9 @@ void CategoryAreasLayer::render(const QRect& area, double dpr)
         return;
     const QCPRange x = m_rect->axis(QCPAxis::atBottom)->range();
     const QCPRange y = m_rect->axis(QCPAxis::atLeft)->range();
-    m_columns = columnEvents(*m_model, m_mode, x.lower, x.upper, w);
+    m_columns = columnEvents(*m_model, m_mode, x.lower, x.upper, w, &m_lowest);
+    const QRgb haze = qPremultiply(m_haze.rgba());
+    const uint hazeKeep = 255 - qAlpha(haze);
 
     // Colours a little towards the background, as the translucent areas of a chart look.
     std::vector<QRgb> fill, edge;
@@ -79,17 +87,19 @@ void CategoryAreasLayer::render(const QRect& area, double dpr)
     valueEvents.reserve(static_cast<size_t>(w));
     values.reserve(static_cast<size_t>(w) * kinds);
     size_t kept = 0; // into m_valueEvents, which ascends as the columns do
-    int64_t previous = kNoColumnEvent;
+    int64_t previous = kNoColumnEvent, previousLow = kNoColumnEvent;
     for (int c = 0; c < w; ++c) {
         const int64_t e = m_columns[static_cast<size_t>(c)];
+        const int64_t low = m_lowest[static_cast<size_t>(c)];
         if (e == kNoColumnEvent)
             continue;
-        if (c > 0 && e == previous) {
+        if (c > 0 && e == previous && low == previousLow) {
             for (int r = 0; r < h; ++r)
                 pixel(r, c) = pixel(r, c - 1);
             continue;
         }
         previous = e;
+        previousLow = low;
         while (kept < m_valueEvents.size() && m_valueEvents[kept] < e)
             ++kept;
         std::array<int64_t, kCategoryCount> fresh{};
@@ -121,6 +131,15 @@ void CategoryAreasLayer::render(const QRect& area, double dpr)
                 pixel(r, c) = fill[k];
             if (r1 - r0 >= 3)
                 pixel(r0, c) = edge[k];
+        }
+        if (hazeKeep < 255 && low >= 0 && low != e) {
+            const double lowBytes = static_cast<double>(m_model->requestedAfter(low));
+            const int r0 = std::max(0, static_cast<int>(std::lround((y.upper - cum) * rowsPerByte)));
+            const int r1 = std::min(h, static_cast<int>(std::lround((y.upper - lowBytes) * rowsPerByte)));
+            for (int r = r0; r < r1; ++r) {
+                QRgb& p = pixel(r, c);
+                p = haze + (((p & 0xff00ff) * hazeKeep >> 8) & 0xff00ff) + ((((p >> 8) & 0xff00ff) * hazeKeep) & 0xff00ff00);
+            }
         }
     }
     m_valueEvents = std::move(valueEvents);

@@ -4,9 +4,12 @@
 
 namespace memscope {
 
-std::vector<int64_t> columnEvents(const DeviceModel& m, XAxisMode mode, double lo, double hi, int columns)
+std::vector<int64_t> columnEvents(const DeviceModel& m, XAxisMode mode, double lo, double hi, int columns,
+                                  std::vector<int64_t>* lowest)
 {
     std::vector<int64_t> out(static_cast<size_t>(std::max(columns, 0)), kNoColumnEvent);
+    if (lowest)
+        lowest->assign(out.size(), kNoColumnEvent);
     const int64_t n = m.eventCount();
     if (n == 0 || columns <= 0 || hi <= lo)
         return out;
@@ -22,16 +25,19 @@ std::vector<int64_t> columnEvents(const DeviceModel& m, XAxisMode mode, double l
         const double left = lo + (hi - lo) * c / columns;
         const double right = edges[static_cast<size_t>(c) + 1];
         const int64_t last = std::min(at[static_cast<size_t>(c) + 1], n);
-        int64_t e;
-        if (last > first)
-            e = m.requested.query(first, last).maxIndex;
-        else
-            e = first - 1;
-        if (right <= xFirst && last == 0)
-            e = kNoColumnEvent; // before the first event
-        if (left > xLast && first >= n)
-            e = kNoColumnEvent; // after the last event
+        int64_t e, low;
+        if (last > first) {
+            const MinMaxPyramid::Extremes x = m.requested.query(first, last);
+            e = x.maxIndex;
+            low = x.minIndex;
+        } else {
+            e = low = first - 1;
+        }
+        if ((right <= xFirst && last == 0) || (left > xLast && first >= n))
+            e = low = kNoColumnEvent; // before the first event, after the last
         out[static_cast<size_t>(c)] = e;
+        if (lowest)
+            (*lowest)[static_cast<size_t>(c)] = low;
         first = std::max(first, last);
     }
     return out;

@@ -3,6 +3,8 @@
 #include "category_areas_layer.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace memscope {
 
@@ -75,6 +77,9 @@ void TimelinePlotter::applyTheme(const PlotTheme& theme)
     if (m_reserved)
         m_reserved->setPen(QPen(theme.reserved, 1.6, Qt::DashLine));
     m_areaLayer->setBackground(theme.background);
+    QColor haze = theme.requested;
+    haze.setAlpha(80);
+    m_areaLayer->setHaze(haze);
 }
 
 std::vector<int64_t> TimelinePlotter::sampleEvents(const DeviceModel& m, const MinMaxPyramid& pyramid, XAxisMode mode,
@@ -118,6 +123,27 @@ std::vector<int64_t> TimelinePlotter::sampleEvents(const DeviceModel& m, const M
     return out;
 }
 
+std::vector<int64_t> TimelinePlotter::highestPerPixel(const DeviceModel& m, const std::vector<int64_t>& events, XAxisMode mode,
+                                                      double lo, double hi, int pixels)
+{
+    std::vector<int64_t> out;
+    const double scale = pixels / (hi - lo);
+    int64_t group = std::numeric_limits<int64_t>::min();
+    for (size_t i = 0; i < events.size(); ++i) {
+        const int64_t e = events[i];
+        const int64_t p = static_cast<int64_t>(std::floor((m.x(e, mode) - lo) * scale));
+        if (out.empty() || p != group) {
+            out.push_back(e);
+            group = p;
+        } else if (m.requestedAfter(e) > m.requestedAfter(out.back())) {
+            out.back() = e;
+        }
+    }
+    if (!events.empty() && out.back() != events.back())
+        out.push_back(events.back()); // the line runs to the last sample
+    return out;
+}
+
 void TimelinePlotter::refresh()
 {
     if (!m_model || !m_rect)
@@ -142,19 +168,26 @@ void TimelinePlotter::refresh()
         }
         g->setData(keys, values, true);
     };
-    setSteps(m_requested, events, [&](int64_t e) { return m_model->requestedAfter(e); });
+    // Where several samples share a pixel they would draw a vertical line from its lowest to
+    // its highest total, side by side hiding the areas beneath: the line keeps each pixel's
+    // highest point (the top of its area column) and the areas layer tints the range below.
+    setSteps(m_requested, highestPerPixel(*m_model, events, m_mode, r.lower, r.upper, pixels),
+             [&](int64_t e) { return m_model->requestedAfter(e); });
     const std::vector<int64_t> resEvents = sampleEvents(*m_model, m_model->reserved, m_mode, r.lower, r.upper, pixels);
     setSteps(m_reserved, resEvents, [&](int64_t e) { return m_model->reservedAfter(e); });
     // A line of more points than pixels is a column of spikes: a pen wider than one pixel
     // makes the rasterizer stroke and fill an outline of every spike (a second a frame at a
-    // million events); one pixel wide it is drawn by the fast cosmetic line path.
-    const bool dense = static_cast<int>(std::max(events.size(), resEvents.size())) > pixels;
-    for (QCPGraph* g : {m_requested, m_reserved}) {
+    // million events); one pixel wide it is drawn by the fast cosmetic line path. The
+    // requested line, one point a pixel at most, is thin once it turns in most pixels:
+    // thicker, its edges alone would cover the top of the areas.
+    const int requestedPoints = m_requested->dataCount();
+    const int reservedPoints = m_reserved->dataCount();
+    for (auto [g, thin] : {std::pair{m_requested, requestedPoints * 8 > pixels}, std::pair{m_reserved, reservedPoints > pixels}}) {
         QPen pen = g->pen();
-        pen.setWidthF(dense ? 1.0 : 1.6);
+        pen.setWidthF(thin ? 1.0 : 1.6);
         g->setPen(pen);
     }
-    m_pointsHanded = static_cast<int>(std::max(events.size(), resEvents.size()));
+    m_pointsHanded = std::max(requestedPoints, reservedPoints);
 }
 
 } // namespace memscope

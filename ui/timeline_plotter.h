@@ -44,6 +44,9 @@ public:
     QCPGraph* categoryGraph(Category c) const { return m_areas[static_cast<size_t>(c)]; } // legend entry
     CategoryAreasLayer* areas() const { return m_areaLayer; }
     int pointsHanded() const { return m_pointsHanded; } // largest graph of the last refresh
+    // Of sampled events, the one of most requested bytes per pixel column (and the last).
+    static std::vector<int64_t> highestPerPixel(const DeviceModel& m, const std::vector<int64_t>& events, XAxisMode mode,
+                                                double lo, double hi, int pixels);
     // Events sampled for [lo, hi] at `pixels` columns using `pyramid`.
     static std::vector<int64_t> sampleEvents(const DeviceModel& m, const MinMaxPyramid& pyramid, XAxisMode mode,
                                              double lo, double hi, int pixels);

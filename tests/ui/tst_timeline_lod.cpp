@@ -56,6 +56,7 @@ private slots:
     void edgeSearch();
     void pyramidMatchesAScan();
     void stepCurvesKeepEveryChange();
+    void requestedLineAndHaze();
 };
 
 void TestTimelineLod::phaseColumns_data()
@@ -429,7 +430,9 @@ void TestTimelineLod::stepCurvesKeepEveryChange()
         };
         for (const Line& line : {Line{view.plotter()->requestedGraph(), &m.requested, &m.replay->requested},
                                  Line{view.plotter()->reservedGraph(), &m.reserved, &m.replay->reserved}}) {
-            const std::vector<int64_t> events = TimelinePlotter::sampleEvents(m, *line.pyramid, XAxisMode::Time, r.lower, r.upper, pixels);
+            std::vector<int64_t> events = TimelinePlotter::sampleEvents(m, *line.pyramid, XAxisMode::Time, r.lower, r.upper, pixels);
+            if (line.curve == &m.replay->requested) // the requested line keeps each pixel's highest sample
+                events = TimelinePlotter::highestPerPixel(m, events, XAxisMode::Time, r.lower, r.upper, pixels);
             QVERIFY(!events.empty());
             std::vector<std::pair<double, double>> changes; // the sampled curve's changes of value
             for (int64_t e : events) {
@@ -451,6 +454,85 @@ void TestTimelineLod::stepCurvesKeepEveryChange()
             }
         }
     }
+}
+
+// The requested line has, in each pixel column, the highest total of all events in it (so
+// no vertical line per pixel hides the areas), and the areas tint exactly the rows between a
+// column's lowest and highest total.
+void TestTimelineLod::requestedLineAndHaze()
+{
+    const auto doc = sample();
+    const DeviceModel& m = doc->devices[0];
+    const int64_t n = m.eventCount();
+    CategoryTimelineView view;
+    view.resize(1200, 500);
+    view.setDocument(doc, 0);
+    view.show();
+    const double span = m.xMax(XAxisMode::Time);
+    view.setXRange(span * 0.85, span * 1.0); // the training loop: thousands of events a pixel in places
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const QCPRange r = view.plot()->xAxis->range();
+    const int pixels = view.mainRect()->width();
+    const double scale = pixels / r.size();
+    auto pixelOf = [&](double x) { return static_cast<int64_t>(std::floor((x - r.lower) * scale)); };
+    std::map<int64_t, int64_t> highest; // pixel -> highest total among the events in it
+    for (int64_t e = 0; e < n; ++e) {
+        const int64_t p = pixelOf(m.x(e, XAxisMode::Time));
+        if (p < 0 || p >= pixels)
+            continue;
+        auto [it, added] = highest.try_emplace(p, m.requestedAfter(e));
+        if (!added)
+            it->second = std::max(it->second, m.requestedAfter(e));
+    }
+    QCPGraph* line = view.plotter()->requestedGraph();
+    QVERIFY(line->dataCount() <= pixels + 2);
+    std::map<int64_t, double> drawn;
+    for (auto it = line->data()->constBegin(); it != line->data()->constEnd(); ++it) {
+        const int64_t p = pixelOf(it->key);
+        if (p >= 0 && p < pixels)
+            drawn[p] = std::max(drawn.count(p) ? drawn[p] : 0.0, it->value);
+    }
+    int busy = 0;
+    for (const auto& [p, top] : highest) {
+        // A pixel's point may be dropped when it repeats the value before it.
+        if (drawn.count(p))
+            QCOMPARE(static_cast<int64_t>(drawn[p]), top);
+        busy += drawn.count(p) ? 1 : 0;
+    }
+    for (const auto& [p, v] : drawn)
+        QVERIFY2(highest.count(p), qPrintable(QStringLiteral("pixel %1 has a point but no event").arg(p)));
+    QVERIFY(busy > pixels / 4);
+
+    // The haze: the same view rendered without it differs exactly in the rows it covers.
+    CategoryAreasLayer* areas = view.plotter()->areas();
+    const QImage hazy = areas->image();
+    const std::vector<int64_t> cols = areas->columns();
+    const std::vector<int64_t> low = areas->lowest();
+    areas->setHaze(Qt::transparent);
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const QImage clear = areas->image();
+    QCOMPARE(clear.size(), hazy.size());
+    const QCPRange y = view.plot()->yAxis->range();
+    const double rowsPerByte = clear.height() / y.size();
+    int tinted = 0;
+    for (int c = 0; c < clear.width(); ++c) {
+        int r0 = clear.height(), r1 = clear.height();
+        if (cols[static_cast<size_t>(c)] >= 0 && low[static_cast<size_t>(c)] >= 0) {
+            r0 = std::max(0, static_cast<int>(std::lround((y.upper - static_cast<double>(m.requestedAfter(cols[static_cast<size_t>(c)]))) * rowsPerByte)));
+            r1 = std::min(clear.height(), static_cast<int>(std::lround((y.upper - static_cast<double>(m.requestedAfter(low[static_cast<size_t>(c)]))) * rowsPerByte)));
+        }
+        for (int row = 0; row < clear.height(); ++row) {
+            const bool inside = row >= r0 && row < r1;
+            if (inside) {
+                QVERIFY2(hazy.pixel(c, row) != clear.pixel(c, row), qPrintable(QStringLiteral("column %1 row %2 not tinted").arg(c).arg(row)));
+                QVERIFY(qGray(hazy.pixel(c, row)) < qGray(clear.pixel(c, row))); // darker (light theme)
+                ++tinted;
+            } else {
+                QVERIFY2(hazy.pixel(c, row) == clear.pixel(c, row), qPrintable(QStringLiteral("column %1 row %2 tinted").arg(c).arg(row)));
+            }
+        }
+    }
+    QVERIFY(tinted > 1000);
 }
 
 QTEST_MAIN(TestTimelineLod)
