@@ -190,17 +190,20 @@ void AllocationTimelineView::refreshTotalLine()
         return;
     const DeviceModel& m = m_document->devices[m_deviceIndex];
     const QCPRange r = m_plot->xAxis->range();
-    const auto events = TimelinePlotter::sampleEvents(m, m.requested, m_mode, r.lower, r.upper, m_plot->axisRect()->width());
+    // One point a pixel, its highest: a vertical stroke per pixel (lowest to highest total)
+    // would cover the top of the bands, which reach that highest total.
+    const int pixels = m_plot->axisRect()->width();
+    const auto events = TimelinePlotter::highestPerPixel(
+        m, TimelinePlotter::sampleEvents(m, m.requested, m_mode, r.lower, r.upper, pixels), m_mode, r.lower, r.upper, pixels);
     QVector<double> k(static_cast<qsizetype>(events.size())), v(static_cast<qsizetype>(events.size()));
     for (size_t i = 0; i < events.size(); ++i) {
         k[static_cast<qsizetype>(i)] = m.x(events[i], m_mode);
         v[static_cast<qsizetype>(i)] = static_cast<double>(m.requestedAfter(events[i]));
     }
     m_plot->graph(0)->setData(k, v, true);
-    // More points than pixels: spikes, which a pen wider than a pixel makes the rasterizer
-    // outline and fill one by one; one pixel wide they take the fast cosmetic line path.
+    // Thin once the line turns in most pixels: thicker, its edges would cover the bands' tops.
     QPen pen = m_plot->graph(0)->pen();
-    pen.setWidthF(k.size() > m_plot->axisRect()->width() ? 1.0 : 1.2);
+    pen.setWidthF(k.size() * 8 > pixels ? 1.0 : 1.2);
     m_plot->graph(0)->setPen(pen);
 }
 

@@ -241,6 +241,13 @@ private slots:
         AllocationBandsLayer* bands = at->bands();
         QVERIFY(!bands->image().isNull());
         const QRect area = at->plot()->axisRect()->rect();
+        // Its total line: at most a point a pixel, reaching the peak.
+        QCPGraph* total = at->plot()->graph(0);
+        QVERIFY(total->dataCount() <= area.width() + 2);
+        double totalTop = 0;
+        for (auto it = total->data()->constBegin(); it != total->data()->constEnd(); ++it)
+            totalTop = std::max(totalTop, it->value);
+        QCOMPARE(static_cast<int64_t>(totalTop), d.peakRequested.bytes);
         int hits = 0;
         int shaded = 0;
         for (int x = area.left() + 2; x < area.right(); x += std::max(1, area.width() / 40))
