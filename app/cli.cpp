@@ -1,6 +1,7 @@
 #include "cli.h"
 #include "report_command.h"
 
+#include "command_line.h"
 #include "diagnose_commands.h"
 #include "attribute/attributor.h"
 #include "common/load_error.h"
@@ -17,26 +18,6 @@
 
 namespace memscope {
 
-namespace {
-
-struct Usage : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-std::optional<int> parseDevice(const std::string& s)
-{
-    try {
-        size_t used = 0;
-        int d = std::stoi(s, &used);
-        if (used == s.size() && d >= 0)
-            return d;
-    } catch (...) {
-    }
-    throw Usage("--device takes a device ordinal (0, 1, …), got '" + s + "'");
-}
-
-} // namespace
-
 bool isHeadlessCommand(const std::string& name)
 {
     if (name == "report")
@@ -48,66 +29,37 @@ bool isHeadlessCommand(const std::string& name)
 
 int runSummary(const std::vector<std::string>& args)
 {
-    std::optional<int> device;
-    bool json = false;
-    std::string file;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--json")
-            json = true;
-        else if (a == "--device" && i + 1 < args.size())
-            device = parseDevice(args[++i]);
-        else if (a.rfind("--device=", 0) == 0)
-            device = parseDevice(a.substr(9));
-        else if (!a.empty() && a[0] == '-')
-            throw Usage("unknown option '" + a + "'");
-        else if (file.empty())
-            file = a;
-        else
-            throw Usage("summary takes one file, got '" + file + "' and '" + a + "'");
-    }
+    const CommandLine cl(args, {.command = "summary", .flags = {"--json"}, .options = {{"--device"}}});
+    const std::optional<int> device = cl.device();
+    const std::string file = cl.operand();
     if (file.empty())
-        throw Usage("usage: memscope summary FILE [--device N] [--json]");
+        throw UsageError("usage: memscope summary FILE [--device N] [--json]");
+    const bool json = cl.has("--json");
     auto replay = replaySnapshot(readSnapshotFile(file));
     if (device && !replay->device(*device))
-        throw Usage(file + ": has no device " + std::to_string(*device) + " (it has " +
-                    std::to_string(replay->devices.size()) + ")");
+        throw UsageError(file + ": has no device " + std::to_string(*device) + " (it has " +
+                         std::to_string(replay->devices.size()) + ")");
     std::cout << (json ? summaryJson(*replay, device) : summaryText(*replay, device));
     return 0;
 }
 
 int runAllocations(const std::vector<std::string>& args)
 {
-    std::optional<int> device;
-    std::string file, csv;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--csv" && i + 1 < args.size())
-            csv = args[++i];
-        else if (a.rfind("--csv=", 0) == 0)
-            csv = a.substr(6);
-        else if (a == "--device" && i + 1 < args.size())
-            device = parseDevice(args[++i]);
-        else if (a.rfind("--device=", 0) == 0)
-            device = parseDevice(a.substr(9));
-        else if (!a.empty() && a[0] == '-' && a != "-")
-            throw Usage("unknown option '" + a + "'");
-        else if (file.empty())
-            file = a;
-        else
-            throw Usage("allocations takes one file, got '" + file + "' and '" + a + "'");
-    }
+    const CommandLine cl(args, {.command = "allocations", .flags = {}, .options = {{"--csv"}, {"--device"}}});
+    const std::optional<int> device = cl.device();
+    const std::string file = cl.operand();
+    const std::string csv = cl.value("--csv").value_or("");
     if (file.empty() || csv.empty())
-        throw Usage("usage: memscope allocations FILE [--device N] --csv OUT (OUT '-' is stdout)");
+        throw UsageError("usage: memscope allocations FILE [--device N] --csv OUT (OUT '-' is stdout)");
     auto replay = replaySnapshot(readSnapshotFile(file));
     if (replay->devices.empty())
-        throw Usage(file + ": has no device traces");
+        throw UsageError(file + ": has no device traces");
     size_t index = 0;
     if (device) {
         while (index < replay->devices.size() && replay->devices[index].device != *device)
             ++index;
         if (index == replay->devices.size())
-            throw Usage(file + ": has no device " + std::to_string(*device) + " (it has " +
+            throw UsageError(file + ": has no device " + std::to_string(*device) + " (it has " +
                         std::to_string(replay->devices.size()) + ")");
     }
     auto attribution = attribute(replay);
@@ -118,11 +70,11 @@ int runAllocations(const std::vector<std::string>& args)
     }
     std::ofstream out(csv, std::ios::binary | std::ios::trunc);
     if (!out)
-        throw Usage(csv + ": cannot open for writing");
+        throw UsageError(csv + ": cannot open for writing");
     writeAllocationsCsv(out, *attribution, index);
     out.close();
     if (!out)
-        throw Usage(csv + ": write failed");
+        throw UsageError(csv + ": write failed");
     return 0;
 }
 
@@ -143,7 +95,7 @@ int runHeadless(const std::string& name, const std::vector<std::string>& args)
             return runEstimate(args);
         std::cerr << "memscope: unknown command '" << name << "'\n";
         return 2;
-    } catch (const Usage& e) {
+    } catch (const UsageError& e) {
         std::cerr << "memscope " << name << ": " << e.what() << "\n";
         return 1;
     } catch (const LoadError& e) {

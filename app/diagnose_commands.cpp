@@ -1,5 +1,7 @@
 #include "diagnose_commands.h"
 
+#include "command_line.h"
+
 #include "attribute/attributor.h"
 #include "diagnose/diagnoser.h"
 #include "diagnose/diagnostics_json.h"
@@ -16,59 +18,6 @@
 namespace memscope {
 
 namespace {
-
-int parseDeviceArg(const std::string& s)
-{
-    try {
-        size_t used = 0;
-        const int d = std::stoi(s, &used);
-        if (used == s.size() && d >= 0)
-            return d;
-    } catch (...) {
-    }
-    throw std::invalid_argument("--device takes a device ordinal (0, 1, …), got '" + s + "'");
-}
-
-double parsePositive(const std::string& option, const std::string& s)
-{
-    try {
-        size_t used = 0;
-        const double v = std::stod(s, &used);
-        if (used == s.size() && v > 0)
-            return v;
-    } catch (...) {
-    }
-    throw std::invalid_argument(option + " takes a positive number, got '" + s + "'");
-}
-
-double parseNonNegative(const std::string& option, const std::string& s)
-{
-    try {
-        size_t used = 0;
-        const double v = std::stod(s, &used);
-        if (used == s.size() && v >= 0)
-            return v;
-    } catch (...) {
-    }
-    throw std::invalid_argument(option + " takes a number >= 0, got '" + s + "'");
-}
-
-// Splits "--opt=value" and "--opt value"; returns true and the value when `a` is `opt`.
-bool optionValue(const std::vector<std::string>& args, size_t& i, const std::string& opt, std::string& value)
-{
-    const std::string& a = args[i];
-    if (a == opt) {
-        if (i + 1 >= args.size())
-            throw std::invalid_argument(opt + " needs a value");
-        value = args[++i];
-        return true;
-    }
-    if (a.size() > opt.size() && a.compare(0, opt.size(), opt) == 0 && a[opt.size()] == '=') {
-        value = a.substr(opt.size() + 1);
-        return true;
-    }
-    return false;
-}
 
 // The index into replay.devices: the asked ordinal, else the first device with events.
 size_t deviceIndex(const Replay& replay, const std::string& file, std::optional<int> device)
@@ -92,24 +41,12 @@ size_t deviceIndex(const Replay& replay, const std::string& file, std::optional<
 
 int runDiagnose(const std::vector<std::string>& args)
 {
-    std::optional<int> device;
-    bool json = false;
-    std::string file, value;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--json")
-            json = true;
-        else if (optionValue(args, i, "--device", value))
-            device = parseDeviceArg(value);
-        else if (!a.empty() && a[0] == '-')
-            throw std::invalid_argument("unknown option '" + a + "'");
-        else if (file.empty())
-            file = a;
-        else
-            throw std::invalid_argument("diagnose takes one file, got '" + file + "' and '" + a + "'");
-    }
+    const CommandLine cl(args, {.command = "diagnose", .flags = {"--json"}, .options = {{"--device"}}});
+    const std::optional<int> device = cl.device();
+    const bool json = cl.has("--json");
+    const std::string file = cl.operand();
     if (file.empty())
-        throw std::invalid_argument("usage: memscope diagnose FILE [--device N] [--json]");
+        throw UsageError("usage: memscope diagnose FILE [--device N] [--json]");
     auto replay = replaySnapshot(readSnapshotFile(file));
     std::optional<size_t> index;
     if (device)
@@ -126,42 +63,24 @@ int runDiagnose(const std::vector<std::string>& args)
 
 int runEstimate(const std::vector<std::string>& args)
 {
-    std::optional<int> device;
-    std::optional<double> batch, seq, whatBatch, whatSeq, whatStates, whatBytes;
-    double bytesPerParam = 4;
-    bool json = false;
-    std::string file, value;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--json")
-            json = true;
-        else if (optionValue(args, i, "--device", value))
-            device = parseDeviceArg(value);
-        else if (optionValue(args, i, "--batch", value))
-            batch = parsePositive("--batch", value);
-        else if (optionValue(args, i, "--seq", value))
-            seq = parsePositive("--seq", value);
-        else if (optionValue(args, i, "--bytes-per-param", value))
-            bytesPerParam = parsePositive("--bytes-per-param", value);
-        else if (optionValue(args, i, "--what-if-batch", value))
-            whatBatch = parsePositive("--what-if-batch", value);
-        else if (optionValue(args, i, "--what-if-seq", value))
-            whatSeq = parsePositive("--what-if-seq", value);
-        else if (optionValue(args, i, "--what-if-states", value))
-            whatStates = parseNonNegative("--what-if-states", value);
-        else if (optionValue(args, i, "--what-if-bytes-per-param", value))
-            whatBytes = parsePositive("--what-if-bytes-per-param", value);
-        else if (!a.empty() && a[0] == '-')
-            throw std::invalid_argument("unknown option '" + a + "'");
-        else if (file.empty())
-            file = a;
-        else
-            throw std::invalid_argument("estimate takes one file, got '" + file + "' and '" + a + "'");
-    }
+    const CommandLine cl(args, {.command = "estimate",
+                                .flags = {"--json"},
+                                .options = {{"--device"}, {"--batch"}, {"--seq"}, {"--bytes-per-param"}, {"--what-if-batch"},
+                                            {"--what-if-seq"}, {"--what-if-states"}, {"--what-if-bytes-per-param"}}});
+    const std::optional<int> device = cl.device();
+    const std::optional<double> batch = cl.positive("--batch");
+    const std::optional<double> seq = cl.positive("--seq");
+    const double bytesPerParam = cl.positive("--bytes-per-param").value_or(4);
+    const std::optional<double> whatBatch = cl.positive("--what-if-batch");
+    const std::optional<double> whatSeq = cl.positive("--what-if-seq");
+    const std::optional<double> whatStates = cl.nonNegative("--what-if-states");
+    const std::optional<double> whatBytes = cl.positive("--what-if-bytes-per-param");
+    const bool json = cl.has("--json");
+    const std::string file = cl.operand();
     if (file.empty())
-        throw std::invalid_argument("usage: memscope estimate FILE [--device N] [--batch B] [--seq L] "
-                                    "[--bytes-per-param P] [--what-if-batch B] [--what-if-seq L] [--what-if-states K] "
-                                    "[--what-if-bytes-per-param P] [--json]");
+        throw UsageError("usage: memscope estimate FILE [--device N] [--batch B] [--seq L] "
+                         "[--bytes-per-param P] [--what-if-batch B] [--what-if-seq L] [--what-if-states K] "
+                         "[--what-if-bytes-per-param P] [--json]");
     auto replay = replaySnapshot(readSnapshotFile(file));
     const size_t index = deviceIndex(*replay, file, device);
     auto attribution = attribute(replay);

@@ -1,5 +1,7 @@
 #include "record_command.h"
 
+#include "command_line.h"
+
 #include "io/pickle_writer.h"
 #include "live/agent_directory.h"
 #include "live/live_client.h"
@@ -52,31 +54,19 @@ struct RecordOptions {
 RecordOptions parse(const std::vector<std::string>& args)
 {
     RecordOptions o;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&](const char* name) -> std::string {
-            if (i + 1 >= args.size())
-                usage(std::string(name) + " needs a value");
-            return args[++i];
-        };
-        if (a == "--") {
-            o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
-            break;
-        }
-        if (a == "-o" || a == "--output")
-            o.output = value("-o");
-        else if (a == "--attach")
-            o.attach = value("--attach");
-        else if (a == "--recover")
-            o.recover = value("--recover");
-        else if (a == "--duration") {
-            const std::string v = value("--duration");
-            char* end = nullptr;
-            o.duration = std::strtod(v.c_str(), &end);
-            if (!end || *end || o.duration <= 0)
-                usage("--duration takes a number of seconds > 0, got '" + v + "'");
-        } else
-            usage("unknown argument '" + a + "'");
+    try {
+        const CommandLine cl(args, {.command = "record",
+                                    .flags = {},
+                                    .options = {{"--output", "-o"}, {"--attach"}, {"--recover"}, {"--duration"}},
+                                    .maxOperands = 0,
+                                    .passthrough = true});
+        o.output = cl.value("--output").value_or("");
+        o.attach = cl.value("--attach").value_or("");
+        o.recover = cl.value("--recover").value_or("");
+        o.duration = cl.positive("--duration").value_or(0);
+        o.command = cl.passthrough();
+    } catch (const UsageError& e) {
+        usage(e.what());
     }
     if (o.output.empty())
         usage("-o OUT.pickle is required");

@@ -1,5 +1,7 @@
 #include "report_command.h"
 
+#include "command_line.h"
+
 #include "document.h"
 #include "io/point_report.h"
 #include "report_exporter.h"
@@ -17,10 +19,6 @@ namespace memscope {
 
 namespace {
 
-struct ReportUsage : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 constexpr const char* kUsage = "usage: memscope report FILE [--device N] [--at peak|TIME] --out DIR\n"
                                "  TIME: a time_us value as in timeline.csv, or a time since the first event\n"
                                "        with a unit: 1.5s, 350ms, 1200us";
@@ -36,80 +34,48 @@ int64_t resolveAt(const std::string& at, const DeviceModel& m)
     try {
         value = std::stod(at, &used);
     } catch (...) {
-        throw ReportUsage("--at takes 'peak' or a time (1795310585562833, 1.5s, 350ms), got '" + at + "'");
+        throw UsageError("--at takes 'peak' or a time (1795310585562833, 1.5s, 350ms), got '" + at + "'");
     }
     const std::string unit = at.substr(used);
     int64_t timeUs;
     if (unit.empty()) {
         if (at.find_first_not_of("0123456789") != std::string::npos)
-            throw ReportUsage("--at: a time_us is a whole number of microseconds, got '" + at + "'");
+            throw UsageError("--at: a time_us is a whole number of microseconds, got '" + at + "'");
         timeUs = std::stoll(at);
     } else if (unit == "s" || unit == "ms" || unit == "us") {
         const double scale = unit == "s" ? 1e6 : unit == "ms" ? 1e3 : 1.0;
         timeUs = m.t0Us + static_cast<int64_t>(std::llround(value * scale));
     } else {
-        throw ReportUsage("--at: unknown unit '" + unit + "' in '" + at + "' (use s, ms or us)");
+        throw UsageError("--at: unknown unit '" + unit + "' in '" + at + "' (use s, ms or us)");
     }
     const EventTable& ev = *m.events;
     if (ev.count() == 0)
         return -1;
     if (timeUs < ev.timeUs.front() || timeUs > ev.timeUs.back() + 1000000)
-        throw ReportUsage("--at " + at + ": the trace runs from time_us " + std::to_string(ev.timeUs.front()) + " to " +
+        throw UsageError("--at " + at + ": the trace runs from time_us " + std::to_string(ev.timeUs.front()) + " to " +
                           std::to_string(ev.timeUs.back()));
     return eventAtTime(ev, timeUs);
-}
-
-int parseDevice(const std::string& s)
-{
-    try {
-        size_t used = 0;
-        const int d = std::stoi(s, &used);
-        if (used == s.size() && d >= 0)
-            return d;
-    } catch (...) {
-    }
-    throw ReportUsage("--device takes a device ordinal (0, 1, …), got '" + s + "'");
 }
 
 } // namespace
 
 int runReport(const std::vector<std::string>& args)
 {
-    std::string file, out, at = "peak";
+    std::string file, out, at;
     std::optional<int> device;
     try {
-        for (size_t i = 0; i < args.size(); ++i) {
-            const std::string& a = args[i];
-            auto value = [&](const char* name) -> std::string {
-                if (i + 1 >= args.size())
-                    throw ReportUsage(std::string(name) + " needs a value");
-                return args[++i];
-            };
-            if (a == "--device")
-                device = parseDevice(value("--device"));
-            else if (a.rfind("--device=", 0) == 0)
-                device = parseDevice(a.substr(9));
-            else if (a == "--at")
-                at = value("--at");
-            else if (a.rfind("--at=", 0) == 0)
-                at = a.substr(5);
-            else if (a == "--out")
-                out = value("--out");
-            else if (a.rfind("--out=", 0) == 0)
-                out = a.substr(6);
-            else if (a == "--help" || a == "-h") {
-                std::cout << kUsage << "\n";
-                return 0;
-            } else if (!a.empty() && a[0] == '-')
-                throw ReportUsage("unknown option '" + a + "'");
-            else if (file.empty())
-                file = a;
-            else
-                throw ReportUsage("report takes one file, got '" + file + "' and '" + a + "'");
+        const CommandLine cl(args, {.command = "report", .flags = {"--help", "-h"}, .options = {{"--device"}, {"--at"}, {"--out"}}});
+        if (cl.has("--help") || cl.has("-h")) {
+            std::cout << kUsage << "\n";
+            return 0;
         }
+        device = cl.device();
+        file = cl.operand();
+        out = cl.value("--out").value_or("");
+        at = cl.value("--at").value_or("peak");
         if (file.empty() || out.empty())
-            throw ReportUsage(kUsage);
-    } catch (const ReportUsage& e) {
+            throw UsageError(kUsage);
+    } catch (const UsageError& e) {
         std::cerr << "memscope report: " << e.what() << "\n";
         return 2;
     }
@@ -136,19 +102,16 @@ int runReport(const std::vector<std::string>& args)
                     found = true;
                 }
             if (!found)
-                throw ReportUsage(file + ": has no device " + std::to_string(*device) + " (it has " +
+                throw UsageError(file + ": has no device " + std::to_string(*device) + " (it has " +
                                   std::to_string(doc->devices.size()) + ")");
         } else if (doc->devices.empty()) {
-            throw ReportUsage(file + ": has no device traces");
+            throw UsageError(file + ": has no device traces");
         }
         const int64_t event = resolveAt(at, doc->devices[index]);
         const ReportFiles files = writeReport(*doc, index, event, QString::fromStdString(out));
         for (const QString& f : {files.png, files.peakCsv, files.timelineCsv, files.json})
             std::cout << QDir::toNativeSeparators(f).toStdString() << "\n";
         return 0;
-    } catch (const ReportUsage& e) {
-        std::cerr << "memscope report: " << e.what() << "\n";
-        return 1;
     } catch (const std::exception& e) {
         std::cerr << "memscope report: " << e.what() << "\n";
         return 1;

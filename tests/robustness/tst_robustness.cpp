@@ -788,6 +788,59 @@ private slots:
         QVERIFY2(r.err == ("memscope summary: " + file + ": has no device 2 (it has 2)\n").toUtf8(), r.err.constData());
     }
 
+    // Every headless command parses its arguments the same way (app/command_line.h): both
+    // "--opt value" and "--opt=value", a clear error for a missing value, an unknown option,
+    // a second file or a bad number, and the command's own exit status.
+    void cliArguments_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("err"); // stderr contains it ("" = stderr empty)
+        QTest::addColumn<QString>("out"); // stdout contains it
+        const QString f = QString::fromStdString(sample("llm_bs16.pickle"));
+        const QString tmp = QDir::tempPath() + QStringLiteral("/memscope_cli_args.pickle");
+        auto row = [](const char* name, QStringList args, int code, const QString& err, const QString& out) {
+            QTest::newRow(name) << args << code << err << out;
+        };
+        row("summary --device=0 --json", {"summary", f, "--device=0", "--json"}, 0, "", "\"peak_requested_bytes\"");
+        row("summary --device 0", {"summary", "--device", "0", f}, 0, "", "peak requested");
+        row("summary --device without value", {"summary", f, "--device"}, 1, "memscope summary: --device needs a value", "");
+        row("summary bad device", {"summary", f, "--device=x"}, 1, "--device takes a device ordinal (0, 1, …), got 'x'", "");
+        row("summary unknown option", {"summary", f, "--bogus"}, 1, "memscope summary: unknown option '--bogus'", "");
+        row("summary two files", {"summary", f, f}, 1, "summary takes one file, got '" + f + "' and '" + f + "'", "");
+        row("summary no file", {"summary"}, 1, "usage: memscope summary FILE", "");
+        row("allocations --csv=-", {"allocations", f, "--csv=-"}, 0, "", "alloc_event,");
+        row("allocations no --csv", {"allocations", f}, 1, "usage: memscope allocations", "");
+        row("diagnose --device=1", {"diagnose", f, "--device=1"}, 1, ": has no device 1 (it has 1)", "");
+        row("diagnose --json", {"diagnose", "--json", f}, 0, "", "\"kind\": \"activation_bound_peak\"");
+        row("estimate --batch=-1", {"estimate", f, "--batch=-1"}, 1, "--batch takes a positive number, got '-1'", "");
+        row("estimate --what-if-states 0", {"estimate", f, "--what-if-states", "0", "--batch=16"}, 0, "", "model: N =");
+        row("estimate --what-if-states=-2", {"estimate", f, "--what-if-states=-2"}, 1, "--what-if-states takes a number >= 0, got '-2'", "");
+        row("report --help", {"report", "--help"}, 0, "", "usage: memscope report FILE");
+        row("report no --out", {"report", f}, 2, "memscope report: usage: memscope report FILE", "");
+        row("report --out without value", {"report", f, "--out"}, 2, "memscope report: --out needs a value", "");
+        row("record no -o", {"record", "--attach", "1"}, 1, "memscope record: -o OUT.pickle is required", "");
+        row("record two modes", {"record", "-o", tmp, "--attach", "1", "--recover", "x"}, 1, "give exactly one of", "");
+        row("record stray operand", {"record", "--output=" + tmp, "stray"}, 1, "record takes no operand, got 'stray'", "");
+        row("record --duration 0", {"record", "-o", tmp, "--duration", "0", "--attach", "1"}, 1, "--duration takes a positive number, got '0'", "");
+    }
+    void cliArguments()
+    {
+        if (!haveCli())
+            QSKIP("memscope is not built (MEMSCOPE_BUILD_UI=OFF)");
+        QFETCH(QStringList, args);
+        QFETCH(int, exitCode);
+        QFETCH(QString, err);
+        QFETCH(QString, out);
+        const CliResult r = runCli(args);
+        QVERIFY2(r.exitCode == exitCode, qPrintable(QStringLiteral("exit %1, stderr: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))));
+        if (err.isEmpty())
+            QVERIFY2(r.err.isEmpty(), r.err.constData());
+        else
+            QVERIFY2(QString::fromUtf8(r.err).contains(err), r.err.constData());
+        QVERIFY2(QString::fromUtf8(r.out).contains(out), r.out.left(300).constData());
+    }
+
     // ---- 3. files over 4 GiB: 64-bit sizes and offsets, on sparse files (no 4 GiB written) ----
     void overFourGiB_data()
     {
