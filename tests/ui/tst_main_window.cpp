@@ -86,6 +86,14 @@ class TestMainWindow : public QObject {
     Q_OBJECT
     QTemporaryDir m_settings;
 
+    // The window at the size the tests' pixel checks assume, shown and exposed.
+    static bool showWindow(MainWindow& w)
+    {
+        w.resize(1600, 1000);
+        w.show();
+        return QTest::qWaitForWindowExposed(&w);
+    }
+
     static bool open(MainWindow& w, const QString& file, int expectedTabs)
     {
         w.openFile(file);
@@ -115,9 +123,7 @@ private slots:
     {
         QFETCH(QString, file);
         MainWindow w;
-        w.resize(1600, 1000);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(showWindow(w));
         QVERIFY2(open(w, file, 1), qPrintable(w.errorText()));
         SnapshotTab* tab = w.currentTab();
         QVERIFY(tab);
@@ -354,15 +360,12 @@ private slots:
         QCOMPARE(peak->report().event, pe);
     }
 
-    // Clicking the chart selects the time under the mouse; Shift+drag selects a range.
     // A view in a detail tab that is not shown does not render (at 10M events the allocations
     // timeline costs a frame's budget); it catches up, with the current range, when shown.
     void hiddenViewsWaitUntilShown()
     {
         MainWindow w;
-        w.resize(1600, 1000);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(showWindow(w));
         QVERIFY(open(w, sample("llm_bs16"), 1));
         SnapshotTab* tab = w.currentTab();
         tab->detailTabs()->setCurrentIndex(0);
@@ -384,12 +387,11 @@ private slots:
         QCOMPARE(at->bands()->image(), shown); // and for the range it shows
     }
 
+    // Clicking the chart selects the time under the mouse; Shift+drag selects a range.
     void timelineMouse()
     {
         MainWindow w;
-        w.resize(1600, 1000);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(showWindow(w));
         QVERIFY(open(w, sample("llm_bs16"), 1));
         SnapshotTab* tab = w.currentTab();
         CategoryTimelineView* tl = tab->timeline();
@@ -533,9 +535,7 @@ private slots:
         QFETCH(QString, file);
         QFETCH(bool, growth);
         MainWindow w;
-        w.resize(1600, 1000);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(showWindow(w));
         QVERIFY2(open(w, file, 1), qPrintable(w.errorText()));
         SnapshotTab* tab = w.currentTab();
         DiagnosticsPanel* panel = tab->diagnostics();
@@ -598,8 +598,7 @@ private slots:
     void estimatorInTheWindow()
     {
         MainWindow w;
-        w.resize(1600, 1000);
-        w.show();
+        QVERIFY(showWindow(w));
         QVERIFY(open(w, sample("llm_bs16"), 1));
         SnapshotTab* tab = w.currentTab();
         QAction* show = menuAction(w, QKeySequence(Qt::CTRL | Qt::Key_5));
