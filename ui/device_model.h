@@ -82,8 +82,6 @@ struct DeviceModel {
     int64_t reservedAfter(int64_t event) const { return replay->reservedAfter(event); }
     Phase phaseAt(int64_t event) const;
     int iterationAt(int64_t event) const; // -1 outside any
-    const BandSet& lanes(XAxisMode mode) const { return *laneBands[static_cast<size_t>(mode)]; }
-    const BandSet& lines(XAxisMode mode) const { return *iterationLines[static_cast<size_t>(mode)]; }
 };
 
 DeviceModel buildDeviceModel(const Attribution& attribution, size_t deviceIndex);
