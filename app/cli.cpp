@@ -60,7 +60,7 @@ int runAllocations(const std::vector<std::string>& args)
             ++index;
         if (index == replay->devices.size())
             throw UsageError(file + ": has no device " + std::to_string(*device) + " (it has " +
-                        std::to_string(replay->devices.size()) + ")");
+                             std::to_string(replay->devices.size()) + ")");
     }
     auto attribution = attribute(replay);
     if (csv == "-") {

@@ -53,7 +53,7 @@ int64_t resolveAt(const std::string& at, const DeviceModel& m)
         return -1;
     if (timeUs < ev.timeUs.front() || timeUs > ev.timeUs.back() + 1000000)
         throw UsageError("--at " + at + ": the trace runs from time_us " + std::to_string(ev.timeUs.front()) + " to " +
-                          std::to_string(ev.timeUs.back()));
+                         std::to_string(ev.timeUs.back()));
     return eventAtTime(ev, timeUs);
 }
 
@@ -103,7 +103,7 @@ int runReport(const std::vector<std::string>& args)
                 }
             if (!found)
                 throw UsageError(file + ": has no device " + std::to_string(*device) + " (it has " +
-                                  std::to_string(doc->devices.size()) + ")");
+                                 std::to_string(doc->devices.size()) + ")");
         } else if (doc->devices.empty()) {
             throw UsageError(file + ": has no device traces");
         }
