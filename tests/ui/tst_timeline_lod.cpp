@@ -34,6 +34,14 @@ std::shared_ptr<const Document> sample()
     return doc;
 }
 
+// A view of the sample, shown, at the size the frame tests use.
+void showSample(CategoryTimelineView& view)
+{
+    view.resize(1200, 500);
+    view.setDocument(sample(), 0);
+    view.show();
+}
+
 // How much of x range [a, b] a band [x0, x1] covers.
 double overlap(double x0, double x1, double a, double b)
 {
@@ -318,9 +326,7 @@ void TestTimelineLod::areasWhilePanning()
     const auto doc = sample();
     const DeviceModel& m = doc->devices[0];
     CategoryTimelineView panned;
-    panned.resize(1200, 500);
-    panned.setDocument(doc, 0);
-    panned.show();
+    showSample(panned);
     const double span = m.xMax(XAxisMode::Time);
     panned.setXRange(span * 0.3, span * 0.6);
     panned.plot()->replot(QCustomPlot::rpImmediateRefresh);
@@ -330,9 +336,7 @@ void TestTimelineLod::areasWhilePanning()
         panned.plot()->replot(QCustomPlot::rpImmediateRefresh);
         const auto [lo, hi] = panned.xRange();
         CategoryTimelineView fresh;
-        fresh.resize(1200, 500);
-        fresh.setDocument(doc, 0);
-        fresh.show();
+        showSample(fresh);
         fresh.setXRange(lo, hi);
         fresh.plot()->replot(QCustomPlot::rpImmediateRefresh);
         const CategoryAreasLayer* a = panned.plotter()->areas();
@@ -414,9 +418,7 @@ void TestTimelineLod::stepCurvesKeepEveryChange()
     const auto doc = sample();
     const DeviceModel& m = doc->devices[0];
     CategoryTimelineView view;
-    view.resize(1200, 500);
-    view.setDocument(doc, 0);
-    view.show();
+    showSample(view);
     for (auto [from, to] : {std::pair{0.0, 1.0}, std::pair{0.3, 0.32}}) {
         const double span = m.xMax(XAxisMode::Time);
         view.setXRange(span * from, span * to);
@@ -465,9 +467,7 @@ void TestTimelineLod::requestedLineAndHaze()
     const DeviceModel& m = doc->devices[0];
     const int64_t n = m.eventCount();
     CategoryTimelineView view;
-    view.resize(1200, 500);
-    view.setDocument(doc, 0);
-    view.show();
+    showSample(view);
     const double span = m.xMax(XAxisMode::Time);
     view.setXRange(span * 0.85, span * 1.0); // the training loop: thousands of events a pixel in places
     view.plot()->replot(QCustomPlot::rpImmediateRefresh);
