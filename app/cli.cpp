@@ -3,12 +3,10 @@
 
 #include "command_line.h"
 #include "diagnose_commands.h"
-#include "attribute/attributor.h"
+#include "analysis/analysis.h"
 #include "common/load_error.h"
 #include "io/allocations_csv.h"
 #include "io/summary_writer.h"
-#include "replay/replay.h"
-#include "snapshot/snapshot_reader.h"
 #include "record_command.h"
 
 #include <cstdio>
@@ -35,11 +33,11 @@ int runSummary(const std::vector<std::string>& args)
     if (file.empty())
         throw UsageError("usage: memscope summary FILE [--device N] [--json]");
     const bool json = cl.has("--json");
-    auto replay = replaySnapshot(readSnapshotFile(file));
-    if (device && !replay->device(*device))
-        throw UsageError(file + ": has no device " + std::to_string(*device) + " (it has " +
-                         std::to_string(replay->devices.size()) + ")");
-    std::cout << (json ? summaryJson(*replay, device) : summaryText(*replay, device));
+    const AnalysisOptions options{.until = AnalysisStage::Replayed};
+    const auto analysis = analyze(AnalysisSource::file(file), options);
+    if (device)
+        analysis->deviceIndex(device); // throws when it has no such device
+    std::cout << (json ? summaryJson(*analysis->replay, device) : summaryText(*analysis->replay, device));
     return 0;
 }
 
@@ -51,18 +49,10 @@ int runAllocations(const std::vector<std::string>& args)
     const std::string csv = cl.value("--csv").value_or("");
     if (file.empty() || csv.empty())
         throw UsageError("usage: memscope allocations FILE [--device N] --csv OUT (OUT '-' is stdout)");
-    auto replay = replaySnapshot(readSnapshotFile(file));
-    if (replay->devices.empty())
-        throw UsageError(file + ": has no device traces");
-    size_t index = 0;
-    if (device) {
-        while (index < replay->devices.size() && replay->devices[index].device != *device)
-            ++index;
-        if (index == replay->devices.size())
-            throw UsageError(file + ": has no device " + std::to_string(*device) + " (it has " +
-                             std::to_string(replay->devices.size()) + ")");
-    }
-    auto attribution = attribute(replay);
+    const AnalysisOptions options{.until = AnalysisStage::Attributed};
+    const auto analysis = analyze(AnalysisSource::file(file), options);
+    const size_t index = analysis->deviceIndex(device);
+    const Attribution* attribution = analysis->attribution.get();
     if (csv == "-") {
         writeAllocationsCsv(std::cout, *attribution, index);
         std::cout.flush();

@@ -2,14 +2,9 @@
 
 #include "command_line.h"
 
-#include "attribute/attributor.h"
-#include "diagnose/diagnoser.h"
-#include "diagnose/diagnostics_json.h"
+#include "analysis/analysis.h"
 #include "diagnose/estimator.h"
-#include "diagnose/training_measurement.h"
-#include "io/frame_classifier.h"
-#include "replay/replay.h"
-#include "snapshot/snapshot_reader.h"
+#include "io/diagnostics_json.h"
 
 #include <iostream>
 #include <optional>
@@ -17,27 +12,6 @@
 
 namespace memscope {
 
-namespace {
-
-// The index into replay.devices: the asked ordinal, else the first device with events.
-size_t deviceIndex(const Replay& replay, const std::string& file, std::optional<int> device)
-{
-    if (replay.devices.empty())
-        throw std::invalid_argument(file + ": has no device traces");
-    if (device) {
-        for (size_t i = 0; i < replay.devices.size(); ++i)
-            if (replay.devices[i].device == *device)
-                return i;
-        throw std::invalid_argument(file + ": has no device " + std::to_string(*device) + " (it has " +
-                                    std::to_string(replay.devices.size()) + ")");
-    }
-    for (size_t i = 0; i < replay.devices.size(); ++i)
-        if (replay.devices[i].eventCount > 0)
-            return i;
-    return 0;
-}
-
-} // namespace
 
 int runDiagnose(const std::vector<std::string>& args)
 {
@@ -47,17 +21,14 @@ int runDiagnose(const std::vector<std::string>& args)
     const std::string file = cl.operand();
     if (file.empty())
         throw UsageError("usage: memscope diagnose FILE [--device N] [--json]");
-    auto replay = replaySnapshot(readSnapshotFile(file));
+    const auto analysis = analyze(AnalysisSource::file(file));
     std::optional<size_t> index;
     if (device)
-        index = deviceIndex(*replay, file, device);
-    auto attribution = attribute(replay);
-    const FrameClassifier frames(*replay->snapshot);
-    auto result = diagnose(*attribution, frames);
+        index = analysis->deviceIndex(device);
     if (json)
-        std::cout << diagnosticsToJson(*result, *replay, frames, index);
+        std::cout << diagnosticsToJson(*analysis->diagnosis, *analysis->replay, *analysis->frames, index);
     else
-        std::cout << file << "\n\n" << diagnosticsText(*result, frames, index);
+        std::cout << file << "\n\n" << diagnosticsText(*analysis->diagnosis, *analysis->frames, index);
     return 0;
 }
 
@@ -81,10 +52,9 @@ int runEstimate(const std::vector<std::string>& args)
         throw UsageError("usage: memscope estimate FILE [--device N] [--batch B] [--seq L] "
                          "[--bytes-per-param P] [--what-if-batch B] [--what-if-seq L] [--what-if-states K] "
                          "[--what-if-bytes-per-param P] [--json]");
-    auto replay = replaySnapshot(readSnapshotFile(file));
-    const size_t index = deviceIndex(*replay, file, device);
-    auto attribution = attribute(replay);
-    const TrainingMeasurement m = measureTraining(replay->devices[index], attribution->devices[index]);
+    const auto analysis = analyze(AnalysisSource::file(file));
+    const size_t index = analysis->deviceIndex(device);
+    const TrainingMeasurement& m = analysis->training.at(index);
     const EstimatorInputs recorded = inputsFromMeasurement(m, batch, seq, bytesPerParam);
     std::optional<EstimatorInputs> whatIf;
     if (whatBatch || whatSeq || whatStates || whatBytes) {
@@ -105,7 +75,7 @@ int runEstimate(const std::vector<std::string>& args)
     if (json)
         std::cout << estimateReportJson(report);
     else
-        std::cout << file << ", device " << replay->devices[index].device << "\n" << estimateReportText(report);
+        std::cout << file << ", device " << analysis->replay->devices[index].device << "\n" << estimateReportText(report);
     return 0;
 }
 

@@ -93,20 +93,7 @@ int runReport(const std::vector<std::string>& args)
     }
     try {
         const auto doc = analyzeFile(file);
-        size_t index = 0;
-        if (device) {
-            bool found = false;
-            for (size_t i = 0; i < doc->devices.size(); ++i)
-                if (doc->devices[i].device == *device) {
-                    index = i;
-                    found = true;
-                }
-            if (!found)
-                throw UsageError(file + ": has no device " + std::to_string(*device) + " (it has " +
-                                 std::to_string(doc->devices.size()) + ")");
-        } else if (doc->devices.empty()) {
-            throw UsageError(file + ": has no device traces");
-        }
+        const size_t index = doc->analysis->deviceIndex(device);
         const int64_t event = resolveAt(at, doc->devices[index]);
         const ReportFiles files = writeReport(*doc, index, event, QString::fromStdString(out));
         for (const QString& f : {files.png, files.peakCsv, files.timelineCsv, files.json})

@@ -3,7 +3,7 @@
 // but applies no snapshot rules: the VM's own bounds and refusals are what is fuzzed.
 #include "common/load_error.h"
 #include "pickle/pickle_reader.h"
-#include "snapshot/string_pool.h"
+#include "common/string_pool.h"
 
 #include <cstdint>
 #include <cstdlib>

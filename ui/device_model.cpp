@@ -90,13 +90,15 @@ int64_t DeviceModel::categoryBytes(Category c, int64_t event) const
 
 Phase DeviceModel::phaseAt(int64_t event) const
 {
-    if (event < 0 || static_cast<size_t>(event) >= attribution->eventPhase.size())
+    if (!attribution || event < 0 || static_cast<size_t>(event) >= attribution->eventPhase.size())
         return Phase::Other;
     return attribution->eventPhase[static_cast<size_t>(event)];
 }
 
 int DeviceModel::iterationAt(int64_t event) const
 {
+    if (!attribution)
+        return -1;
     const auto& its = attribution->iterations;
     auto it = std::upper_bound(its.begin(), its.end(), event,
                                [](int64_t e, const Iteration& i) { return e < i.firstEvent; });
@@ -225,7 +227,7 @@ void buildBands(DeviceModel& m)
     }
     const int64_t n = m.eventCount();
     static const std::vector<Iteration> none;
-    const auto& its = n > 0 ? m.attribution->iterations : none;
+    const auto& its = n > 0 && m.attribution ? m.attribution->iterations : none;
     for (XAxisMode mode : {XAxisMode::Time, XAxisMode::EventIndex}) {
         auto xAt = [&](int64_t e) { return m.x(std::clamp<int64_t>(e, 0, n - 1), mode); };
         std::vector<Band> lanes;
@@ -271,30 +273,39 @@ void buildBands(DeviceModel& m)
 
 } // namespace
 
-DeviceModel buildDeviceModel(const Attribution& attribution, size_t deviceIndex)
+DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attribution, size_t deviceIndex,
+                             const DeviceModel* previous)
 {
-    const Replay& replay = *attribution.replay;
     DeviceModel m;
     m.index = deviceIndex;
     m.replay = &replay.devices.at(deviceIndex);
-    m.attribution = &attribution.devices.at(deviceIndex);
+    m.attribution = attribution ? &attribution->devices.at(deviceIndex) : nullptr;
     m.events = &replay.snapshot->devices.at(deviceIndex).events;
     m.device = m.replay->device;
     const EventTable& ev = *m.events;
     const size_t n = ev.count();
-    m.t0Us = n ? ev.timeUs.front() : 0;
-    m.seconds.resize(n);
-    double running = 0;
-    for (size_t i = 0; i < n; ++i) {
-        running = std::max(running, static_cast<double>(ev.timeUs[i] - m.t0Us) / 1e6);
-        m.seconds[i] = running;
+    if (previous && previous->replay == m.replay) {
+        m.t0Us = previous->t0Us;
+        m.seconds = previous->seconds;
+        m.segments = previous->segments;
+        m.annotations = previous->annotations;
+    } else {
+        m.t0Us = n ? ev.timeUs.front() : 0;
+        m.seconds.resize(n);
+        double running = 0;
+        for (size_t i = 0; i < n; ++i) {
+            running = std::max(running, static_cast<double>(ev.timeUs[i] - m.t0Us) / 1e6);
+            m.seconds[i] = running;
+        }
+        m.segments = segmentLives(*replay.snapshot, replay.snapshot->devices.at(deviceIndex));
     }
     m.requested = MinMaxPyramid(&m.replay->requested);
     m.reserved = MinMaxPyramid(&m.replay->reserved);
 
-    m.hasCategoryCurves = true;
-    for (const auto& curve : m.attribution->categoryBytes)
-        m.hasCategoryCurves = m.hasCategoryCurves && curve.size() == n;
+    m.hasCategoryCurves = m.attribution != nullptr;
+    if (m.attribution)
+        for (const auto& curve : m.attribution->categoryBytes)
+            m.hasCategoryCurves = m.hasCategoryCurves && curve.size() == n;
     for (Category c : kAllCategories) {
         const size_t k = static_cast<size_t>(c);
         if (!m.hasCategoryCurves) {
@@ -305,8 +316,8 @@ DeviceModel buildDeviceModel(const Attribution& attribution, size_t deviceIndex)
         m.categoryPresent[k] =
             m.attribution->categoryAtStart[k] > 0 || std::any_of(curve.begin(), curve.end(), [](int64_t v) { return v > 0; });
     }
-    m.segments = segmentLives(*replay.snapshot, replay.snapshot->devices.at(deviceIndex));
-    m.annotations = annotationRanges(*replay.snapshot, m);
+    if (!previous || previous->replay != m.replay)
+        m.annotations = annotationRanges(*replay.snapshot, m);
     buildBands(m);
     return m;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "attribute/attribution.h"
+#include "replay/replay.h"
 #include "band_set.h"
 #include "minmax_pyramid.h"
 
@@ -84,6 +85,9 @@ struct DeviceModel {
     int iterationAt(int64_t event) const; // -1 outside any
 };
 
-DeviceModel buildDeviceModel(const Attribution& attribution, size_t deviceIndex);
+// `attribution` may be null (a document of the Replayed stage: no phases or categories yet);
+// `previous`, the same device's model of an earlier stage, lends what does not change.
+DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attribution, size_t deviceIndex,
+                             const DeviceModel* previous = nullptr);
 
 } // namespace memscope

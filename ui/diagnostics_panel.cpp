@@ -1,6 +1,6 @@
 #include "diagnostics_panel.h"
 
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 #include "replay/replay.h"
 #include "io/summary_writer.h"
 #include "text_format.h"

@@ -1,42 +1,30 @@
 #include "document.h"
 
-#include "attribute/attributor.h"
-#include "common/load_error.h"
-#include "replay/replay.h"
-#include "snapshot/snapshot_reader.h"
-
 namespace memscope {
+
+std::shared_ptr<const Document> makeDocument(std::shared_ptr<const Analysis> analysis, const Document* previous)
+{
+    auto doc = std::make_shared<Document>();
+    doc->path = analysis->name;
+    doc->attribution = analysis->attribution;
+    doc->attributed = analysis->attributed;
+    doc->frames = analysis->frames;
+    doc->diagnosis = analysis->diagnosis;
+    doc->training = analysis->training;
+    for (size_t i = 0; i < analysis->replay->devices.size(); ++i) {
+        const DeviceModel* before = previous && i < previous->devices.size() ? &previous->devices[i] : nullptr;
+        doc->devices.push_back(buildDeviceModel(*analysis->replay, analysis->attribution.get(), i, before));
+    }
+    doc->analysis = std::move(analysis);
+    return doc;
+}
 
 std::shared_ptr<const Document> analyzeFile(const std::string& path, const std::function<bool(double)>& progress)
 {
-    auto report = [&](double f) {
-        if (progress && !progress(f))
-            throw LoadCancelled();
-    };
-    LoadOptions options;
+    AnalysisCallbacks callbacks;
     if (progress)
-        options.progress = [&](double f) { return progress(f * 0.8); };
-    auto snapshot = readSnapshotFile(path, options);
-    report(0.8);
-    auto replay = replaySnapshot(std::move(snapshot));
-    report(0.9);
-    auto doc = std::make_shared<Document>();
-    doc->path = path;
-    doc->attribution = attribute(replay);
-    doc->attributed = true;
-    for (size_t i = 0; i < replay->devices.size(); ++i)
-        for (const auto& curve : doc->attribution->devices.at(i).categoryBytes)
-            doc->attributed = doc->attributed && curve.size() == static_cast<size_t>(replay->devices[i].eventCount);
-    report(0.95);
-    for (size_t i = 0; i < replay->devices.size(); ++i)
-        doc->devices.push_back(buildDeviceModel(*doc->attribution, i));
-    doc->frames = std::make_unique<FrameClassifier>(*replay->snapshot);
-    report(0.97);
-    doc->diagnosis = diagnose(*doc->attribution, *doc->frames);
-    for (size_t i = 0; i < replay->devices.size(); ++i)
-        doc->training.push_back(measureTraining(replay->devices[i], doc->attribution->devices[i]));
-    report(1.0);
-    return doc;
+        callbacks.progress = [&](AnalysisStage stage, double f) { return progress(analysisFraction(stage, f)); };
+    return makeDocument(analyze(AnalysisSource::file(path), {}, callbacks));
 }
 
 } // namespace memscope

@@ -1,9 +1,7 @@
 #include "live_session.h"
 
-#include "attribute/attributor.h"
 #include "io/pickle_writer.h"
 #include "live/nvml.h"
-#include "replay/replay.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -16,18 +14,7 @@ namespace memscope {
 
 std::shared_ptr<const Document> analyzeSnapshot(std::shared_ptr<const Snapshot> snapshot, const std::string& name)
 {
-    auto replay = replaySnapshot(std::move(snapshot));
-    auto doc = std::make_shared<Document>();
-    doc->path = name;
-    doc->attribution = attribute(replay);
-    doc->attributed = true;
-    for (size_t i = 0; i < replay->devices.size(); ++i)
-        for (const auto& curve : doc->attribution->devices.at(i).categoryBytes)
-            doc->attributed = doc->attributed && curve.size() == static_cast<size_t>(replay->devices[i].eventCount);
-    for (size_t i = 0; i < replay->devices.size(); ++i)
-        doc->devices.push_back(buildDeviceModel(*doc->attribution, i));
-    doc->frames = std::make_unique<FrameClassifier>(*replay->snapshot);
-    return doc;
+    return makeDocument(analyze(AnalysisSource::recording(std::move(snapshot), name)));
 }
 
 namespace {

@@ -83,7 +83,7 @@ private:
     QString m_recoveryPath;
 };
 
-// The whole pipeline after reading, for a snapshot already in memory.
+// analyze() and makeDocument() for a snapshot already in memory: every stage, diagnosis too.
 std::shared_ptr<const Document> analyzeSnapshot(std::shared_ptr<const Snapshot> snapshot, const std::string& name);
 
 } // namespace memscope

@@ -55,30 +55,46 @@ void Loader::startNext()
         emit idle();
         return;
     }
-    m_current = m_queue.takeFirst();
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     auto cancel = m_cancel;
-    const QString path = m_current;
+    const QString path = m_queue.takeFirst();
     Loader* self = this; // outlives the worker: the destructor waits for it
     emit loadStarted(path);
 
     m_worker = QThread::create([self, path, cancel] {
         int lastPercent = -1;
-        auto progress = [&](double f) {
-            const int percent = static_cast<int>(std::lround(f * 100));
+        AnalysisCallbacks callbacks;
+        callbacks.progress = [&](AnalysisStage stage, double f) {
+            const double whole = analysisFraction(stage, f);
+            const int percent = static_cast<int>(std::lround(whole * 100));
             if (percent != lastPercent) {
                 lastPercent = percent;
-                QMetaObject::invokeMethod(self, [self, path, f] {
-                    emit self->progressChanged(path, f);
+                const QString name = QString::fromUtf8(analysisStageName(stage));
+                QMetaObject::invokeMethod(self, [self, path, whole, name] {
+                    emit self->progressChanged(path, whole, name);
                 }, Qt::QueuedConnection);
             }
             return !cancel->load();
         };
         std::shared_ptr<const Document> doc;
+        callbacks.stageReady = [&](const std::shared_ptr<const Analysis>& analysis) {
+            if (analysis->stage == AnalysisStage::Loaded || cancel->load())
+                return;
+            doc = makeDocument(analysis, doc.get());
+            if (analysis->stage == AnalysisStage::Diagnosed)
+                return; // handed over below, with the end of the load
+            const bool curves = analysis->stage == AnalysisStage::Replayed;
+            QMetaObject::invokeMethod(self, [self, path, d = doc, curves] {
+                if (curves)
+                    emit self->curvesReady(path, d);
+                else
+                    emit self->attributed(path, d);
+            }, Qt::QueuedConnection);
+        };
         QString error;
         bool cancelled = false;
         try {
-            doc = analyzeFile(QFileInfo(path).filePath().toStdString(), progress);
+            analyze(AnalysisSource::file(QFileInfo(path).filePath().toStdString()), {}, callbacks);
         } catch (const LoadCancelled&) {
             cancelled = true;
         } catch (const LoadError& e) {
@@ -88,11 +104,12 @@ void Loader::startNext()
         } catch (const std::exception& e) {
             error = path + QStringLiteral(": ") + QString::fromStdString(e.what());
         }
+        if (cancelled || !error.isEmpty())
+            doc.reset();
         QMetaObject::invokeMethod(self, [self, path, doc, error, cancelled] {
             self->m_worker->wait();
             self->m_worker->deleteLater();
             self->m_worker = nullptr;
-            self->m_current.clear();
             if (cancelled)
                 emit self->loadCancelled(path);
             else if (doc)

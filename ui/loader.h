@@ -13,8 +13,12 @@ class QThread;
 namespace memscope {
 
 /*
- * Loads snapshot files one after another on a worker thread (read, replay, attribute,
- * precompute: analyzeFile). Signals are emitted on the thread the Loader lives in (the
+ * Loads snapshot files one after another on a worker thread through core's analyze(). Each
+ * file emits loadStarted, progressChanged (naming the running stage), then
+ *   curvesReady     once replayed: a document with the requested/reserved curves, no categories
+ *   attributed      once phases and categories are known: the document without findings
+ *   snapshotLoaded  once diagnosed: the finished document
+ * (or loadFailed / loadCancelled). Signals are emitted on the thread the Loader lives in (the
  * GUI thread), so receivers never see a half-built result. cancel() stops the file being
  * loaded and drops the queued ones.
  */
@@ -28,12 +32,13 @@ public:
     void load(const QStringList& paths);
     void cancel();
     bool isBusy() const { return m_worker != nullptr; }
-    QString currentPath() const { return m_current; }
     int queuedCount() const { return static_cast<int>(m_queue.size()); }
 
 signals:
     void loadStarted(const QString& path);
-    void progressChanged(const QString& path, double fraction);
+    void progressChanged(const QString& path, double fraction, const QString& stage);
+    void curvesReady(const QString& path, std::shared_ptr<const memscope::Document> document);
+    void attributed(const QString& path, std::shared_ptr<const memscope::Document> document);
     void snapshotLoaded(const QString& path, std::shared_ptr<const memscope::Document> document);
     void loadFailed(const QString& path, const QString& message);
     void loadCancelled(const QString& path);
@@ -43,7 +48,6 @@ private:
     void startNext();
 
     QStringList m_queue;
-    QString m_current;
     QThread* m_worker = nullptr;
     std::shared_ptr<std::atomic<bool>> m_cancel;
 };

@@ -119,7 +119,10 @@ MainWindow::MainWindow(QWidget* parent)
         m_cancel->show();
     });
     connect(m_loader, &Loader::progressChanged, this,
-            [this](const QString&, double f) { m_progress->setValue(static_cast<int>(f * 100)); });
+            [this](const QString&, double f, const QString& stage) {
+                m_progress->setValue(static_cast<int>(f * 100));
+                m_progress->setFormat(stage + QStringLiteral(" %p%"));
+            });
     connect(m_loader, &Loader::snapshotLoaded, this, &MainWindow::onLoaded);
     connect(m_loader, &Loader::loadFailed, this, &MainWindow::onFailed);
     connect(m_loader, &Loader::loadCancelled, this, [this](const QString& path) {

@@ -1,6 +1,6 @@
 #include "text_format.h"
 
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 #include "io/summary_writer.h"
 #include "time_axis_ticker.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "attribute/attribution.h"
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 
 #include <cstddef>
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "common/strong_id.h"
-#include "io/summary_writer.h" // formatBytes
+#include "common/format_bytes.h"
 
 #include <cstdint>
 #include <memory>

@@ -2,7 +2,7 @@
 
 #include "attribute/attribution.h"
 #include "diagnose/diagnostic.h"
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 #include "replay/device_replay.h"
 
 #include <string>

@@ -1,6 +1,6 @@
 #include "diagnose/repeated_passes.h"
 
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 
 #include <algorithm>
 #include <map>

@@ -1,7 +1,7 @@
 #include "io/allocations_csv.h"
 
 #include "io/csv_field.h"
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 
 #include <string_view>
 #include <vector>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 #include "io/point_report.h"
 
 #include <ostream>

@@ -1,6 +1,6 @@
 #include "io/report_json_writer.h"
 
-#include "diagnose/diagnostics_json.h"
+#include "io/diagnostics_json.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 
 #include "attribute/attribution.h"
 #include "diagnose/diagnostic.h"
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 #include "io/point_report.h"
 
 #include <string>

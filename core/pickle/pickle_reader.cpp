@@ -2,7 +2,7 @@
 
 #include "common/load_error.h"
 #include "common/prefaulter.h"
-#include "snapshot/string_pool.h"
+#include "common/string_pool.h"
 
 #include <algorithm>
 #include <bit>

@@ -5,7 +5,7 @@
 #include "snapshot/frame_pool.h"
 #include "snapshot/segment.h"
 #include "snapshot/stack_pool.h"
-#include "snapshot/string_pool.h"
+#include "common/string_pool.h"
 
 #include <map>
 #include <string>

@@ -1,5 +1,5 @@
 #include "attribute/attributor.h"
-#include "attribute/oracle_labels.h"
+#include "support/oracle_labels.h"
 #include "io/allocations_csv.h"
 #include "replay/replay.h"
 #include "snapshot/snapshot_reader.h"

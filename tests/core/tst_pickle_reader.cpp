@@ -1,6 +1,6 @@
 #include "common/load_error.h"
 #include "snapshot/snapshot_reader.h"
-#include "snapshot_compare.h"
+#include "support/snapshot_compare.h"
 
 #include <QFile>
 #include <QTest>

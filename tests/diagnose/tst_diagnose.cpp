@@ -1,6 +1,6 @@
 #include "attribute/attributor.h"
 #include "diagnose/diagnoser.h"
-#include "diagnose/diagnostics_json.h"
+#include "io/diagnostics_json.h"
 #include "diagnose/growth_detector.h"
 #include "diagnose/repeated_passes.h"
 #include "replay/replay.h"

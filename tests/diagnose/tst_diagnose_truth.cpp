@@ -6,7 +6,7 @@
 // size torch's error names; empty_cache() only where the program called it.
 #include "attribute/attributor.h"
 #include "diagnose/diagnoser.h"
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 #include "replay/replay.h"
 #include "snapshot/snapshot_reader.h"
 

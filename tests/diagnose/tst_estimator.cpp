@@ -1,5 +1,5 @@
 #include "attribute/attributor.h"
-#include "attribute/oracle_labels.h"
+#include "support/oracle_labels.h"
 #include "diagnose/estimator.h"
 #include "diagnose/training_measurement.h"
 #include "replay/replay.h"

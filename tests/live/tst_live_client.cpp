@@ -1,4 +1,4 @@
-#include "../core/snapshot_compare.h"
+#include "support/snapshot_compare.h"
 
 #include "io/pickle_writer.h"
 #include "live/agent_directory.h"

@@ -1,4 +1,4 @@
-#include "../core/snapshot_compare.h"
+#include "support/snapshot_compare.h"
 
 #include "attach_dialog.h"
 #include "category_timeline_view.h"

@@ -1,7 +1,7 @@
 // The loader's trace-entry fast path (core/snapshot/snapshot_builder_fast.cpp) and its
 // compact memo must give the same model as the pickle VM alone, on every real snapshot.
 #include "snapshot/snapshot_reader.h"
-#include "../core/snapshot_compare.h"
+#include "support/snapshot_compare.h"
 
 #include <QDir>
 #include <QTest>

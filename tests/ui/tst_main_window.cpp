@@ -9,7 +9,7 @@
 #include "diagnose/training_measurement.h"
 #include "diagnostics_panel.h"
 #include "estimator_panel.h"
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 #include "io/point_report.h"
 #include "io/summary_writer.h"
 #include "loader.h"

@@ -1,4 +1,4 @@
-#include "snapshot/string_pool.h"
+#include "common/string_pool.h"
 
 #include <cstring>
 #include <memory>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "diagnose/diagnostic.h"
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 #include "replay/replay.h"
 
 #include <optional>

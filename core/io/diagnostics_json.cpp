@@ -1,4 +1,4 @@
-#include "diagnose/diagnostics_json.h"
+#include "io/diagnostics_json.h"
 
 #include <nlohmann/json.hpp>
 

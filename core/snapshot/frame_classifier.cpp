@@ -1,4 +1,4 @@
-#include "io/frame_classifier.h"
+#include "snapshot/frame_classifier.h"
 
 #include <array>
 

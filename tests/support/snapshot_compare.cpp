@@ -1,4 +1,4 @@
-#include "snapshot_compare.h"
+#include "support/snapshot_compare.h"
 
 namespace memscope::test {
 

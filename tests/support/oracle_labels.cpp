@@ -1,4 +1,4 @@
-#include "attribute/oracle_labels.h"
+#include "support/oracle_labels.h"
 
 #include "common/load_error.h"
 
