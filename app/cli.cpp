@@ -33,7 +33,7 @@ int runSummary(const std::vector<std::string>& args)
     if (file.empty())
         throw UsageError("usage: memscope summary FILE [--device N] [--json]");
     const bool json = cl.has("--json");
-    const AnalysisOptions options{.until = AnalysisStage::Replayed};
+    const AnalysisOptions options{.load = {}, .until = AnalysisStage::Replayed};
     const auto analysis = analyze(AnalysisSource::file(file), options);
     if (device)
         analysis->deviceIndex(device); // throws when it has no such device
@@ -49,7 +49,7 @@ int runAllocations(const std::vector<std::string>& args)
     const std::string csv = cl.value("--csv").value_or("");
     if (file.empty() || csv.empty())
         throw UsageError("usage: memscope allocations FILE [--device N] --csv OUT (OUT '-' is stdout)");
-    const AnalysisOptions options{.until = AnalysisStage::Attributed};
+    const AnalysisOptions options{.load = {}, .until = AnalysisStage::Attributed};
     const auto analysis = analyze(AnalysisSource::file(file), options);
     const size_t index = analysis->deviceIndex(device);
     const Attribution* attribution = analysis->attribution.get();
