@@ -7,7 +7,7 @@ packages=(
   libqcustomplot-dev libqcustomplot2.1-qt6
   nlohmann-json3-dev libbenchmark-dev
   xvfb xauth python3
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format-14 ccache
 )
 missing=()
 for p in "${packages[@]}"; do

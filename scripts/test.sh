@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# Builds memscope and runs the whole test suite (the README's second command): the suite,
-# the suite again under ASan + UBSan, then the libFuzzer harnesses over their corpus and the
+# Builds memscope and runs the whole test suite (the README's second command, and what CI
+# runs): the formatting check, the suite (preset ci: warnings are errors), the suite again
+# under ASan + UBSan (ci-asan), then the libFuzzer harnesses over their corpus and the
 # regression inputs and a short fuzz (docs/SECURITY.md). Ends with one line counting the
-# test programs that passed and failed across all three.
+# test programs that passed and failed across all of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh || exit 1
 log="$(mktemp -d)"
 passed=0
 failed=0
+
+# ccache, when installed, serves every build: the cache is keyed on paths relative to the
+# checkout, so builds of the same flags in other build folders (or checkouts) share objects.
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+fi
+
+if ! bash scripts/check-format.sh; then
+  failed=$((failed + 1))
+fi
 
 # count NAME FILE: adds the counts of ctest's summary line in FILE to the totals; a run
 # with no summary counts as one failure.
@@ -37,10 +48,10 @@ build() {
   cmake --preset "$1" && cmake --build --preset "$1"
 }
 
-build default || exit 1
-run_ctest default ctest --preset default
-build asan || exit 1
-run_ctest asan env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan
+build ci || exit 1
+run_ctest ci ctest --preset ci
+build ci-asan || exit 1
+run_ctest ci-asan env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset ci-asan
 if FUZZ_LOG="$log/fuzz_ctest.txt" bash fuzz/ci.sh; then
   fuzz_ok=1
 else
