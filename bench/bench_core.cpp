@@ -9,12 +9,8 @@
 #include "replay/replay.h"
 #include "snapshot/snapshot_reader.h"
 
-#ifdef MEMSCOPE_HAVE_ATTRIBUTION
 #include "attribute/attributor.h"
-#endif
-#ifdef MEMSCOPE_HAVE_LOD
 #include "replay/curve_lod.h"
-#endif
 
 #include <benchmark/benchmark.h>
 
@@ -98,7 +94,6 @@ void replay(benchmark::State& state, const std::string& file)
     setEvents(state, *s);
 }
 
-#ifdef MEMSCOPE_HAVE_ATTRIBUTION
 void attribution(benchmark::State& state, const std::string& file)
 {
     auto r = replaySnapshot(readSnapshotFile(file));
@@ -108,7 +103,6 @@ void attribution(benchmark::State& state, const std::string& file)
     }
     setEvents(state, *r->snapshot);
 }
-#endif
 
 // The live set at the peak, then at random events (what a click on the timeline asks).
 void liveAfter(benchmark::State& state, const std::string& file)
@@ -124,7 +118,6 @@ void liveAfter(benchmark::State& state, const std::string& file)
     benchmark::DoNotOptimize(total);
 }
 
-#ifdef MEMSCOPE_HAVE_LOD
 // One frame of a view: min/max per pixel for 2000 pixels, over the whole trace (arg 0)
 // or 1/2^arg of it at a random place.
 void lodQuery(benchmark::State& state, const std::string& file)
@@ -153,7 +146,6 @@ void lodBuild(benchmark::State& state, const std::string& file)
     }
     setEvents(state, *r->snapshot);
 }
-#endif
 
 // File to full results: load, replay, attribution, the live set at each peak.
 void endToEnd(benchmark::State& state, const std::string& file)
@@ -161,10 +153,8 @@ void endToEnd(benchmark::State& state, const std::string& file)
     std::shared_ptr<const Replay> r;
     for (auto _ : state) {
         r = replaySnapshot(readSnapshotFile(file));
-#ifdef MEMSCOPE_HAVE_ATTRIBUTION
         auto a = attribute(r);
         benchmark::DoNotOptimize(a.get());
-#endif
         for (const DeviceReplay& d : r->devices)
             if (d.peakRequested.event.valid())
                 benchmark::DoNotOptimize(d.liveAfter(d.peakRequested.event.value).size());
@@ -181,20 +171,16 @@ int main(int argc, char** argv)
         benchmark::RegisterBenchmark(("Load/" + name).c_str(), load, file)->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark(("LoadGeneric/" + name).c_str(), loadGeneric, file)->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark(("Replay/" + name).c_str(), replay, file)->Unit(benchmark::kMillisecond)->UseRealTime();
-#ifdef MEMSCOPE_HAVE_ATTRIBUTION
         benchmark::RegisterBenchmark(("Attribution/" + name).c_str(), attribution, file)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
-#endif
         benchmark::RegisterBenchmark(("LiveAfter/" + name).c_str(), liveAfter, file)->Unit(benchmark::kMicrosecond);
-#ifdef MEMSCOPE_HAVE_LOD
         benchmark::RegisterBenchmark(("LodBuild/" + name).c_str(), lodBuild, file)->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark(("LodQuery/" + name).c_str(), lodQuery, file)
             ->Unit(benchmark::kMicrosecond)
             ->Arg(0)   // the whole trace
             ->Arg(6)   // 1/64 of it
             ->Arg(12); // 1/4096 of it
-#endif
         benchmark::RegisterBenchmark(("EndToEnd/" + name).c_str(), endToEnd, file)->Unit(benchmark::kMillisecond)->UseRealTime();
     }
     benchmark::Initialize(&argc, argv);

@@ -14,12 +14,8 @@
 #include "replay/replay.h"
 #include "snapshot/snapshot_reader.h"
 
-#ifdef MEMSCOPE_HAVE_ATTRIBUTION
 #include "attribute/attributor.h"
-#endif
-#ifdef MEMSCOPE_HAVE_LOD
 #include "replay/curve_lod.h"
-#endif
 
 #include <chrono>
 #include <cstdio>
@@ -115,12 +111,7 @@ int main(int argc, char** argv)
     const double t2 = now();
     const double c2 = cpu();
     const long rssAfterReplay = currentRssKiB();
-#ifdef MEMSCOPE_HAVE_ATTRIBUTION
     std::shared_ptr<const Attribution> attribution = attribute(replay);
-    const bool haveAttribution = true;
-#else
-    const bool haveAttribution = false;
-#endif
     const double t3 = now();
     const double c3 = cpu();
     const long rssAfterAttribution = currentRssKiB();
@@ -138,7 +129,6 @@ int main(int argc, char** argv)
             querySum += d.liveAfter(static_cast<int64_t>(rng() % static_cast<uint64_t>(d.eventCount))).size();
     }
     const double t4 = now();
-#ifdef MEMSCOPE_HAVE_LOD
     // Levels of detail of the requested and reserved curves, and one 2000-pixel view each.
     for (const DeviceReplay& d : replay->devices) {
         const CurveLod requested(d.requested, d.requestedAtStart);
@@ -147,7 +137,6 @@ int main(int argc, char** argv)
         requested.query(0, static_cast<double>(d.eventCount), 2000, pixels);
         reserved.query(0, static_cast<double>(d.eventCount), 2000, pixels);
     }
-#endif
     const double t5 = now();
     const double c5 = cpu();
 
@@ -193,7 +182,7 @@ int main(int argc, char** argv)
                 " \"columns_mib\": %.1f, \"replay_mib\": %.1f, \"checkpoints_mib\": %.1f, \"live_at_peak\": %lld, \"query_sum\": %zu%s}\n",
                 file.c_str(), static_cast<unsigned long long>(snap->fileBytes), static_cast<long long>(events),
                 snap->strings.size(), snap->frames.size(), snap->stacks.size(), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4,
-                t5 - t0, haveAttribution ? "true" : "false", c1 - c0, c2 - c1, c3 - c2, c5 - c0, rssAfterLoad / 1024.0, peakAfterLoad / 1024.0,
+                t5 - t0, "true", c1 - c0, c2 - c1, c3 - c2, c5 - c0, rssAfterLoad / 1024.0, peakAfterLoad / 1024.0,
                 rssAfterReplay / 1024.0, rssAfterAttribution / 1024.0, peakRssKiB() / 1024.0, columns / 1048576.0,
                 replayBytes / 1048576.0, checkpointBytes / 1048576.0, static_cast<long long>(liveAtPeak), querySum,
                 checkText.c_str());

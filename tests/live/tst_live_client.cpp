@@ -377,7 +377,7 @@ private slots:
 
     void recordCommand()
     {
-        const QString memscope = QStringLiteral(MEMSCOPE_BINARY);
+        const QString memscope = QStringLiteral(MEMSCOPE_APP);
         if (memscope.isEmpty() || !QFileInfo::exists(memscope))
             QSKIP("memscope binary not built");
         QTemporaryDir dir;
