@@ -182,6 +182,10 @@ struct Categorizer {
         case Phase::Forward:
             if (!alive && pr == Phase::Backward)
                 return Category::Activation;
+            // zero_grad frees nothing but gradients: a compiled backward (Inductor) reused
+            // this dead forward buffer for a .grad
+            if (!alive && pr == Phase::ZeroGrad)
+                return Category::Gradient;
             if (it >= 0 && !seg.iterationHasBackward[static_cast<size_t>(it)] && graphKept[static_cast<size_t>(it)] &&
                 outlives)
                 return Category::Activation;
