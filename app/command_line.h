@@ -16,7 +16,7 @@ struct UsageError : std::invalid_argument {
 /*
  * The arguments of one headless command, split the same way for every command:
  *
- *   memscope estimate run.pickle --device=1 --batch 8 --json
+ *   memscope estimate run.pickle --device=1 --recorded-batch 8 --json
  *                     ^operand   ^option=value ^option value ^flag
  *
  * An option takes its value from "--name=value" or from the next argument (aliases such

@@ -120,9 +120,9 @@ int runWhatIf(const std::vector<std::string>& args)
     if (maxBatch && !capacity)
         throw UsageError("--max-batch needs --capacity (the memory the batch must fit in)");
 
-    const bool needAttribution = batch || maxBatch;
+    // the attribution names the phase of an out-of-memory and what grows with the batch
     AnalysisOptions options;
-    options.until = needAttribution ? AnalysisStage::Attributed : AnalysisStage::Replayed;
+    options.until = AnalysisStage::Attributed;
     const auto analysis = analyze(AnalysisSource::file(file), options);
     const size_t index = analysis->deviceIndex(device);
     const Replay& replay = *analysis->replay;

@@ -813,7 +813,7 @@ private slots:
         row("allocations no --csv", {"allocations", f}, 1, "usage: memscope allocations", "");
         row("diagnose --device=1", {"diagnose", f, "--device=1"}, 1, ": has no device 1 (it has 1)", "");
         row("diagnose --json", {"diagnose", "--json", f}, 0, "", "\"kind\": \"activation_bound_peak\"");
-        row("estimate --batch=-1", {"estimate", f, "--batch=-1"}, 1, "--batch takes a positive number, got '-1'", "");
+        row("estimate --batch=-1", {"estimate", f, "--batch=-1"}, 1, "--recorded-batch takes a positive number, got '-1'", "");
         row("estimate --what-if-states 0", {"estimate", f, "--what-if-states", "0", "--batch=16"}, 0, "", "model: N =");
         row("estimate --what-if-states=-2", {"estimate", f, "--what-if-states=-2"}, 1, "--what-if-states takes a number >= 0, got '-2'", "");
         row("report --help", {"report", "--help"}, 0, "", "usage: memscope report FILE");
