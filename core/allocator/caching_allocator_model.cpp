@@ -345,7 +345,7 @@ std::optional<CachingAllocatorModel::BlockRef> CachingAllocatorModel::allocBlock
     const BlockRef r = newBlock(b);
     addReserved(static_cast<int64_t>(allocSize));
     ++m_deviceAllocs;
-    emit(Action::SegmentAlloc, b.addr, allocSize, stream);
+    recordEvent(Action::SegmentAlloc, b.addr, allocSize, stream);
     return r;
 }
 
@@ -353,7 +353,7 @@ void CachingAllocatorModel::releaseBlock(BlockRef b)
 {
     eraseFree(b);
     const Block x = blk(b);
-    emit(Action::SegmentFree, x.addr, x.size, x.stream);
+    recordEvent(Action::SegmentFree, x.addr, x.size, x.stream);
     addReserved(-static_cast<int64_t>(x.size));
     freeAddressRange(x.addr, x.size);
     ++m_deviceFrees;
@@ -560,7 +560,7 @@ bool CachingAllocatorModel::mapBlock(BlockRef b, uint64_t size)
     insertFree(b);
     addReserved(static_cast<int64_t>(bytes));
     ++m_deviceAllocs;
-    emit(Action::SegmentMap, mappedAt, bytes, blk(b).stream);
+    recordEvent(Action::SegmentMap, mappedAt, bytes, blk(b).stream);
     return true;
 }
 
@@ -611,7 +611,7 @@ void CachingAllocatorModel::unmapBlock(BlockRef b)
     insertFree(b);
     addReserved(-static_cast<int64_t>(bytes));
     ++m_deviceFrees;
-    emit(Action::SegmentUnmap, at, bytes, stream);
+    recordEvent(Action::SegmentUnmap, at, bytes, stream);
 }
 
 // --- state before the replay, and the layout ----------------------------------------------

@@ -201,7 +201,7 @@ private:
     uint64_t segmentAddress(uint64_t bytes, bool expandable);
     void freeAddressRange(uint64_t addr, uint64_t bytes);
     void addReserved(int64_t bytes);
-    void emit(Action a, uint64_t addr, uint64_t size, uint64_t stream) { m_events.push_back({a, addr, size, stream}); }
+    void recordEvent(Action a, uint64_t addr, uint64_t size, uint64_t stream) { m_events.push_back({a, addr, size, stream}); }
 
     Options m_options;
     Hooks m_hooks;
