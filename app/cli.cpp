@@ -8,6 +8,7 @@
 #include "io/allocations_csv.h"
 #include "io/summary_writer.h"
 #include "record_command.h"
+#include "whatif_command.h"
 
 #include <cstdio>
 #include <fstream>
@@ -22,7 +23,7 @@ bool isHeadlessCommand(const std::string& name)
         return true;
     if (name == "record")
         return true;
-    return name == "summary" || name == "allocations" || name == "diagnose" || name == "estimate";
+    return name == "summary" || name == "allocations" || name == "diagnose" || name == "estimate" || name == "whatif";
 }
 
 int runSummary(const std::vector<std::string>& args)
@@ -83,6 +84,8 @@ int runHeadless(const std::string& name, const std::vector<std::string>& args)
             return runDiagnose(args);
         if (name == "estimate")
             return runEstimate(args);
+        if (name == "whatif")
+            return runWhatIf(args);
         std::cerr << "memscope: unknown command '" << name << "'\n";
         return 2;
     } catch (const UsageError& e) {

@@ -61,6 +61,15 @@ std::optional<std::string> CommandLine::value(std::string_view option) const
     return std::nullopt;
 }
 
+std::vector<std::string> CommandLine::values(std::string_view option) const
+{
+    std::vector<std::string> out;
+    for (const auto& [name, v] : m_values)
+        if (name == option)
+            out.push_back(v);
+    return out;
+}
+
 std::optional<int> CommandLine::device() const
 {
     const auto v = value("--device");
