@@ -27,7 +27,7 @@ int main(int argc, char** argv)
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Where does a PyTorch program's GPU memory go?\n\n"
-                                                    "Headless: memscope summary|report|allocations|diagnose|estimate|record …"));
+                                                    "Headless: memscope summary|report|allocations|diagnose|estimate|diff|check|record …"));
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to a running agent (pid or socket)."),
