@@ -52,6 +52,13 @@ ComparedRun describeRun(const std::shared_ptr<const Analysis>& analysis, size_t 
     run.peak = buildPointReport(attribution, index, peakEvent(d));
     run.peakPosition = run.peak.event >= 0 ? axis.position[static_cast<size_t>(run.peak.event)] : axis.begin;
 
+    for (size_t i = 0; i < d.allocations.size() && i < a.allocationPhase.size(); ++i) {
+        if (d.allocations[i].preexisting())
+            continue;
+        const size_t c = i < a.allocationCategory.size() ? static_cast<size_t>(a.allocationCategory[i]) : kCategoryCount - 1;
+        run.allocated[static_cast<size_t>(a.allocationPhase[i])][c] += static_cast<int64_t>(d.allocations[i].size);
+    }
+
     std::array<int64_t, kPhaseCount> best;
     best.fill(-1);
     const size_t n = std::min(a.eventPhase.size(), d.requested.size());
@@ -239,6 +246,14 @@ Category largest(const std::array<T, kCategoryCount>& v)
 }
 
 } // namespace
+
+int64_t ComparedRun::allocatedIn(Phase p) const
+{
+    int64_t sum = 0;
+    for (int64_t v : allocated[static_cast<size_t>(p)])
+        sum += v;
+    return sum;
+}
 
 double alignedPhaseOffset(Phase p) { return kSlotEdges[slotOf(p)]; }
 double alignedPhaseWidth(Phase p) { return kSlotEdges[slotOf(p) + 1] - kSlotEdges[slotOf(p)]; }

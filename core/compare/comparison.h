@@ -87,6 +87,10 @@ struct ComparedRun {
     PointReport peak;                        // buildPointReport at peakEvent: report.json's "peak"
     double peakPosition = 0;                 // the peak on the normalised axis
     std::array<PhasePeak, kPhaseCount> phases; // by static_cast<size_t>(Phase)
+    // Bytes allocated in each phase over the whole trace, by category: where memory is made
+    // (checkpointing moves activations' bytes from the forward to the backward's recomputation).
+    std::array<std::array<int64_t, kCategoryCount>, kPhaseCount> allocated{}; // [phase][category]
+    int64_t allocatedIn(Phase p) const;
     std::shared_ptr<const Analysis> analysis;
 };
 

@@ -57,6 +57,10 @@ Json runJson(const ComparedRun& r)
         phases[std::string(phaseName(p))] = std::move(q);
     }
     j["phases"] = std::move(phases);
+    Json allocated = Json::object();
+    for (Phase p : kAllPhases)
+        allocated[std::string(phaseName(p))] = byCategory(r.allocated[static_cast<size_t>(p)]);
+    j["allocated_by_phase"] = std::move(allocated);
     return j;
 }
 
@@ -141,7 +145,7 @@ std::string comparisonText(const Comparison& c, const ComparisonWriteOptions& op
     o << "\n\n";
 
     o << "At the peak, by category\n";
-    o << "  " << pad("", 18) << pad("A", 12, true) << pad("B", 12, true) << pad("B − A", 14, true) << "\n";
+    o << "  " << pad("", 18) << pad("A", 12, true) << pad("B", 12, true) << pad("B - A", 14, true) << "\n";
     for (Category cat : kAllCategories) {
         const size_t i = static_cast<size_t>(cat);
         const int64_t va = a.peak.byCategory[i], vb = b.peak.byCategory[i];
@@ -153,7 +157,7 @@ std::string comparisonText(const Comparison& c, const ComparisonWriteOptions& op
     o << "\n";
 
     o << "Peak of each phase\n";
-    o << "  " << pad("", 16) << pad("A", 12, true) << pad("B", 12, true) << pad("B − A", 14, true) << "\n";
+    o << "  " << pad("", 16) << pad("A", 12, true) << pad("B", 12, true) << pad("B - A", 14, true) << "\n";
     for (Phase p : kAllPhases) {
         const PhasePeak& pa = a.phases[static_cast<size_t>(p)];
         const PhasePeak& pb = b.phases[static_cast<size_t>(p)];
@@ -162,6 +166,23 @@ std::string comparisonText(const Comparison& c, const ComparisonWriteOptions& op
         o << "  " << pad(std::string(phaseLabel(p)), 16) << pad(pa.present ? formatBytes(pa.bytes) : "—", 12, true)
           << pad(pb.present ? formatBytes(pb.bytes) : "—", 12, true)
           << pad(pa.present && pb.present ? signedBytes(pb.bytes - pa.bytes) : "", 14, true) << "\n";
+    }
+    o << "\n";
+
+    o << "Allocated in each phase (all iterations), by category, B - A\n";
+    for (Phase p : kAllPhases) {
+        const size_t pi = static_cast<size_t>(p);
+        const int64_t ta = a.allocatedIn(p), tb = b.allocatedIn(p);
+        if (ta == 0 && tb == 0)
+            continue;
+        o << "  " << pad(std::string(phaseLabel(p)), 16) << pad(formatBytes(ta), 12, true) << pad(formatBytes(tb), 12, true)
+          << pad(signedBytes(tb - ta), 14, true) << " ";
+        for (Category cat : kAllCategories) {
+            const int64_t d = b.allocated[pi][static_cast<size_t>(cat)] - a.allocated[pi][static_cast<size_t>(cat)];
+            if (d != 0)
+                o << "  " << categoryName(cat) << " " << signedBytes(d);
+        }
+        o << "\n";
     }
     o << "\n";
 
@@ -217,6 +238,12 @@ std::string comparisonJson(const Comparison& c, const ComparisonWriteOptions& op
                                              {"by_category", byCategory(minus(pb.byCategory, pa.byCategory))}};
     }
     delta["phases"] = std::move(phases);
+    Json allocated = Json::object();
+    for (Phase p : kAllPhases) {
+        const size_t pi = static_cast<size_t>(p);
+        allocated[std::string(phaseName(p))] = byCategory(minus(c.b().allocated[pi], c.a().allocated[pi]));
+    }
+    delta["allocated_by_phase"] = std::move(allocated);
     root["delta"] = std::move(delta);
 
     Json atPeak = Json::array();
@@ -261,6 +288,15 @@ void writeComparisonCsv(std::ostream& out, const Comparison& c)
             continue;
         row("phase_peak", phaseName(p), phaseName(p), phaseName(p), pa.present ? std::to_string(pa.bytes) : "",
             pb.present ? std::to_string(pb.bytes) : "", pa.present && pb.present ? std::to_string(pb.bytes - pa.bytes) : "");
+    }
+    for (Phase p : kAllPhases) {
+        const size_t pi = static_cast<size_t>(p);
+        for (Category cat : kAllCategories) {
+            const int64_t va = a.allocated[pi][static_cast<size_t>(cat)], vb = b.allocated[pi][static_cast<size_t>(cat)];
+            if (va || vb)
+                row("allocated", categoryName(cat), phaseName(p), phaseName(p), std::to_string(va), std::to_string(vb),
+                    std::to_string(vb - va));
+        }
     }
     for (const CallSiteDelta& s : c.sites)
         if (s.countA || s.countB)
