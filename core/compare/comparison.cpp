@@ -138,6 +138,20 @@ public:
             it->second = "native: " + m_frames.stackSummary(stack, 8);
         return it->second;
     }
+    // The library's Python frames alone: the same library call made from another script
+    // (train.py vs a copy of it with other line numbers). "" when there are none.
+    std::string libraryKey(StackId stack) const
+    {
+        std::string out;
+        if (!stack.valid())
+            return out;
+        for (FrameId f : m_snapshot.stacks.frames(stack))
+            if (m_frames.isLibrary(f) && isPythonFile(m_snapshot.str(m_snapshot.frames.frame(f).filename))) {
+                out += m_frames.frameText(f);
+                out += '\n';
+            }
+        return out;
+    }
     // The innermost Python frame (library or not), else the innermost frame.
     FrameId innermost(StackId stack) const
     {
@@ -169,6 +183,7 @@ struct SiteSide {
 
 struct SiteAcc {
     std::array<SiteSide, 2> side;
+    std::string libraryKey; // the key's library frames alone, for a second chance to match
 };
 
 SiteChange changeOf(double a, double b, bool inA, bool inB)
@@ -189,7 +204,10 @@ void collectSites(const ComparedRun& run, const AlignedAxis& axis, size_t side,
     StackKeys keys(*an.snapshot, *an.frames);
 
     for (const LiveAllocation& l : run.peak.live) {
-        SiteSide& s = sites[keys.key(l.stack)].side[side];
+        SiteAcc& acc = sites[keys.key(l.stack)];
+        if (acc.libraryKey.empty())
+            acc.libraryKey = keys.libraryKey(l.stack);
+        SiteSide& s = acc.side[side];
         s.bytes += l.size;
         s.count += 1;
         s.sizes.push_back(l.size);
@@ -211,7 +229,10 @@ void collectSites(const ComparedRun& run, const AlignedAxis& axis, size_t side,
         cats[static_cast<size_t>(c)] += w;
     }
     for (const auto& [stack, weights] : byStack) {
-        SiteSide& s = sites[keys.key(StackId{stack})].side[side];
+        SiteAcc& acc = sites[keys.key(StackId{stack})];
+        if (acc.libraryKey.empty())
+            acc.libraryKey = keys.libraryKey(StackId{stack});
+        SiteSide& s = acc.side[side];
         s.byteIterations += weights.first;
         for (size_t c = 0; c < kCategoryCount; ++c)
             s.lifetimeByCategory[c] += weights.second[c];
@@ -373,6 +394,41 @@ std::shared_ptr<const Comparison> compareRuns(std::shared_ptr<const Analysis> a,
     std::unordered_map<std::string, SiteAcc> sites;
     for (size_t side = 0; side < 2; ++side)
         collectSites(c.runs[side], axes[side], side, sites);
+    // Second chance: sites seen in one run only whose library frames equal those of sites
+    // seen in the other run only are the same library call from renamed or moved user code.
+    {
+        std::unordered_map<std::string, std::array<std::vector<std::string>, 2>> oneSided;
+        for (const auto& [key, acc] : sites)
+            if (!acc.libraryKey.empty() && acc.side[0].seen != acc.side[1].seen)
+                oneSided[acc.libraryKey][acc.side[0].seen ? 0 : 1].push_back(key);
+        for (auto& [library, keys] : oneSided) {
+            if (keys[0].empty() || keys[1].empty())
+                continue;
+            // Merged under B's first key (sorted, so the result does not depend on hashing).
+            std::sort(keys[0].begin(), keys[0].end());
+            std::sort(keys[1].begin(), keys[1].end());
+            SiteAcc& into = sites[keys[1].front()];
+            for (size_t side = 0; side < 2; ++side)
+                for (const std::string& k : keys[side]) {
+                    if (side == 1 && k == keys[1].front())
+                        continue;
+                    SiteSide& from = sites[k].side[side];
+                    SiteSide& to = into.side[side];
+                    to.bytes += from.bytes;
+                    to.count += from.count;
+                    to.sizes.insert(to.sizes.end(), from.sizes.begin(), from.sizes.end());
+                    for (size_t c = 0; c < kCategoryCount; ++c) {
+                        to.byCategory[c] += from.byCategory[c];
+                        to.lifetimeByCategory[c] += from.lifetimeByCategory[c];
+                    }
+                    to.byteIterations += from.byteIterations;
+                    if (!to.seen)
+                        to.stack = from.stack;
+                    to.seen = true;
+                    sites.erase(k);
+                }
+        }
+    }
     c.sites.reserve(sites.size());
     for (auto& [key, acc] : sites) {
         CallSiteDelta s;
@@ -390,7 +446,8 @@ std::shared_ptr<const Comparison> compareRuns(std::shared_ptr<const Analysis> a,
             s.change = changeOf(static_cast<double>(s.bytesA), static_cast<double>(s.bytesB), s.countA > 0, s.countB > 0);
         else
             s.change = changeOf(s.byteIterationsA, s.byteIterationsB, sa.seen, sb.seen);
-        const size_t from = sb.seen ? 1 : 0;
+        // Named after the run that holds it at the peak (B first), else the one that has it.
+        const size_t from = sb.count > 0 ? 1 : sa.count > 0 ? 0 : sb.seen ? 1 : 0;
         const SiteSide& named = acc.side[from];
         const FrameClassifier& frames = *c.runs[from].analysis->frames;
         const StackKeys keys(*c.runs[from].analysis->snapshot, frames);
