@@ -10,6 +10,7 @@
 #include "compare/memory_gate.h"
 
 #include <functional>
+#include <future>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -79,8 +80,10 @@ int runDiff(const std::vector<std::string>& args)
         for (const std::string& v : cl.values("--fail-if-category-grows"))
             rules.push_back(parseGateRule(GateRule::Kind::CategoryGrowth, "--fail-if-category-grows", v));
 
-        const auto a = load(cl.operands()[0]);
+        // The two files load at once, on two threads.
+        auto pending = std::async(std::launch::async, [&] { return load(cl.operands()[0]); });
         const auto b = load(cl.operands()[1]);
+        const auto a = pending.get();
         const auto comparison = compareRuns(a, b, {.device = device});
         const std::vector<GateResult> results = checkGrowth(*comparison, rules);
         ComparisonWriteOptions options;

@@ -383,9 +383,11 @@ std::shared_ptr<const Comparison> compareRuns(std::shared_ptr<const Analysis> a,
         c.runs[side] = describeRun(an, index, axes[side]);
     }
 
-    const int per = std::max(1, options.binsPerIteration);
     c.curves.begin = std::min(axes[0].begin, axes[1].begin);
     const double end = std::max(axes[0].end, axes[1].end);
+    const double span = end - c.curves.begin;
+    const int per = static_cast<int>(std::clamp<double>(std::floor(static_cast<double>(options.maxBins) / span), 1.0,
+                                                        static_cast<double>(std::max(1, options.binsPerIteration))));
     c.curves.bins = static_cast<size_t>(std::lround((end - c.curves.begin) * per));
     c.curves.width = 1.0 / per;
     for (size_t side = 0; side < 2; ++side)

@@ -145,6 +145,7 @@ struct Comparison {
 struct CompareOptions {
     std::optional<int> device;      // the same ordinal in both; focusDevice() of each when empty
     int binsPerIteration = 200;
+    size_t maxBins = 20000; // long runs get fewer bins per iteration (each keeps its highest event)
 };
 
 // Both analyses must have reached AnalysisStage::Attributed. Throws std::invalid_argument
