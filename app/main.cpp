@@ -33,6 +33,9 @@ int main(int argc, char** argv)
     const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to a running agent (pid or socket)."),
                                     QStringLiteral("PID|SOCKET"));
     parser.addOption(attach);
+    const QCommandLineOption compare(QStringLiteral("compare"),
+                                     QStringLiteral("Compare the files (the first is the baseline) in a comparison tab."));
+    parser.addOption(compare);
     parser.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots to open."), QStringLiteral("[files...]"));
     parser.process(app);
 
@@ -41,6 +44,9 @@ int main(int argc, char** argv)
     window.show();
     if (parser.isSet(attach))
         memscope::attachLive(&window, parser.value(attach));
-    window.openFiles(parser.positionalArguments());
+    if (parser.isSet(compare))
+        window.compareFiles(parser.positionalArguments());
+    else
+        window.openFiles(parser.positionalArguments());
     return app.exec();
 }
