@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <array>
 #include <fstream>
 #include <stdexcept>
 
@@ -37,17 +38,12 @@ protected:
     }
     double getTickStep(const QCPRange& range) override
     {
-        double step = range.size() / 5;
-        double unit = 1;
-        while (unit * 1024 <= step)
-            unit *= 1024;
-        // 1, 2, 5 × 10^k of the unit.
-        double m = step / unit;
+        // A power of two of bytes: 256 MiB, 512 MiB, 1 GiB … land on round binary labels.
+        const double step = range.size() / 5;
         double p = 1;
-        while (p * 10 <= m)
-            p *= 10;
-        m /= p;
-        return unit * p * (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10);
+        while (p * 2 <= step)
+            p *= 2;
+        return p;
     }
 };
 
@@ -67,6 +63,30 @@ void setUpAxes(QCustomPlot* plot, const QString& title)
     plot->setMinimumHeight(160);
 }
 
+// Dotted lines where each iteration's phases begin, named at the top, while few iterations show.
+void markPhases(QCustomPlot* plot, int iterations)
+{
+    if (iterations > 12)
+        return;
+    const std::array<std::pair<Phase, const char*>, 3> marks{
+        {{Phase::Forward, "fwd"}, {Phase::Backward, "bwd"}, {Phase::OptimizerStep, "step"}}};
+    for (int k = 0; k < iterations; ++k)
+        for (const auto& [phase, name] : marks) {
+            const double x = k + alignedPhaseOffset(phase);
+            auto* line = new QCPItemStraightLine(plot);
+            line->point1->setCoords(x, 0);
+            line->point2->setCoords(x, 1);
+            line->setPen(QPen(QColor(0, 0, 0, 60), 1, Qt::DotLine));
+            line->setLayer(QStringLiteral("grid"));
+            auto* tag = new QCPItemText(plot);
+            tag->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+            tag->position->setCoords(x, 0.0);
+            tag->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+            tag->setColor(QColor(0, 0, 0, 120));
+            tag->setText(QString::fromLatin1(name));
+        }
+}
+
 void markPeak(QCustomPlot* plot, double x, const QString& label)
 {
     auto* line = new QCPItemStraightLine(plot);
@@ -75,7 +95,7 @@ void markPeak(QCustomPlot* plot, double x, const QString& label)
     line->setPen(QPen(Qt::black, 1, Qt::DashLine));
     auto* tag = new QCPItemText(plot);
     tag->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    tag->position->setCoords(x, 0.02);
+    tag->position->setCoords(x, 0.06);
     tag->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
     tag->setText(label);
 }
@@ -113,6 +133,11 @@ ComparisonView::ComparisonView(std::shared_ptr<const Comparison> comparison, QWi
     fillRunPlot(m_plots[0], 0);
     fillRunPlot(m_plots[1], 1);
     fillDeltaPlot(m_plots[2]);
+    const int iterations = std::max(a.iterations, b.iterations);
+    for (QCustomPlot* p : m_plots) {
+        markPhases(p, iterations);
+        p->replot();
+    }
     // One x range for the three; A and B share their y range so heights compare.
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
@@ -123,7 +148,7 @@ ComparisonView::ComparisonView(std::shared_ptr<const Comparison> comparison, QWi
                         m_plots[j]->replot(QCustomPlot::rpQueuedReplot);
                     }
                 });
-    const double top = std::max(m_plots[0]->yAxis->range().upper, m_plots[1]->yAxis->range().upper);
+    const double top = 1.05 * std::max(m_plots[0]->yAxis->range().upper, m_plots[1]->yAxis->range().upper);
     m_plots[0]->yAxis->setRange(0, top);
     m_plots[1]->yAxis->setRange(0, top);
 
@@ -218,6 +243,7 @@ void ComparisonView::fillDeltaPlot(QCustomPlot* plot)
     plot->legend->setVisible(true);
     plot->xAxis->setRange(k.begin, k.begin + k.width * static_cast<double>(k.bins));
     plot->yAxis->rescale();
+    plot->yAxis->scaleRange(1.1, plot->yAxis->range().center());
     auto* zero = new QCPItemStraightLine(plot);
     zero->point1->setCoords(0, 0);
     zero->point2->setCoords(1, 0);
