@@ -11,7 +11,9 @@
 #include "io/point_report.h"
 #include "io/report_json_writer.h"
 
+#include <QDebug>
 #include <QDir>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -384,17 +386,38 @@ private slots:
         QVERIFY2(QString::fromUtf8(r.out).contains(out), r.out.left(600).constData());
     }
 
-    // diff --json: "a"/"b" peaks are the report.json ones, through the binary too.
+    // diff --json against the report.json files `memscope report` itself writes: "a" and "b"
+    // are their "peak" objects, and every delta is the difference of their figures.
     void cliJsonMatchesReportJson()
     {
         if (std::string_view(MEMSCOPE_APP).empty())
             QSKIP("memscope is not built (MEMSCOPE_BUILD_UI=OFF)");
+        QTemporaryDir dir;
+        auto reportOf = [&](const char* name) {
+            const QString out = dir.filePath(QString::fromLatin1(name));
+            const CliResult r = runCli({"report", QString::fromStdString(dataFile(name)), "--out", out});
+            if (r.exitCode != 0)
+                qWarning() << r.err;
+            QFile f(out + "/report.json");
+            if (!f.open(QIODevice::ReadOnly))
+                return QJsonObject();
+            return QJsonDocument::fromJson(f.readAll()).object().value("peak").toObject();
+        };
+        const QJsonObject ra = reportOf(kBs16), rb = reportOf(kBs2);
+        QVERIFY(!ra.isEmpty() && !rb.isEmpty());
         const CliResult r = runCli({"diff", QString::fromStdString(dataFile(kBs16)), QString::fromStdString(dataFile(kBs2)), "--json"});
         QCOMPARE(r.exitCode, 0);
         const QJsonObject d = QJsonDocument::fromJson(r.out).object();
-        QCOMPARE(d.value("a").toObject().value("peak").toObject(), reportJsonOf(kBs16).value("peak").toObject());
-        QCOMPARE(d.value("b").toObject().value("peak").toObject(), reportJsonOf(kBs2).value("peak").toObject());
-        QCOMPARE(d.value("delta").toObject().value("peak_phase").toObject().value("b").toString(), QStringLiteral("optimizer_step"));
+        QCOMPARE(d.value("a").toObject().value("peak").toObject(), ra);
+        QCOMPARE(d.value("b").toObject().value("peak").toObject(), rb);
+        const QJsonObject delta = d.value("delta").toObject();
+        QCOMPARE(delta.value("bytes").toInteger(), rb.value("bytes").toInteger() - ra.value("bytes").toInteger());
+        const QJsonObject ca = ra.value("by_category").toObject(), cb = rb.value("by_category").toObject();
+        const QJsonObject dc = delta.value("by_category").toObject();
+        QCOMPARE(dc.size(), kCategoryCount);
+        for (auto it = dc.begin(); it != dc.end(); ++it)
+            QCOMPARE(it.value().toInteger(), cb.value(it.key()).toInteger() - ca.value(it.key()).toInteger());
+        QCOMPARE(delta.value("peak_phase").toObject().value("b").toString(), QStringLiteral("optimizer_step"));
         QVERIFY(!d.value("call_sites").toObject().value("at_peak").toArray().isEmpty());
         QVERIFY(d.value("a").toObject().value("phases").toObject().value("forward").isObject());
     }
