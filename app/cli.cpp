@@ -3,6 +3,7 @@
 
 #include "command_line.h"
 #include "diagnose_commands.h"
+#include "diff_command.h"
 #include "analysis/analysis.h"
 #include "common/load_error.h"
 #include "io/allocations_csv.h"
@@ -22,6 +23,8 @@ bool isHeadlessCommand(const std::string& name)
     if (name == "report")
         return true;
     if (name == "record")
+        return true;
+    if (name == "diff" || name == "check")
         return true;
     return name == "summary" || name == "allocations" || name == "diagnose" || name == "estimate" || name == "whatif";
 }
@@ -86,6 +89,10 @@ int runHeadless(const std::string& name, const std::vector<std::string>& args)
             return runEstimate(args);
         if (name == "whatif")
             return runWhatIf(args);
+        if (name == "diff")
+            return runDiff(args);
+        if (name == "check")
+            return runCheck(args);
         std::cerr << "memscope: unknown command '" << name << "'\n";
         return 2;
     } catch (const UsageError& e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 
 namespace memscope {
 
@@ -24,7 +25,9 @@ CommandLine::CommandLine(const std::vector<std::string>& args, const Spec& spec)
             if (m_operands.size() == spec.maxOperands) {
                 if (spec.maxOperands == 0)
                     throw UsageError(spec.command + " takes no operand, got '" + a + "'");
-                throw UsageError(spec.command + " takes one file, got '" + m_operands.back() + "' and '" + a + "'");
+                if (spec.maxOperands == 1)
+                    throw UsageError(spec.command + " takes one file, got '" + m_operands.back() + "' and '" + a + "'");
+                throw UsageError(spec.command + " takes " + std::to_string(spec.maxOperands) + " files, got a further '" + a + "'");
             }
             m_operands.push_back(a);
             continue;
