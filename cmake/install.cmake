@@ -11,6 +11,9 @@
 #
 # Debian's shared-mime-info and desktop-file-utils refresh their caches through dpkg triggers
 # on those directories, so the package needs no maintainer scripts.
+# `cmake --install` and cpack package what was built (cmake --build … --target memscope is
+# enough) rather than first building every test and benchmark.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 install(TARGETS memscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY agent/memscope_agent DESTINATION ${CMAKE_INSTALL_DATADIR}/memscope/agent
         PATTERN __pycache__ EXCLUDE PATTERN "*.pyc" EXCLUDE)

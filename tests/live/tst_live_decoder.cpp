@@ -192,7 +192,7 @@ private slots:
     void refusalBeforeHelloSaysWhy()
     {
         Stream s;
-        s.msg(static_cast<uint8_t>(MessageType::Error), R"({"message": "wrong or missing token"})");
+        s.msg(static_cast<uint8_t>(live::MessageType::Error), R"({"message": "wrong or missing token"})");
         LiveRecording rec;
         LiveDecoder dec(rec);
         try {
