@@ -3,10 +3,10 @@
 #  1. the .deb: cpack in build/default, `dpkg-deb -I`, unpacked into a temporary root and run
 #     from there (--version, summary on a packaged sample, record finding the packaged agent);
 #  2. the Qt-free command line: the `cli` preset (MEMSCOPE_BUILD_UI=OFF), only the targets the
-#     headless tests need, ldd showing no Qt, those tests against that binary (ctest log in
-#     CLI_LOG for test.sh's totals);
+#     headless tests need, ldd showing no Qt, report without the PNG;
 #  3. the agent as a Python package: a fresh venv, `pip install ./agent` with no network,
-#     `memscope-agent --replay FILE` recorded by the Qt-free binary, event for event.
+#     `memscope-agent --replay FILE` recorded by the Qt-free binary, event for event;
+#  4. the headless tests against the Qt-free binary (ctest log in CLI_LOG for test.sh's totals).
 # Exits non-zero at the first failed step, saying which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,8 +37,10 @@ grep -q "peak requested" "$tmp/summary.txt" || fail "packaged memscope summary p
 # record -- COMMAND puts the agent on PYTHONPATH: the packaged one, found next to the binary.
 MEMSCOPE_AGENT_REPLAY="$usr/share/memscope/samples/oom.pickle" MEMSCOPE_AGENT_SPEED=0 \
   "$usr/bin/memscope" record -o "$tmp/launched.pickle" -- python3 -c \
-  "import sys, memscope_agent; sys.exit(0 if memscope_agent.__file__.startswith('$usr/') else 3)" \
+  "import sys, time, memscope_agent; time.sleep(1); sys.exit(0 if memscope_agent.__file__.startswith('$usr/') else 3)" \
   || fail "packaged memscope record did not run the packaged agent"
+"$usr/bin/memscope" summary "$tmp/launched.pickle" | grep -q "device 0: 69 events" \
+  || fail "packaged memscope record did not record oom.pickle's 69 events through the packaged agent"
 
 step "Qt-free command line (preset cli)"
 cmake --preset cli >/dev/null
@@ -54,12 +56,6 @@ grep -q "peak_report.png needs the GUI build" "$tmp/report.err" || fail "$cli re
 for f in peak_report.csv timeline.csv report.json; do
   [ -s "$tmp/report/$f" ] || fail "$cli report wrote no $f"
 done
-set +e
-(cd build/cli && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -R '^(tst_robustness|tst_live_client|tst_live_decoder)$') \
-  2>&1 | tee "${CLI_LOG:-/dev/null}"
-cli_status="${PIPESTATUS[0]}"
-set -e
-[ "$cli_status" -eq 0 ] || fail "headless tests failed against the Qt-free memscope"
 
 step "agent as a Python package (offline pip install)"
 # Debian's python3 -m venv has pip; --system-site-packages lends it python3-setuptools and
@@ -79,3 +75,11 @@ wait "$agent_pid" || fail "memscope-agent --replay exited with an error"
 "$cli" allocations "$tmp/recorded.pickle" --csv "$tmp/recorded.csv"
 cmp "$tmp/original.csv" "$tmp/recorded.csv" || fail "the recording of memscope-agent --replay differs from the file"
 echo "package-check: $(($(wc -l <"$tmp/recorded.csv") - 1)) allocations recorded through the pip-installed agent, equal to the file"
+
+step "headless tests against the Qt-free memscope"
+set +e
+(cd build/cli && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -R '^(tst_robustness|tst_live_client|tst_live_decoder)$') \
+  2>&1 | tee "${CLI_LOG:-/dev/null}"
+cli_status="${PIPESTATUS[0]}"
+set -e
+[ "$cli_status" -eq 0 ] || fail "headless tests failed against the Qt-free memscope"
