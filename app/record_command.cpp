@@ -152,7 +152,8 @@ void report(const Snapshot& s, const LiveStats& stats, const std::string& output
         std::cerr << ", " << stats.agentDropped << " DROPPED by the agent";
     std::cerr << ")\n";
     try {
-        const AnalysisOptions options{.until = AnalysisStage::Replayed};
+        AnalysisOptions options;
+        options.until = AnalysisStage::Replayed;
         const auto analysis = analyze(AnalysisSource::recording(copySnapshot(s), output), options);
         for (const DeviceReplay& d : analysis->replay->devices) {
             if (!d.eventCount)
