@@ -11,8 +11,9 @@ namespace memscope {
  * the process exit status and writes its errors to stderr.
  *
  * A new command is one row of the table in cli.cpp (name, function, usage, one line of
- * help) and its .cpp in memscope_cli's sources (app/CMakeLists.txt); dispatch, `--help`,
- * `memscope --help` and the man page's command list all read that row.
+ * help) and its .cpp in memscope_cli's sources (app/CMakeLists.txt); dispatch,
+ * `memscope NAME --help` and `memscope --help` all read that row (docs/memscope.1.in
+ * describes each command by hand).
  */
 using HeadlessRun = int (*)(const std::vector<std::string>& args);
 
