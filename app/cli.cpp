@@ -3,11 +3,13 @@
 
 #include "command_line.h"
 #include "diagnose_commands.h"
+#include "diff_command.h"
 #include "analysis/analysis.h"
 #include "common/load_error.h"
 #include "io/allocations_csv.h"
 #include "io/summary_writer.h"
 #include "record_command.h"
+#include "whatif_command.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -34,6 +36,9 @@ const std::vector<HeadlessCommand>& headlessCommands()
         {"estimate", runEstimate, kEstimateUsage, "the training-memory model, predicted next to measured"},
         {"report", runReport, kReportUsage, "peak_report.png/.csv, timeline.csv and report.json at the peak"},
         {"record", runRecord, kRecordUsage, "record a program, or attach to a running agent"},
+        {"whatif", runWhatIf, kWhatIfUsage, "the caching allocator replayed under other settings, capacity or batch"},
+        {"diff", runDiff, kDiffUsage, "two runs compared by iteration and phase"},
+        {"check", runCheck, kCheckUsage, "the memory gate for CI: fail when a peak passes a limit"},
     };
     return commands;
 }

@@ -1,8 +1,8 @@
 #include "cli.h"
 #include "report_png.h"
 
-#include "attach_dialog.h"
-#include "main_window.h"
+#include "ui/live/attach_dialog.h"
+#include "ui/main_window.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -42,6 +42,9 @@ int main(int argc, char** argv)
     const QCommandLineOption token(QStringLiteral("token"), QStringLiteral("The token of an agent's TCP listener."),
                                    QStringLiteral("T"));
     parser.addOption(token);
+    const QCommandLineOption compare(QStringLiteral("compare"),
+                                     QStringLiteral("Compare the files (the first is the baseline) in a comparison tab."));
+    parser.addOption(compare);
     parser.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots to open."), QStringLiteral("[files...]"));
     parser.process(app);
 
@@ -50,6 +53,9 @@ int main(int argc, char** argv)
     window.show();
     if (parser.isSet(attach))
         memscope::attachLive(&window, parser.value(attach), parser.value(token));
-    window.openFiles(parser.positionalArguments());
+    if (parser.isSet(compare))
+        window.compareFiles(parser.positionalArguments());
+    else
+        window.openFiles(parser.positionalArguments());
     return app.exec();
 }

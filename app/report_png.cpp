@@ -1,8 +1,8 @@
 #include "report_png.h"
 
-#include "document.h"
+#include "ui/document/document.h"
 #include "report_command.h"
-#include "report_exporter.h"
+#include "ui/pages/report_exporter.h"
 
 #include <QApplication>
 #include <QDir>
