@@ -82,6 +82,7 @@ std::string helpText(bool gui)
     std::string text = versionText() + ": where does a PyTorch program's GPU memory go?\n\n";
     if (gui)
         text += "usage: memscope [FILE...]                                  open snapshots in the app\n"
+                "       memscope --compare A B                              compare two runs in the app\n"
                 "       memscope --attach PID|SOCKET|HOST:PORT [--token T]  watch a running agent live\n"
                 "       memscope COMMAND [ARGS...]                          a headless command (no display needed)\n";
     else

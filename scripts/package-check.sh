@@ -44,7 +44,7 @@ MEMSCOPE_AGENT_REPLAY="$usr/share/memscope/samples/oom.pickle" MEMSCOPE_AGENT_SP
 
 step "Qt-free command line (preset cli)"
 cmake --preset cli >/dev/null
-cmake --build --preset cli --target memscope tst_robustness tst_live_client tst_live_decoder
+cmake --build --preset cli --target memscope tst_robustness tst_live_client tst_live_decoder tst_compare
 cli="build/cli/app/memscope"
 ldd "$cli" | tee "$tmp/ldd.txt"
 if grep -qi 'qt\|qcustomplot' "$tmp/ldd.txt"; then
@@ -78,7 +78,7 @@ echo "package-check: $(($(wc -l <"$tmp/recorded.csv") - 1)) allocations recorded
 
 step "headless tests against the Qt-free memscope"
 set +e
-(cd build/cli && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -R '^(tst_robustness|tst_live_client|tst_live_decoder)$') \
+(cd build/cli && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -R '^(tst_robustness|tst_live_client|tst_live_decoder|tst_compare)$') \
   2>&1 | tee "${CLI_LOG:-/dev/null}"
 cli_status="${PIPESTATUS[0]}"
 set -e
