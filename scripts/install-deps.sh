@@ -7,7 +7,9 @@ packages=(
   libqcustomplot-dev libqcustomplot2.1-qt6
   nlohmann-json3-dev libbenchmark-dev
   xvfb xauth python3
-  clang libclang-rt-14-dev clang-format-14 ccache
+  clang libclang-rt-14-dev clang-format-14
+  ccache dpkg-dev socat
+  python3-venv python3-setuptools python3-wheel
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Builds memscope and runs the whole test suite (the README's second command, and what CI
-# runs): the formatting check, the suite (preset ci: warnings are errors), the suite again
-# under ASan + UBSan (ci-asan), then the libFuzzer harnesses over their corpus and the
-# regression inputs and a short fuzz (docs/SECURITY.md). Ends with one line counting the
-# test programs that passed and failed across all of them.
+# runs): the formatting check, the suite (preset ci: the default build, warnings as errors),
+# the packaging checks (scripts/package-check.sh: the .deb run from an unpacked root, the
+# Qt-free `cli` build and the headless tests against it, the agent pip-installed offline),
+# the suite again under ASan + UBSan (preset ci-asan), then the libFuzzer harnesses over
+# their corpus and the regression inputs and a short fuzz (docs/SECURITY.md). Ends with one
+# line counting the test programs that passed and failed across all of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh || exit 1
 log="$(mktemp -d)"
+# ccache when installed; with a base directory and no hashed working directory, the `cli`
+# build reuses the core objects of the default one.
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+fi
 passed=0
 failed=0
-
-# ccache, when installed, serves every build: the cache is keyed on paths relative to the
-# checkout, so builds of the same flags in other build folders (or checkouts) share objects.
-if command -v ccache >/dev/null; then
-  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-fi
 
 if ! bash scripts/check-format.sh; then
   failed=$((failed + 1))
@@ -50,6 +51,16 @@ build() {
 
 build ci || exit 1
 run_ctest ci ctest --preset ci
+if CLI_LOG="$log/cli_ctest.txt" bash scripts/package-check.sh; then
+  package_ok=1
+else
+  package_ok=0
+fi
+count "the Qt-free build's tests" "$log/cli_ctest.txt"
+if [ "$package_ok" -eq 0 ]; then
+  echo "scripts/test.sh: the packaging checks failed (see above)" >&2
+  failed=$((failed + 1))
+fi
 build ci-asan || exit 1
 run_ctest ci-asan env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset ci-asan
 if FUZZ_LOG="$log/fuzz_ctest.txt" bash fuzz/ci.sh; then

@@ -221,7 +221,6 @@ private slots:
                                                  .arg(QString::fromUtf8(r.err))));
         QList<std::pair<QString, QByteArray>> outputs;
         if (report) {
-            QCOMPARE(r.out.count('\n'), 4); // the four files it wrote
             const QStringList names = goldenNames({{}, file, args, golden});
             outputs = {{names[0], readAll(out.filePath(QStringLiteral("report.json")))},
                        {names[1], readAll(out.filePath(QStringLiteral("peak_report.csv")))},
