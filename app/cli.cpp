@@ -7,6 +7,7 @@
 #include "common/load_error.h"
 #include "io/allocations_csv.h"
 #include "io/summary_writer.h"
+#include "job_commands.h"
 #include "record_command.h"
 
 #include <cstdio>
@@ -22,22 +23,31 @@ bool isHeadlessCommand(const std::string& name)
         return true;
     if (name == "record")
         return true;
-    return name == "summary" || name == "allocations" || name == "diagnose" || name == "estimate";
+    return name == "summary" || name == "summarize" || name == "allocations" || name == "diagnose" || name == "estimate";
 }
 
 int runSummary(const std::vector<std::string>& args)
 {
-    const CommandLine cl(args, {.command = "summary", .flags = {"--json"}, .options = {{"--device"}}});
+    const CommandLine cl(args, {.command = "summary", .flags = {"--json"}, .options = {{"--device"}}, .maxOperands = 65536});
     const std::optional<int> device = cl.device();
     const std::string file = cl.operand();
     if (file.empty())
-        throw UsageError("usage: memscope summary FILE [--device N] [--json]");
+        throw UsageError("usage: memscope summary FILE [--device N] [--json]\n"
+                         "       memscope summary DIR|FILE… [--json]  (a job: one snapshot or *.summary.json per rank)");
     const bool json = cl.has("--json");
+    if (isJobSummary(cl.operands())) {
+        if (device)
+            throw UsageError("--device is for one file; a job shows each rank on its own device");
+        return runJobSummary(cl.operands(), json);
+    }
     const AnalysisOptions options{.until = AnalysisStage::Replayed};
     const auto analysis = analyze(AnalysisSource::file(file), options);
     if (device)
         analysis->deviceIndex(device); // throws when it has no such device
-    std::cout << (json ? summaryJson(*analysis->replay, device) : summaryText(*analysis->replay, device));
+    std::optional<int> focus;
+    if (analysis->deviceCount() > 0)
+        focus = analysis->replay->devices[analysis->focusDevice()].device;
+    std::cout << (json ? summaryJson(*analysis->replay, device, focus) : summaryText(*analysis->replay, device, focus));
     return 0;
 }
 
@@ -75,6 +85,8 @@ int runHeadless(const std::string& name, const std::vector<std::string>& args)
             return runRecord(args);
         if (name == "summary")
             return runSummary(args);
+        if (name == "summarize")
+            return runSummarize(args);
         if (name == "report")
             return runReport(args);
         if (name == "allocations")

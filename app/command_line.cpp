@@ -24,7 +24,8 @@ CommandLine::CommandLine(const std::vector<std::string>& args, const Spec& spec)
             if (m_operands.size() == spec.maxOperands) {
                 if (spec.maxOperands == 0)
                     throw UsageError(spec.command + " takes no operand, got '" + a + "'");
-                throw UsageError(spec.command + " takes one file, got '" + m_operands.back() + "' and '" + a + "'");
+                throw UsageError(spec.command + (spec.maxOperands == 1 ? " takes one file" : " takes " + std::to_string(spec.maxOperands) + " files at most") +
+                                 ", got '" + m_operands.back() + "' and '" + a + "'");
             }
             m_operands.push_back(a);
             continue;

@@ -39,6 +39,7 @@ public:
     bool has(std::string_view flag) const;
     std::optional<std::string> value(std::string_view option) const; // the last one given
     std::string operand() const { return m_operands.empty() ? std::string() : m_operands.front(); }
+    const std::vector<std::string>& operands() const { return m_operands; }
     const std::vector<std::string>& passthrough() const { return m_passthrough; }
 
     // "--device": a CUDA device ordinal (0, 1, …).
