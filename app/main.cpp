@@ -27,13 +27,14 @@ int main(int argc, char** argv)
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Where does a PyTorch program's GPU memory go?\n\n"
-                                                    "Headless: memscope summary|report|allocations|diagnose|estimate|record …"));
+                                                    "Headless: memscope summary|summarize|report|allocations|diagnose|estimate|record …"));
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to a running agent (pid or socket)."),
                                     QStringLiteral("PID|SOCKET"));
     parser.addOption(attach);
-    parser.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots to open."), QStringLiteral("[files...]"));
+    parser.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots to open; a folder, or files named by rank, open as one job."),
+                                 QStringLiteral("[files or folder...]"));
     parser.process(app);
 
     memscope::MainWindow window;

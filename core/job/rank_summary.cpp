@@ -234,3 +234,30 @@ RankSummary readRankSummaryFile(const std::string& path)
 }
 
 } // namespace memscope
+
+namespace memscope {
+
+double iterationPosition(const RankSummary& s, int64_t timeUs)
+{
+    const std::vector<int64_t>& st = s.iterationStartUs;
+    if (st.empty())
+        return static_cast<double>(timeUs - s.startUs) / 1e6;
+    // The iteration holding the time: the last start at or before it.
+    const auto it = std::upper_bound(st.begin(), st.end(), timeUs);
+    if (it == st.begin()) {
+        const double len = st.size() > 1 ? static_cast<double>(st[1] - st[0]) : 1e6;
+        return static_cast<double>(timeUs - st[0]) / std::max(1.0, len);
+    }
+    const size_t k = static_cast<size_t>(it - st.begin()) - 1;
+    const int64_t next = k + 1 < st.size() ? st[k + 1] : -1;
+    double len;
+    if (next > 0)
+        len = static_cast<double>(next - st[k]);
+    else if (st.size() > 1)
+        len = static_cast<double>(st[k] - st[k - 1]);
+    else
+        len = std::max<double>(1.0, static_cast<double>(s.endUs - st[k]));
+    return static_cast<double>(k) + static_cast<double>(timeUs - st[k]) / std::max(1.0, len);
+}
+
+} // namespace memscope

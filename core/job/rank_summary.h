@@ -68,3 +68,13 @@ RankSummary parseRankSummary(std::string_view text, const std::string& path);
 RankSummary readRankSummaryFile(const std::string& path);
 
 } // namespace memscope
+
+namespace memscope {
+
+// Where time `timeUs` falls in the rank's iterations: k + the fraction of iteration k gone
+// (k from 0), so ranks line up step by step whatever their clocks; before the first
+// iteration negative, after the last start measured by the last iteration's length (or
+// seconds when there is one iteration or none).
+double iterationPosition(const RankSummary& summary, int64_t timeUs);
+
+} // namespace memscope

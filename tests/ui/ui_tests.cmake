@@ -7,6 +7,7 @@ memscope_add_test(tst_loader ui/tst_loader.cpp LIBS ${MEMSCOPE_UI_TEST_LIBS})
 memscope_add_test(tst_main_window ui/tst_main_window.cpp LIBS ${MEMSCOPE_UI_TEST_LIBS})
 memscope_add_test(tst_report_export ui/tst_report_export.cpp LIBS ${MEMSCOPE_UI_TEST_LIBS})
 memscope_add_test(tst_timeline_lod ui/tst_timeline_lod.cpp LIBS ${MEMSCOPE_UI_TEST_LIBS})
+memscope_add_test(tst_job_tab ui/tst_job_tab.cpp LIBS ${MEMSCOPE_UI_TEST_LIBS})
 target_compile_definitions(tst_report_export PRIVATE
   MEMSCOPE_APP="$<$<TARGET_EXISTS:memscope>:$<TARGET_FILE:memscope>>")
 if(TARGET memscope)
