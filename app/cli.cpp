@@ -40,7 +40,7 @@ int runSummary(const std::vector<std::string>& args)
             throw UsageError("--device is for one file; a job shows each rank on its own device");
         return runJobSummary(cl.operands(), json);
     }
-    const AnalysisOptions options{.until = AnalysisStage::Replayed};
+    const AnalysisOptions options{.load = {}, .until = AnalysisStage::Replayed};
     const auto analysis = analyze(AnalysisSource::file(file), options);
     if (device)
         analysis->deviceIndex(device); // throws when it has no such device
@@ -59,7 +59,7 @@ int runAllocations(const std::vector<std::string>& args)
     const std::string csv = cl.value("--csv").value_or("");
     if (file.empty() || csv.empty())
         throw UsageError("usage: memscope allocations FILE [--device N] --csv OUT (OUT '-' is stdout)");
-    const AnalysisOptions options{.until = AnalysisStage::Attributed};
+    const AnalysisOptions options{.load = {}, .until = AnalysisStage::Attributed};
     const auto analysis = analyze(AnalysisSource::file(file), options);
     const size_t index = analysis->deviceIndex(device);
     const Attribution* attribution = analysis->attribution.get();

@@ -74,6 +74,16 @@ CliResult runCli(const QStringList& args)
     return r;
 }
 
+// The summary of the real rank 0 with its timeline replaced.
+std::string realSummaryWithTimeline(const std::string& timeline)
+{
+    RankSummary s;
+    s.rank = 0;
+    std::string text = rankSummaryJson(s);
+    const size_t at = text.find("\"timeline\":\"");
+    return text.substr(0, at) + "\"timeline\":\"" + timeline + "\"}";
+}
+
 } // namespace
 
 class TestJob : public QObject {
@@ -285,6 +295,9 @@ private slots:
         QTest::newRow("not json") << "{" << "not JSON";
         QTest::newRow("other json") << "{\"devices\": []}" << "memscope_rank_summary: missing";
         QTest::newRow("wrong type") << "{\"memscope_rank_summary\": 1, \"rank\": \"one\"}" << "rank: expected an integer";
+        // A real summary with its timeline cut short or spoiled.
+        QTest::newRow("timeline cut") << QString::fromStdString(realSummaryWithTimeline("0 0 5")) << "expected four numbers a column, got 3";
+        QTest::newRow("timeline spoiled") << QString::fromStdString(realSummaryWithTimeline("0 0 5 x")) << "byte 6 of it is not one";
     }
     void badSummary()
     {
@@ -344,7 +357,7 @@ private slots:
         QVERIFY(!findings.items.empty());
         QCOMPARE(findings.items.front().device, device);
         if (file.contains(QStringLiteral("oom")))
-            QVERIFY(findings.first(DiagnosticKind::Oom, a->focusDevice()) != nullptr);
+            QVERIFY(findings.first(DiagnosticKind::OutOfMemory, a->focusDevice()) != nullptr);
 
         if (std::string_view(MEMSCOPE_APP).empty())
             QSKIP("the memscope app is not built");
