@@ -1,7 +1,7 @@
 #include "cli.h"
 
-#include "attach_dialog.h"
-#include "main_window.h"
+#include "ui/live/attach_dialog.h"
+#include "ui/main_window.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -1,13 +1,13 @@
-#include "main_window.h"
+#include "ui/main_window.h"
 
-#include "allocation_timeline_view.h"
-#include "category_timeline_view.h"
 #include "job/rank_discovery.h"
 #include "job/rank_set.h"
-#include "job_tab.h"
-#include "loader.h"
-#include "report_exporter.h"
-#include "snapshot_tab.h"
+#include "ui/pages/allocation_timeline_view.h"
+#include "ui/pages/job_tab.h"
+#include "ui/plot/category_timeline_view.h"
+#include "ui/loader.h"
+#include "ui/pages/report_exporter.h"
+#include "ui/pages/snapshot_tab.h"
 
 #include <QAction>
 #include <QApplication>

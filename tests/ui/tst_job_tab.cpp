@@ -2,12 +2,12 @@
 // the small multiples, a folder opened as one job in the main window, a rank opened from it,
 // and the device a multi-device file with an OOM opens on.
 #include "job/rank_set.h"
-#include "job_tab.h"
-#include "loader.h"
-#include "main_window.h"
-#include "rank_multiples_view.h"
-#include "rank_table_model.h"
-#include "snapshot_tab.h"
+#include "ui/pages/job_tab.h"
+#include "ui/loader.h"
+#include "ui/main_window.h"
+#include "ui/plot/rank_multiples_view.h"
+#include "ui/models/rank_table_model.h"
+#include "ui/pages/snapshot_tab.h"
 
 #include <QAbstractItemModelTester>
 #include <QFile>
