@@ -3,12 +3,14 @@
 
 #include "command_line.h"
 #include "diagnose_commands.h"
+#include "diff_command.h"
 #include "analysis/analysis.h"
 #include "common/load_error.h"
 #include "io/allocations_csv.h"
 #include "io/summary_writer.h"
 #include "job_commands.h"
 #include "record_command.h"
+#include "whatif_command.h"
 
 #include <cstdio>
 #include <fstream>
@@ -23,7 +25,9 @@ bool isHeadlessCommand(const std::string& name)
         return true;
     if (name == "record")
         return true;
-    return name == "summary" || name == "summarize" || name == "allocations" || name == "diagnose" || name == "estimate";
+    if (name == "diff" || name == "check")
+        return true;
+    return name == "summary" || name == "summarize" || name == "allocations" || name == "diagnose" || name == "estimate" || name == "whatif";
 }
 
 int runSummary(const std::vector<std::string>& args)
@@ -95,6 +99,12 @@ int runHeadless(const std::string& name, const std::vector<std::string>& args)
             return runDiagnose(args);
         if (name == "estimate")
             return runEstimate(args);
+        if (name == "whatif")
+            return runWhatIf(args);
+        if (name == "diff")
+            return runDiff(args);
+        if (name == "check")
+            return runCheck(args);
         std::cerr << "memscope: unknown command '" << name << "'\n";
         return 2;
     } catch (const UsageError& e) {

@@ -18,6 +18,7 @@ class QFrame;
 
 namespace memscope {
 
+class ComparisonView;
 class JobTab;
 class Loader;
 class RankSet;
@@ -47,6 +48,10 @@ public:
     // named with a rank (rank3…, snapshot_3…).
     static bool isJob(const QStringList& paths);
     JobTab* jobTab(int index) const;
+    // Compares paths[1..] each against paths[0] (A), one comparison tab each, analysed on a
+    // worker thread (File > Compare…, `memscope --compare A B`, Ctrl+drop of several files).
+    void compareFiles(const QStringList& paths);
+    ComparisonView* comparisonTab(int index) const;
     Loader* loader() const { return m_loader; }
     QTabWidget* tabs() const { return m_tabs; }
     int tabCount() const;
@@ -60,6 +65,7 @@ public:
 
 signals:
     void documentOpened(const QString& path);
+    void comparisonOpened(const QString& title);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -80,6 +86,8 @@ private:
     void chooseFiles();
     void chooseFolder();
     void onJobOpened(const QString& title, std::shared_ptr<const RankSet> set);
+    void chooseComparison();
+    void onCompared(std::shared_ptr<const class Comparison> comparison);
     void chooseExportDirectory();
     void saveChartImage();
     void about();
