@@ -165,8 +165,10 @@ MainWindow::MainWindow(QWidget* parent)
 MainWindow::~MainWindow()
 {
     m_closing = true; // the job's progress callback then cancels it
-    if (m_jobThread)
+    if (m_jobThread) {
         m_jobThread->wait();
+        delete m_jobThread;
+    }
 }
 
 void MainWindow::createWelcome()

@@ -105,6 +105,11 @@ private slots:
         const QCPRange x = rect->axis(QCPAxis::atBottom)->range();
         QVERIFY(x.lower < 1.0);
         QVERIFY(x.upper >= double(ddpJob()->ranks()[0].summary.iterationStartUs.size()) - 1);
+        // MEMSCOPE_JOB_SCREENSHOT=FILE.png keeps a picture of the tab (by iteration) to look at.
+        if (qEnvironmentVariableIsSet("MEMSCOPE_JOB_SCREENSHOT")) {
+            QTest::qWait(50);
+            tab.grab().save(qEnvironmentVariable("MEMSCOPE_JOB_SCREENSHOT"));
+        }
         // Activating a rank asks for its snapshot.
         QSignalSpy open(&tab, &JobTab::openRank);
         emit tab.table()->activated(tab.table()->model()->index(0, 0));
