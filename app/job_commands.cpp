@@ -39,8 +39,7 @@ int runSummarize(const std::vector<std::string>& args)
     const std::string file = cl.operand();
     const std::string out = cl.value("--output").value_or("");
     if (file.empty() || out.empty())
-        throw UsageError("usage: memscope summarize FILE [--rank R] [--device N] -o OUT (OUT '-' is stdout; "
-                         "the job's folder of *.summary.json opens with memscope summary DIR)");
+        throw UsageError(kSummarizeUsage);
     std::optional<int> rank;
     if (auto r = cl.value("--rank")) {
         size_t used = 0;
