@@ -66,8 +66,13 @@ QStringList realSnapshots()
                                   QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/diagnose"),
                                   QStringLiteral(MEMSCOPE_TESTDATA_DIR "/multi"), kAllocatorDir}) {
         const QDir dir(folder);
-        for (const QString& name : dir.entryList({QStringLiteral("*.pickle"), QStringLiteral("*.pickle.gz")}, QDir::Files, QDir::Name))
+        for (const QString& name : dir.entryList({QStringLiteral("*.pickle"), QStringLiteral("*.pickle.gz")}, QDir::Files, QDir::Name)) {
+            // multi/make_oom_fixtures.py appends an oom entry to a real trace without the
+            // release of cached blocks torch records before one: edited, not real, for the allocator.
+            if (name.startsWith(QLatin1String("two_gpus_oom")))
+                continue;
             out << dir.filePath(name);
+        }
     }
     return out;
 }
