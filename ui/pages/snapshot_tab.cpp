@@ -5,6 +5,7 @@
 #include "ui/plot/category_timeline_view.h"
 #include "ui/pages/diagnostics_panel.h"
 #include "ui/pages/estimator_panel.h"
+#include "ui/pages/what_if_panel.h"
 #include "io/point_report.h"
 #include "replay/replay.h"
 #include "ui/pages/peak_panel.h"
@@ -39,6 +40,7 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     , m_allocator(new AllocatorStateView(this))
     , m_diagnostics(new DiagnosticsPanel(this))
     , m_estimator(new EstimatorPanel(this))
+    , m_whatIf(new WhatIfPanel(this))
 {
     for (const DeviceModel& d : m_document->devices)
         m_device->addItem(tr("Device %1").arg(d.device));
@@ -71,6 +73,7 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     m_details->addTab(m_allocator, tr("Allocator state"));
     m_details->addTab(m_diagnostics, tr("Diagnostics"));
     m_details->addTab(m_estimator, tr("Estimator"));
+    m_details->addTab(m_whatIf, tr("Allocator what-if"));
     m_details->setDocumentMode(true);
     m_split->addWidget(m_timeline);
     m_split->addWidget(m_details);
@@ -151,6 +154,10 @@ void SnapshotTab::setDevice(size_t index)
         m_estimator->setMeasurement(m_document->training[index]);
     else
         m_estimator->clear();
+    if (m_document->attribution)
+        m_whatIf->setAttribution(m_document->attribution, index);
+    else
+        m_whatIf->clear();
     const DeviceModel& m = deviceModel();
     m_iterations->clear();
     m_iterations->addItem(tr("Iteration peaks…"));

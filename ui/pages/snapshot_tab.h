@@ -19,6 +19,7 @@ class AllocatorStateView;
 class CategoryTimelineView;
 class DiagnosticsPanel;
 class EstimatorPanel;
+class WhatIfPanel;
 class PeakPanel;
 
 // One opened snapshot: a device selector and axis toggle, the category timeline on top
@@ -49,8 +50,9 @@ public:
     PeakPanel* peakPanel() const { return m_peak; }
     DiagnosticsPanel* diagnostics() const { return m_diagnostics; }
     EstimatorPanel* estimator() const { return m_estimator; }
+    WhatIfPanel* whatIf() const { return m_whatIf; }
     // The detail tabs in order; detailTabs()->setCurrentIndex(int(DetailTab::…)).
-    enum class DetailTab { Breakdown, Allocations, Allocator, Diagnostics, Estimator };
+    enum class DetailTab { Breakdown, Allocations, Allocator, Diagnostics, Estimator, WhatIf };
     void showDetail(DetailTab tab);
     // What the evidence of a finding leads to: the time, and the allocation(s) highlighted.
     void showFindingEvent(int64_t event);
@@ -88,6 +90,7 @@ private:
     AllocatorStateView* m_allocator;
     DiagnosticsPanel* m_diagnostics;
     EstimatorPanel* m_estimator;
+    WhatIfPanel* m_whatIf;
 };
 
 } // namespace memscope
