@@ -4,6 +4,7 @@
 #include "query/free_space.h"
 #include "query/segment_lives.h"
 #include "replay/replay.h"
+#include "snapshot/annotation_spans.h"
 #include "snapshot/snapshot_reader.h"
 
 #include <QTest>
@@ -43,6 +44,43 @@ private slots:
         QCOMPARE(roundToAllocatorBlock(1), uint64_t{512});
         QCOMPARE(roundToAllocatorBlock(512), uint64_t{512});
         QCOMPARE(roundToAllocatorBlock(513), uint64_t{1024});
+    }
+
+    // One pairing of record_function START/END for the attribution and the GUI: an END closes
+    // the latest open START of its name, a stray END is dropped, an unclosed START runs to the
+    // end, and a device's annotations are those naming it (all of them when none does).
+    void annotationSpansPairing_data()
+    {
+        QTest::addColumn<int>("device");
+        QTest::addColumn<QString>("expected"); // name:start-end, in the order returned; "open" for no end
+        QTest::newRow("device 0") << 0 << QStringLiteral("step:20-30 step:10-40 fwd:50-60 fwd:70-open");
+        QTest::newRow("device 1") << 1 << QStringLiteral("dev1:5-6");
+        QTest::newRow("device 2 names none: all") << 2 << QStringLiteral("step:20-30 dev1:5-6 step:10-40 fwd:50-60 fwd:70-open");
+    }
+    void annotationSpansPairing()
+    {
+        QFETCH(int, device);
+        QFETCH(QString, expected);
+        Snapshot s;
+        auto add = [&](const char* name, AnnotationStage stage, int dev, int64_t t) {
+            s.annotations.push_back({s.strings.intern(name), stage, dev, t});
+        };
+        add("fwd", AnnotationStage::End, 0, 1); // stray END
+        add("step", AnnotationStage::Start, 0, 10);
+        add("step", AnnotationStage::Start, 0, 20);
+        add("step", AnnotationStage::End, 0, 30);
+        add("dev1", AnnotationStage::Start, 1, 5);
+        add("dev1", AnnotationStage::End, 1, 6);
+        add("step", AnnotationStage::End, 0, 40);
+        add("fwd", AnnotationStage::Start, 0, 50);
+        add("fwd", AnnotationStage::End, 0, 60);
+        add("fwd", AnnotationStage::Start, 0, 70);
+        QStringList got;
+        for (const AnnotationSpan& a : annotationSpans(s, device))
+            got << QStringLiteral("%1:%2-%3").arg(QString::fromUtf8(s.str(a.name).data(), static_cast<qsizetype>(s.str(a.name).size())))
+                       .arg(a.startUs)
+                       .arg(a.open() ? QStringLiteral("open") : QString::number(a.endUs));
+        QCOMPARE(got.join(QLatin1Char(' ')), expected);
     }
 
     void allocatorState_data()

@@ -1,9 +1,10 @@
 #include "ui/document/device_model.h"
 
+#include "snapshot/annotation_spans.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <unordered_map>
 
 namespace memscope {
@@ -113,24 +114,12 @@ namespace {
 std::vector<AnnotationRange> annotationRanges(const Snapshot& s, const DeviceModel& m)
 {
     std::vector<AnnotationRange> out;
-    std::map<std::string_view, std::vector<const Annotation*>> openByName;
-    for (const Annotation& a : s.annotations) {
-        if (a.device != m.device && a.device >= 0 && s.devices.size() > 1)
-            continue;
-        const std::string_view name = s.str(a.name);
-        if (a.stage == AnnotationStage::Start) {
-            openByName[name].push_back(&a);
-            continue;
-        }
-        auto& stack = openByName[name];
-        if (stack.empty())
-            continue;
-        const Annotation* start = stack.back();
-        stack.pop_back();
+    const int64_t lastUs = m.events->count() ? m.events->timeUs.back() : m.t0Us;
+    for (const AnnotationSpan& span : annotationSpans(s, m.device)) {
         AnnotationRange r;
-        r.name = name;
-        r.startUs = start->timeUs;
-        r.endUs = a.timeUs;
+        r.name = s.str(span.name);
+        r.startUs = span.startUs;
+        r.endUs = span.open() ? std::max(span.startUs, lastUs) : span.endUs; // open: to the last event
         out.push_back(std::move(r));
     }
     for (AnnotationRange& r : out) {
