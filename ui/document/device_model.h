@@ -4,7 +4,7 @@
 #include "query/segment_lives.h"
 #include "replay/replay.h"
 #include "ui/document/band_set.h"
-#include "ui/document/minmax_pyramid.h"
+#include "replay/minmax_pyramid.h"
 
 #include <array>
 #include <cstdint>
