@@ -12,7 +12,6 @@
 
 namespace memscope {
 
-
 int runDiagnose(const std::vector<std::string>& args)
 {
     const CommandLine cl(args, {.command = "diagnose", .flags = {"--json"}, .options = {{"--device"}}});
@@ -20,15 +19,24 @@ int runDiagnose(const std::vector<std::string>& args)
     const bool json = cl.has("--json");
     const std::string file = cl.operand();
     if (file.empty())
-        throw UsageError("usage: memscope diagnose FILE [--device N] [--json]");
+        throw UsageError(kDiagnoseUsage);
     const auto analysis = analyze(AnalysisSource::file(file));
     std::optional<size_t> index;
     if (device)
         index = analysis->deviceIndex(device);
-    if (json)
-        std::cout << diagnosticsToJson(*analysis->diagnosis, *analysis->replay, *analysis->frames, index);
-    else
-        std::cout << file << "\n\n" << diagnosticsText(*analysis->diagnosis, *analysis->frames, index);
+    // Every device's findings, the one that went wrong (Analysis::focusDevice()) first.
+    const Diagnostics findings = analysis->findingsFocusFirst();
+    if (json) {
+        std::cout << diagnosticsToJson(findings, *analysis->replay, *analysis->frames, index);
+    } else {
+        std::cout << file << "\n";
+        if (!index && analysis->deviceCount() > 1) {
+            const size_t focus = analysis->focusDevice();
+            std::cout << "device " << analysis->replay->devices[focus].device << " first (" << analysis->focusReason()
+                      << ")\n";
+        }
+        std::cout << "\n" << diagnosticsText(findings, *analysis->frames, index);
+    }
     return 0;
 }
 
@@ -51,9 +59,7 @@ int runEstimate(const std::vector<std::string>& args)
     const bool json = cl.has("--json");
     const std::string file = cl.operand();
     if (file.empty())
-        throw UsageError("usage: memscope estimate FILE [--device N] [--recorded-batch B] [--seq L] "
-                         "[--bytes-per-param P] [--what-if-batch B] [--what-if-seq L] [--what-if-states K] "
-                         "[--what-if-bytes-per-param P] [--json]");
+        throw UsageError(kEstimateUsage);
     const auto analysis = analyze(AnalysisSource::file(file));
     const size_t index = analysis->deviceIndex(device);
     const TrainingMeasurement& m = analysis->training.at(index);

@@ -807,7 +807,12 @@ private slots:
         row("summary --device without value", {"summary", f, "--device"}, 1, "memscope summary: --device needs a value", "");
         row("summary bad device", {"summary", f, "--device=x"}, 1, "--device takes a device ordinal (0, 1, …), got 'x'", "");
         row("summary unknown option", {"summary", f, "--bogus"}, 1, "memscope summary: unknown option '--bogus'", "");
-        row("summary two files", {"summary", f, f}, 1, "summary takes one file, got '" + f + "' and '" + f + "'", "");
+        row("summary two files: a job", {"summary", f, f, "--json"}, 0, "", "\"ranks_count\": 1");
+        row("summary job --device", {"summary", f, f, "--device=0"}, 1, "--device is for one file", "");
+        row("summarize no -o", {"summarize", f}, 1, "usage: memscope summarize FILE", "");
+        row("summarize two files", {"summarize", f, f, "-o", "-"}, 1, "summarize takes one file, got '" + f + "' and '" + f + "'", "");
+        row("summarize --rank x", {"summarize", f, "--rank", "x", "-o", "-"}, 1, "--rank takes a rank number (0, 1, …), got 'x'", "");
+        row("summarize -o -", {"summarize", f, "-o", "-"}, 0, "", "\"memscope_rank_summary\":1");
         row("summary no file", {"summary"}, 1, "usage: memscope summary FILE", "");
         row("allocations --csv=-", {"allocations", f, "--csv=-"}, 0, "", "alloc_event,");
         row("allocations no --csv", {"allocations", f}, 1, "usage: memscope allocations", "");
@@ -834,6 +839,18 @@ private slots:
         row("record two modes", {"record", "-o", tmp, "--attach", "1", "--recover", "x"}, 1, "give exactly one of", "");
         row("record stray operand", {"record", "--output=" + tmp, "stray"}, 1, "record takes no operand, got 'stray'", "");
         row("record --duration 0", {"record", "-o", tmp, "--duration", "0", "--attach", "1"}, 1, "--duration takes a positive number, got '0'", "");
+        // Issue 18: HOST:PORT attach, --version, --help for every command.
+        row("record --token without --attach", {"record", "-o", tmp, "--token", "t", "--", "true"}, 1, "--token goes with --attach HOST:PORT", "");
+        row("record HOST:PORT without --token", {"record", "-o", tmp, "--attach", "127.0.0.1:9"}, 1, "127.0.0.1:9: a TCP agent needs its token (--token T", "");
+        row("record bad port", {"record", "-o", tmp, "--attach", "127.0.0.1:70000", "--token", "t"}, 1, "127.0.0.1:70000: expected HOST:PORT with a port from 1 to 65535", "");
+        row("record nothing listens", {"record", "-o", tmp, "--attach=127.0.0.1:9", "--token=t"}, 1, "memscope record: 127.0.0.1:9: cannot connect", "");
+        row("--version", {"--version"}, 0, "", QStringLiteral("memscope " MEMSCOPE_VERSION "\n"));
+        row("--help", {"--help"}, 0, "", "  record        record a program, or attach to a running agent\n");
+        row("record --help", {"record", "--help"}, 0, "", "memscope record --attach PID|SOCKET|HOST:PORT [--token T] -o OUT.pickle");
+        row("diff -h", {"diff", "-h"}, 0, "", "usage: memscope diff A B");
+        for (const char* command : {"summary", "allocations", "diagnose", "estimate", "report", "whatif", "check"})
+            row(qPrintable(QStringLiteral("%1 -h").arg(QLatin1String(command))), {command, "-h"}, 0, "",
+                QStringLiteral("usage: memscope %1 FILE").arg(QLatin1String(command)));
     }
     void cliArguments()
     {
