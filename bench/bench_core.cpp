@@ -10,7 +10,7 @@
 #include "snapshot/snapshot_reader.h"
 
 #include "attribute/attributor.h"
-#include "replay/curve_lod.h"
+#include "replay/minmax_pyramid.h"
 
 #include <benchmark/benchmark.h>
 
@@ -124,14 +124,17 @@ void lodQuery(benchmark::State& state, const std::string& file)
 {
     auto r = replaySnapshot(readSnapshotFile(file));
     const DeviceReplay& d = r->devices.at(0);
-    const CurveLod lod(d.requested, d.requestedAtStart);
+    const MinMaxPyramid lod(&d.requested);
     std::mt19937_64 rng(11);
-    std::vector<CurveLod::Range> out;
+    std::vector<MinMaxPyramid::Extremes> out(2000);
     for (auto _ : state) {
         const int64_t n = d.eventCount;
         const int64_t width = state.range(0) == 0 ? n : std::max<int64_t>(1, n >> state.range(0));
         const int64_t x0 = n > width ? static_cast<int64_t>(rng() % static_cast<uint64_t>(n - width)) : 0;
-        lod.query(static_cast<double>(x0), static_cast<double>(x0 + width), 2000, out);
+        for (int64_t j = 0; j < 2000; ++j) {
+            const int64_t first = x0 + width * j / 2000;
+            out[static_cast<size_t>(j)] = lod.query(first, std::max(x0 + width * (j + 1) / 2000, first + 1));
+        }
         benchmark::DoNotOptimize(out.data());
     }
 }
@@ -141,7 +144,7 @@ void lodBuild(benchmark::State& state, const std::string& file)
     auto r = replaySnapshot(readSnapshotFile(file));
     const DeviceReplay& d = r->devices.at(0);
     for (auto _ : state) {
-        CurveLod lod(d.requested, d.requestedAtStart);
+        MinMaxPyramid lod(&d.requested);
         benchmark::DoNotOptimize(&lod);
     }
     setEvents(state, *r->snapshot);

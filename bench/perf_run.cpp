@@ -15,7 +15,7 @@
 #include "snapshot/snapshot_reader.h"
 
 #include "attribute/attributor.h"
-#include "replay/curve_lod.h"
+#include "replay/minmax_pyramid.h"
 
 #include <chrono>
 #include <cstdio>
@@ -131,11 +131,15 @@ int main(int argc, char** argv)
     const double t4 = now();
     // Levels of detail of the requested and reserved curves, and one 2000-pixel view each.
     for (const DeviceReplay& d : replay->devices) {
-        const CurveLod requested(d.requested, d.requestedAtStart);
-        const CurveLod reserved(d.reserved, d.reservedAtStart);
-        std::vector<CurveLod::Range> pixels;
-        requested.query(0, static_cast<double>(d.eventCount), 2000, pixels);
-        reserved.query(0, static_cast<double>(d.eventCount), 2000, pixels);
+        const MinMaxPyramid requested(&d.requested);
+        const MinMaxPyramid reserved(&d.reserved);
+        const int64_t n = d.eventCount;
+        std::vector<MinMaxPyramid::Extremes> pixels(2000);
+        for (const MinMaxPyramid* p : {&requested, &reserved})
+            for (int64_t j = 0; j < 2000; ++j) {
+                const int64_t first = n * j / 2000;
+                pixels[static_cast<size_t>(j)] = p->query(first, std::max(n * (j + 1) / 2000, first + 1));
+            }
     }
     const double t5 = now();
     const double c5 = cpu();

@@ -1,11 +1,11 @@
 #include "attribute/phase_segmenter.h"
 
 #include "common/huge_pages.h"
+#include "snapshot/annotation_spans.h"
 
 #include <algorithm>
 #include <array>
 #include <limits>
-#include <map>
 
 namespace memscope {
 
@@ -44,40 +44,15 @@ AnnotationRanges readAnnotations(const Snapshot& s, int device)
     bool any = false;
     for (const Annotation& a : s.annotations)
         any = any || a.device == device;
-    std::map<int32_t, std::vector<int64_t>> open; // name id -> start times
-    for (const Annotation& a : s.annotations) {
-        if (any && a.device != device)
-            continue;
-        const std::string_view name = s.str(a.name);
-        Raw kind = Raw::User;
+    for (const Annotation& a : s.annotations)
+        if ((!any || a.device == device) && a.stage == AnnotationStage::Start && s.str(a.name).starts_with("ProfilerStep#"))
+            out.profilerSteps.push_back(a.timeUs);
+    for (const AnnotationSpan& span : annotationSpans(s, device)) {
+        const std::string_view name = s.str(span.name);
         if (name.starts_with("Optimizer.step#"))
-            kind = Raw::Optimizer;
+            out.steps.push_back({span.startUs, span.endUs, Raw::Optimizer});
         else if (name.starts_with("Optimizer.zero_grad#"))
-            kind = Raw::ZeroGrad;
-        else if (name.starts_with("ProfilerStep#")) {
-            if (a.stage == AnnotationStage::Start)
-                out.profilerSteps.push_back(a.timeUs);
-            continue;
-        } else
-            continue;
-        auto& stack = open[a.name.value];
-        if (a.stage == AnnotationStage::Start) {
-            stack.push_back(a.timeUs);
-        } else if (!stack.empty()) {
-            out.steps.push_back({stack.back(), a.timeUs, kind});
-            stack.pop_back();
-        }
-    }
-    // A range still open when the snapshot was taken runs to the end.
-    for (const Annotation& a : s.annotations) {
-        auto it = open.find(a.name.value);
-        if (it == open.end())
-            continue;
-        const std::string_view name = s.str(a.name);
-        const Raw kind = name.starts_with("Optimizer.step#") ? Raw::Optimizer : Raw::ZeroGrad;
-        for (int64_t t : it->second)
-            out.steps.push_back({t, std::numeric_limits<int64_t>::max(), kind});
-        open.erase(it);
+            out.steps.push_back({span.startUs, span.endUs, Raw::ZeroGrad});
     }
     std::sort(out.steps.begin(), out.steps.end(), [](const TimeRange& x, const TimeRange& y) { return x.start < y.start; });
     std::sort(out.profilerSteps.begin(), out.profilerSteps.end());

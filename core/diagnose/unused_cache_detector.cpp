@@ -1,5 +1,7 @@
 #include "diagnose/unused_cache_detector.h"
 
+#include "query/free_space.h"
+
 #include <algorithm>
 
 namespace memscope {
@@ -13,7 +15,8 @@ constexpr uint64_t kPage = uint64_t{2} << 20;
 std::optional<Diagnostic> detectUnusedCache(const DeviceContext& ctx)
 {
     const DeviceReplay& r = ctx.replay;
-    int64_t reserved = 0, inUse = 0, requested = 0, freeTotal = 0, largestFree = 0, releasable = 0;
+    int64_t reserved = 0, inUse = 0, requested = 0, releasable = 0;
+    FreeSpace free;
     int64_t segments = 0, releasableSegments = 0;
     for (const Segment& s : ctx.snapshot.segments) {
         if (s.device != ctx.device())
@@ -28,8 +31,7 @@ std::optional<Diagnostic> detectUnusedCache(const DeviceContext& ctx)
                 inUse += static_cast<int64_t>(b.size);
                 requested += static_cast<int64_t>(b.requestedSize);
             } else if (b.state == BlockState::Inactive) {
-                freeTotal += static_cast<int64_t>(b.size);
-                largestFree = std::max(largestFree, static_cast<int64_t>(b.size));
+                free.add(b.size);
                 const uint64_t lo = (b.address + kPage - 1) / kPage * kPage;
                 const uint64_t hi = (b.address + b.size) / kPage * kPage;
                 if (hi > lo)
@@ -60,6 +62,8 @@ std::optional<Diagnostic> detectUnusedCache(const DeviceContext& ctx)
     const int64_t peakReservedEvent = r.peakReserved.event.valid() ? r.peakReserved.event.value : -1;
     const int64_t unusedAtPeak = peakReserved - r.requestedAfter(peakReservedEvent);
 
+    const int64_t freeTotal = static_cast<int64_t>(free.bytes), largestFree = static_cast<int64_t>(free.largest);
+    const double fragmentation = free.fragmentation();
     const bool fragmented = haveSegments && freeTotal >= (int64_t{256} << 20) && largestFree * 4 < freeTotal;
     if (!fragmented && (unused < (int64_t{64} << 20) || unused * 5 < reserved))
         return std::nullopt;
@@ -71,7 +75,6 @@ std::optional<Diagnostic> detectUnusedCache(const DeviceContext& ctx)
     d.device = ctx.device();
     d.bytes = unused;
     d.event = last;
-    const double fragmentation = freeTotal > 0 ? 1.0 - static_cast<double>(largestFree) / static_cast<double>(freeTotal) : 0.0;
     d.message = formatBytes(unused) + " cached but unused (" + formatBytes(reserved) + " reserved, " +
                 formatBytes(inUse) + " in use)";
     if (haveSegments) {

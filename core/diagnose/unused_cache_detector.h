@@ -16,7 +16,7 @@ namespace memscope {
  *   unused              reserved - in use: the cache
  *   empty_cache()       what it would return: whole segments with no active block, and for
  *                       expandable segments the 2 MiB pages lying entirely in free blocks
- *   fragmentation       1 - largest free block / free total
+ *   fragmentation       1 - largest free block / free total (the one definition: query/free_space.h)
  *   at the reserved peak: reserved - requested there
  *
  * Reported (Info: the cache is reused, it costs this process nothing) when the cache is at

@@ -76,7 +76,6 @@ public:
     const Snapshot& model() const { return *m_snapshot; }
     const LiveHello& hello() const { return m_hello; }
     const LiveStats& stats() const { return m_stats; }
-    bool helloSeen() const { return m_helloSeen; }
 
     std::shared_ptr<const Snapshot> snapshot() const;
 

@@ -6,7 +6,7 @@
 #include "ui/plot/category_timeline_view.h"
 #include "ui/plot/column_events.h"
 #include "ui/document/document.h"
-#include "ui/document/minmax_pyramid.h"
+#include "replay/minmax_pyramid.h"
 #include "ui/plot/peak_marker_layer.h"
 #include "ui/style/plot_theme.h"
 #include "io/point_report.h"

@@ -1,9 +1,10 @@
 #include "ui/document/device_model.h"
 
+#include "snapshot/annotation_spans.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <unordered_map>
 
 namespace memscope {
@@ -110,99 +111,22 @@ int DeviceModel::iterationAt(int64_t event) const
 
 namespace {
 
-std::vector<SegmentLife> segmentLives(const Snapshot& s, const DeviceTrace& trace)
-{
-    const EventTable& ev = trace.events;
-    std::vector<SegmentLife> out;
-    std::unordered_map<uint64_t, size_t> open;
-    for (size_t i = 0; i < ev.count(); ++i) {
-        const Action a = ev.action[i];
-        if (a == Action::SegmentAlloc || a == Action::SegmentMap) {
-            SegmentLife l;
-            l.addr = ev.addr[i];
-            l.size = ev.size[i];
-            l.stream = ev.stream[i];
-            l.expandable = a == Action::SegmentMap;
-            l.startEvent = static_cast<int64_t>(i);
-            open[l.addr] = out.size();
-            out.push_back(l);
-        } else if (a == Action::SegmentFree || a == Action::SegmentUnmap) {
-            if (auto it = open.find(ev.addr[i]); it != open.end()) {
-                out[it->second].endEvent = static_cast<int64_t>(i);
-                open.erase(it);
-            } else {
-                SegmentLife l;
-                l.addr = ev.addr[i];
-                l.size = ev.size[i];
-                l.stream = ev.stream[i];
-                l.expandable = a == Action::SegmentUnmap;
-                l.endEvent = static_cast<int64_t>(i);
-                out.push_back(l);
-            }
-        }
-    }
-    for (const Segment& seg : s.segments) {
-        if (seg.device != trace.device)
-            continue;
-        if (auto it = open.find(seg.address); it != open.end()) {
-            out[it->second].largePool = seg.largePool;
-            continue;
-        }
-        if (seg.expandable) {
-            // Mapped pieces of an expandable segment were opened at their own addresses.
-            bool covered = false;
-            for (const auto& [addr, idx] : open)
-                covered = covered || (addr >= seg.address && addr < seg.address + seg.totalSize);
-            if (covered)
-                continue;
-        }
-        SegmentLife l;
-        l.addr = seg.address;
-        l.size = seg.totalSize;
-        l.stream = seg.stream;
-        l.largePool = seg.largePool;
-        l.expandable = seg.expandable;
-        out.push_back(l);
-    }
-    for (SegmentLife& l : out)
-        if (!l.expandable && l.startEvent >= 0 && l.size == (2u << 20))
-            l.largePool = false;
-    std::sort(out.begin(), out.end(), [](const SegmentLife& a, const SegmentLife& b) {
-        return a.addr != b.addr ? a.addr < b.addr : a.startEvent < b.startEvent;
-    });
-    return out;
-}
-
 std::vector<AnnotationRange> annotationRanges(const Snapshot& s, const DeviceModel& m)
 {
     std::vector<AnnotationRange> out;
-    std::map<std::string_view, std::vector<const Annotation*>> openByName;
-    for (const Annotation& a : s.annotations) {
-        if (a.device != m.device && a.device >= 0 && s.devices.size() > 1)
-            continue;
-        const std::string_view name = s.str(a.name);
-        if (a.stage == AnnotationStage::Start) {
-            openByName[name].push_back(&a);
-            continue;
-        }
-        auto& stack = openByName[name];
-        if (stack.empty())
-            continue;
-        const Annotation* start = stack.back();
-        stack.pop_back();
+    const int64_t lastUs = m.events->count() ? m.events->timeUs.back() : m.t0Us;
+    for (const AnnotationSpan& span : annotationSpans(s, m.device)) {
         AnnotationRange r;
-        r.name = name;
-        r.startUs = start->timeUs;
-        r.endUs = a.timeUs;
+        r.name = s.str(span.name);
+        r.startUs = span.startUs;
+        r.endUs = span.open() ? std::max(span.startUs, lastUs) : span.endUs; // open: to the last event
         out.push_back(std::move(r));
     }
-    const EventTable& ev = *m.events;
     for (AnnotationRange& r : out) {
         const double s0 = static_cast<double>(r.startUs - m.t0Us) / 1e6;
         const double s1 = static_cast<double>(r.endUs - m.t0Us) / 1e6;
         r.firstEvent = m.firstEventAtOrAfter(s0, XAxisMode::Time);
         r.lastEvent = std::max<int64_t>(r.firstEvent, m.eventAtX(s1, XAxisMode::Time));
-        (void)ev;
     }
     std::sort(out.begin(), out.end(),
               [](const AnnotationRange& a, const AnnotationRange& b) { return a.startUs < b.startUs; });

@@ -1,13 +1,13 @@
 #pragma once
 
 #include "attribute/attribution.h"
+#include "query/segment_lives.h"
 #include "replay/replay.h"
 #include "ui/document/band_set.h"
-#include "ui/document/minmax_pyramid.h"
+#include "replay/minmax_pyramid.h"
 
 #include <array>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -24,18 +24,6 @@ struct AnnotationRange {
     int64_t lastEvent = 0;  // last event before its END
     int64_t startUs = 0;
     int64_t endUs = 0;
-};
-
-// One segment (cudaMalloc, or a mapped range of an expandable segment) and when it existed.
-struct SegmentLife {
-    uint64_t addr = 0;
-    uint64_t size = 0;
-    uint64_t stream = 0;
-    bool largePool = true;
-    bool expandable = false;
-    int64_t startEvent = -1;                                // -1: existed before the trace
-    int64_t endEvent = std::numeric_limits<int64_t>::max(); // its segment_free; max: alive at the end
-    bool liveAfter(int64_t e) const { return startEvent <= e && e < endEvent; }
 };
 
 /*

@@ -104,7 +104,7 @@ void AllocatorStateView::refresh()
     if (!m_document)
         return;
     const DeviceModel& m = m_document->devices[m_deviceIndex];
-    AllocatorState st = computeAllocatorState(m, m_event);
+    AllocatorState st = computeAllocatorState(*m.replay, m.segments, m_event);
     const bool peak = m_event == peakEvent(*m.replay);
     QString html = tr("<b>At %1</b> (event %2)%3<br>")
                        .arg(secondsText(m.x(std::max<int64_t>(m_event, 0), XAxisMode::Time)), countText(m_event),
@@ -112,11 +112,12 @@ void AllocatorStateView::refresh()
     html += tr("Reserved <b>%1</b> in %2 segments · requested <b>%3</b> by %4 live allocations")
                 .arg(bytesText(static_cast<int64_t>(st.reserved)), countText(static_cast<int64_t>(st.segments.size())),
                      bytesText(static_cast<int64_t>(st.requested)), countText(st.liveCount - st.unplacedCount));
-    html += tr("<br>Gaps (cached free blocks and rounding): <b>%1</b> (%2 of reserved) in %3 pieces, largest %4 · "
-               "fragmentation <b>%5</b>")
-                .arg(bytesText(static_cast<int64_t>(st.gapBytes)),
-                     percentText(st.reserved ? static_cast<double>(st.gapBytes) / static_cast<double>(st.reserved) : 0.0),
-                     countText(st.gapCount), bytesText(static_cast<int64_t>(st.largestGap)), percentText(st.fragmentation()));
+    html += tr("<br>Free (cached blocks): <b>%1</b> (%2 of reserved) in %3 pieces, largest %4 · "
+               "fragmentation <b>%5</b> · block rounding %6")
+                .arg(bytesText(static_cast<int64_t>(st.free.bytes)),
+                     percentText(st.reserved ? static_cast<double>(st.free.bytes) / static_cast<double>(st.reserved) : 0.0),
+                     countText(st.free.count), bytesText(static_cast<int64_t>(st.free.largest)), percentText(st.fragmentation()),
+                     bytesText(static_cast<int64_t>(st.inUse - st.requested)));
     if (st.unplacedCount)
         html += tr("<br><i>%1 live allocations (%2) lie in no segment the trace knows of.</i>")
                     .arg(countText(st.unplacedCount), bytesText(static_cast<int64_t>(st.unplacedBytes)));

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "ui/document/allocator_state.h"
+#include "query/allocator_state.h"
 #include "ui/document/document.h"
 
 #include <QWidget>

@@ -63,7 +63,7 @@ void SegmentMapWidget::reorder()
         case Sort::Size:
             return s[a].segment->size > s[b].segment->size;
         case Sort::Gaps:
-            return s[a].gapBytes > s[b].gapBytes;
+            return s[a].free.bytes > s[b].free.bytes;
         case Sort::Address:
             break;
         }
@@ -176,11 +176,11 @@ bool SegmentMapWidget::event(QEvent* event)
             return true;
         }
         const SegmentState& seg = m_state.segments[m_order[static_cast<size_t>(row)]];
-        QString text = tr("<b>Segment</b> 0x%1 · %2 · %3 requested in %4 blocks · %5 in %6 gaps (largest %7)")
+        QString text = tr("<b>Segment</b> 0x%1 · %2 · %3 requested in %4 blocks · %5 free in %6 pieces (largest %7)")
                            .arg(QString::number(seg.segment->addr, 16), bytesText(static_cast<int64_t>(seg.segment->size)),
-                                bytesText(static_cast<int64_t>(seg.used)), countText(static_cast<int64_t>(seg.blocks.size())),
-                                bytesText(static_cast<int64_t>(seg.gapBytes)), countText(seg.gapCount),
-                                bytesText(static_cast<int64_t>(seg.largestGap)));
+                                bytesText(static_cast<int64_t>(seg.requested)), countText(static_cast<int64_t>(seg.blocks.size())),
+                                bytesText(static_cast<int64_t>(seg.free.bytes)), countText(seg.free.count),
+                                bytesText(static_cast<int64_t>(seg.free.largest)));
         if (id.valid()) {
             const Allocation& a = m_model->replay->allocation(id);
             const Category c = m_model->attribution->category(id);

@@ -1,12 +1,13 @@
 #pragma once
 
-#include "ui/document/allocator_state.h"
+#include "query/allocator_state.h"
 
 #include <QWidget>
 
 namespace memscope {
 
 struct Document;
+struct DeviceModel;
 
 // The segments of an AllocatorState, one row each: a bar the width of the widget with the
 // live allocations in their category colour at their offset and the gaps hatched. Only

@@ -59,7 +59,6 @@ public:
     void showAllocation(AllocationId id);
     void showCallSite(StackId stack);
     QTabWidget* detailTabs() const { return m_details; }
-    QComboBox* deviceSelector() const { return m_device; }
     QByteArray saveLayout() const;
     void restoreLayout(const QByteArray& state);
 

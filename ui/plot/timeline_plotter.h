@@ -41,7 +41,6 @@ public:
     XAxisMode mode() const { return m_mode; }
     QCPGraph* requestedGraph() const { return m_requested; }
     QCPGraph* reservedGraph() const { return m_reserved; }
-    QCPGraph* categoryGraph(Category c) const { return m_areas[static_cast<size_t>(c)]; } // legend entry
     CategoryAreasLayer* areas() const { return m_areaLayer; }
     int pointsHanded() const { return m_pointsHanded; } // largest graph of the last refresh
     // Of sampled events, the one of most requested bytes per pixel column (and the last).

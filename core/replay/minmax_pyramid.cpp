@@ -1,4 +1,4 @@
-#include "ui/document/minmax_pyramid.h"
+#include "replay/minmax_pyramid.h"
 
 #include <algorithm>
 

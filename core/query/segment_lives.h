@@ -1,0 +1,32 @@
+#pragma once
+
+#include "snapshot/snapshot.h"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace memscope {
+
+// One segment (cudaMalloc, or a mapped range of an expandable segment) and when it existed.
+struct SegmentLife {
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    uint64_t stream = 0;
+    bool largePool = true;
+    bool expandable = false;
+    int64_t startEvent = -1;                                // -1: existed before the trace
+    int64_t endEvent = std::numeric_limits<int64_t>::max(); // its segment_free; max: alive at the end
+    bool liveAfter(int64_t e) const { return startEvent <= e && e < endEvent; }
+};
+
+/*
+ * Every segment of one device over the trace, sorted by address (then start): opened by
+ * segment_alloc / segment_map, closed by the matching segment_free / segment_unmap; a free
+ * with no open segment existed before the trace; the dump-time segments no event opened
+ * existed from before the trace to the end (a mapped piece of an expandable segment stands
+ * for the part of it that was mapped during the trace). A 2 MiB cudaMalloc is the small pool.
+ */
+std::vector<SegmentLife> segmentLives(const Snapshot& snapshot, const DeviceTrace& trace);
+
+} // namespace memscope
