@@ -4,7 +4,10 @@
 #include "replay/replay.h"
 #include "snapshot/snapshot_reader.h"
 
+#include <QElapsedTimer>
+#include <QProcess>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace memscope;
@@ -13,6 +16,68 @@ using namespace memscope;
 class TestLoader : public QObject {
     Q_OBJECT
 private slots:
+    // The window can draw a file's curves before its categories and findings exist: the loader
+    // hands over a document per stage, in order, each holding exactly that stage's results.
+    void curvesBeforeAttribution()
+    {
+        const QString generator = QStringLiteral(MEMSCOPE_GEN_SNAPSHOT);
+        if (generator.isEmpty())
+            QSKIP("needs bench/memscope_gen_snapshot (a build with MEMSCOPE_BUILD_BENCH)");
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("gen_1m.pickle"));
+        QProcess gen;
+        gen.start(generator, {QStringLiteral("--events"), QStringLiteral("1000000"), QStringLiteral("--out"), file});
+        QVERIFY(gen.waitForFinished(300000));
+        QCOMPARE(gen.exitCode(), 0);
+
+        Loader loader;
+        QStringList order;
+        QElapsedTimer clock;
+        qint64 curvesAt = -1, attributedAt = -1, loadedAt = -1;
+        std::shared_ptr<const Document> curves, attributed, loaded;
+        connect(&loader, &Loader::curvesReady, this, [&](const QString&, std::shared_ptr<const Document> d) {
+            order << QStringLiteral("curves");
+            curvesAt = clock.elapsed();
+            curves = d;
+        });
+        connect(&loader, &Loader::attributed, this, [&](const QString&, std::shared_ptr<const Document> d) {
+            order << QStringLiteral("attributed");
+            attributedAt = clock.elapsed();
+            attributed = d;
+        });
+        connect(&loader, &Loader::snapshotLoaded, this, [&](const QString&, std::shared_ptr<const Document> d) {
+            order << QStringLiteral("loaded");
+            loadedAt = clock.elapsed();
+            loaded = d;
+        });
+        QSignalSpy curvesSpy(&loader, &Loader::curvesReady);
+        QSignalSpy idle(&loader, &Loader::idle);
+        clock.start();
+        loader.load(file);
+        QVERIFY(idle.wait(600000));
+        QCOMPARE(order, (QStringList{QStringLiteral("curves"), QStringLiteral("attributed"), QStringLiteral("loaded")}));
+        QCOMPARE(curvesSpy.count(), 1);
+        QVERIFY(curvesAt < attributedAt && attributedAt <= loadedAt);
+
+        // The curves' document: the whole replay, no categories yet.
+        QVERIFY(curves && attributed && loaded);
+        QCOMPARE(curves->analysis->stage, AnalysisStage::Replayed);
+        QVERIFY(!curves->attribution && !curves->attributed && !curves->frames && !curves->diagnosis);
+        QVERIFY(curves->devices.at(0).eventCount() >= 1000000);
+        QCOMPARE(curves->devices[0].phaseAt(0), Phase::Other);
+        QCOMPARE(curves->devices[0].categoryBytes(Category::Other, curves->devices[0].replay->peakRequested.event.value),
+                 curves->devices[0].replay->peakRequested.bytes);
+        // Then the categories, then the findings, over the same replay.
+        QCOMPARE(attributed->analysis->stage, AnalysisStage::Attributed);
+        QVERIFY(attributed->attributed && attributed->frames && !attributed->diagnosis);
+        QCOMPARE(loaded->analysis->stage, AnalysisStage::Diagnosed);
+        QVERIFY(loaded->attributed && loaded->diagnosis);
+        QCOMPARE(loaded->training.size(), loaded->devices.size());
+        QCOMPARE(curves->analysis->replay.get(), loaded->analysis->replay.get());
+        QCOMPARE(curves->devices[0].seconds, loaded->devices[0].seconds);
+        qInfo("1M events: curves at %lld ms, categories at %lld ms, findings at %lld ms", curvesAt, attributedAt, loadedAt);
+    }
+
     void loadsAndReportsProgress_data()
     {
         QTest::addColumn<QString>("file");

@@ -4,6 +4,9 @@ find_package(QCustomPlotQt6 REQUIRED)
 
 # Each test links the ui parts it includes (ui/CMakeLists.txt).
 memscope_add_test(tst_loader ui/tst_loader.cpp LIBS memscope_ui Qt6::Widgets)
+# Its staged-loading test makes a 1M-event file with the generator (bench/, not in every build).
+target_compile_definitions(tst_loader PRIVATE
+  MEMSCOPE_GEN_SNAPSHOT="$<$<TARGET_EXISTS:memscope_gen_snapshot>:$<TARGET_FILE:memscope_gen_snapshot>>")
 memscope_add_test(tst_main_window ui/tst_main_window.cpp
   LIBS memscope_ui memscope_ui_pages memscope_ui_plot memscope_ui_style Qt6::Widgets)
 memscope_add_test(tst_report_export ui/tst_report_export.cpp LIBS memscope_ui_pages Qt6::Widgets)
