@@ -35,6 +35,8 @@ std::string summaryJson(const Replay& replay, std::optional<int> device)
         devices.push_back(std::move(j));
     }
     root["devices"] = std::move(devices);
+    // Odd details the reader tolerated (a frame's line past 2^63, ...): shown, never fatal.
+    root["warnings"] = replay.snapshot->warnings;
     // The file name may not be UTF-8: written as U+FFFD, never thrown.
     return root.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
@@ -73,6 +75,8 @@ std::string summaryText(const Replay& replay, std::optional<int> device)
         if (d.truncated)
             out += "  trace truncated: " + d.truncationReason + "\n";
     }
+    for (const std::string& w : s.warnings)
+        out += "warning: " + w + "\n";
     return out;
 }
 
