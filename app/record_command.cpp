@@ -5,7 +5,7 @@
 #include "io/pickle_writer.h"
 #include "live/agent_directory.h"
 #include "live/live_client.h"
-#include "replay/replay.h"
+#include "analysis/analysis.h"
 
 #include <atomic>
 #include <cerrno>
@@ -149,8 +149,9 @@ void report(const Snapshot& s, const LiveStats& stats, const std::string& output
         std::cerr << ", " << stats.agentDropped << " DROPPED by the agent";
     std::cerr << ")\n";
     try {
-        auto replay = replaySnapshot(copySnapshot(s));
-        for (const DeviceReplay& d : replay->devices) {
+        const AnalysisOptions options{.until = AnalysisStage::Replayed};
+        const auto analysis = analyze(AnalysisSource::recording(copySnapshot(s), output), options);
+        for (const DeviceReplay& d : analysis->replay->devices) {
             if (!d.eventCount)
                 continue;
             std::cerr << "  device " << d.device << ": peak requested " << mib(d.peakRequested.bytes) << ", reserved "

@@ -22,6 +22,11 @@ struct Categorizer {
     DeviceAttribution& out;
     std::vector<int64_t> forwardStarts; // sorted first-forward events of the iterations
     int firstFullIteration = -1;        // the first iteration with a forward
+    int64_t workEnd = 0;                // after the last event of any phase: what follows is teardown
+
+    // Kept until training is over: never freed, or freed only in the teardown after the last
+    // phase (a program that frees its model and clears cuBLAS workspaces before it dumps).
+    bool keptToEnd(const Allocation& a) const { return releasedAt(a) >= workEnd; }
 
     int64_t n() const { return d.eventCount; }
 
@@ -64,6 +69,11 @@ struct Categorizer {
             }
         }
         std::sort(forwardStarts.begin(), forwardStarts.end());
+        workEnd = n();
+        while (workEnd > 0 && seg.eventPhase[static_cast<size_t>(workEnd - 1)] == Phase::Other)
+            --workEnd;
+        if (workEnd == 0)
+            workEnd = n();
 
         const std::vector<uint8_t> graphKept = keptGraphs();
         bool stepState = false; // the optimizer created state inside the trace
@@ -165,13 +175,17 @@ struct Categorizer {
             const int64_t ff = seg.firstForward[static_cast<size_t>(it)];
             if (ff < 0 || i >= ff || spans < 1)
                 return Category::Intermediate;
-            if (it == firstFullIteration && alive && spans >= 2 && spans == static_cast<int64_t>(forwardStarts.size()))
+            if (it == firstFullIteration && keptToEnd(a) && spans >= 2 && spans == static_cast<int64_t>(forwardStarts.size()))
                 return Category::Parameter;
             return Category::Input;
         }
         case Phase::Forward:
             if (!alive && pr == Phase::Backward)
                 return Category::Activation;
+            // zero_grad frees nothing but gradients: a compiled backward (Inductor) reused
+            // this dead forward buffer for a .grad
+            if (!alive && pr == Phase::ZeroGrad)
+                return Category::Gradient;
             if (it >= 0 && !seg.iterationHasBackward[static_cast<size_t>(it)] && graphKept[static_cast<size_t>(it)] &&
                 outlives)
                 return Category::Activation;
@@ -248,7 +262,7 @@ struct Categorizer {
         std::sort(paramSizes.begin(), paramSizes.end());
         for (size_t j = 0; j < d.allocations.size(); ++j) {
             const Allocation& a = d.allocations[j];
-            if (out.allocationCategory[j] == Category::Gradient && !a.preexisting() && a.aliveAtEnd() &&
+            if (out.allocationCategory[j] == Category::Gradient && !a.preexisting() && keptToEnd(a) &&
                 !std::binary_search(paramSizes.begin(), paramSizes.end(), a.size))
                 out.allocationCategory[j] = Category::Intermediate;
         }

@@ -18,16 +18,34 @@ namespace memscope {
  *    torch/autograd: the engine's threads); an nn.Module call (_call_impl, torch::nn ...
  *    ::forward); no frames at all while other events have some (an autograd engine thread
  *    under stacks="python"); or none of these (the program's own code).
+ *    Phases nest. An optimizer may run a closure inside step() (Lightning's automatic
+ *    optimization, LBFGS, opt.step(closure)): a stack whose innermost optimizer frame has
+ *    the program's own Python code, a module call, autograd or zero_grad inside it is the
+ *    closure's (kHintClosure), and takes the phase of what runs inside, not OptimizerStep.
+ *    A step's annotation range only names the events that carry no such evidence of their
+ *    own: framed events of the optimizer itself, and silent ones (below). Frameless events
+ *    in the range are the autograd thread's backward.
  * 2. Phases in one pass with context: frameless events after a forward are the backward;
  *    the program's own code between two events of a phase (the loss between forward and
- *    backward) keeps that phase, elsewhere it is Other. A trace without frames or
- *    annotations is Other throughout: no phase is invented.
+ *    backward) keeps that phase, elsewhere it is Other. Silent events (a kind the recording
+ *    never gives frames, e.g. frees under context="alloc") keep the phase around them;
+ *    inside an annotated range they take the range's phase unless the current phase was
+ *    set inside that range (a free in a closure's backward), and after an annotated step or
+ *    zero_grad has ended they are no longer in it. A trace without frames or annotations
+ *    is Other throughout: no phase is invented.
  * 3. Iterations: a new one starts at a forward once the current one has done an optimizer
  *    step (when the trace has any), else a backward (when it has any), else (inference)
  *    after the program's own code; it takes along the plain events just before that forward
- *    (loading the batch). ProfilerStep#N annotations, when present, define them instead.
- *    The first iteration reaches back over plain events that do not build the model; a
- *    trace that opens inside a step gets a partial first iteration.
+ *    (loading the batch). A zero_grad ends an iteration only after its backward (Lightning
+ *    zeroes between forward and backward). One step is one iteration however often it
+ *    calls its closure: a forward inside the same annotated step (or, without annotations,
+ *    a closure's forward with no event outside an optimizer since the iteration began)
+ *    continues the iteration, and an iteration whose forward is a closure's begins where
+ *    its step begins (the closure's zero_grad before the forward). Gradient accumulation
+ *    (forwards and backwards before one step) is one iteration. ProfilerStep#N annotations,
+ *    when present, define iterations instead. The first iteration reaches back over plain
+ *    events that do not build the model; a trace that opens inside a step gets a partial
+ *    first iteration.
  * 4. A category per allocation from the phase of its alloc, the phase of its free (the
  *    free_requested, else the free_completed) and its lifetime:
  *      before the first iteration, alive at a forward        PARAMETER (weights, buffers); INPUT
@@ -37,13 +55,18 @@ namespace memscope {
  *      plain, just before an iteration's forward, alive at it INPUT (PARAMETER if it lives
  *                                                              through every forward to the end)
  *      forward, freed in a backward                          ACTIVATION
+ *      forward, freed in zero_grad                           GRADIENT (a compiled backward reused
+ *                                                              the dead buffer for a .grad)
  *      forward, outliving the forward of an iteration with no backward, when the survivors
  *        are many (>= 8 and >= 10% of the forward's allocations: an autograd graph kept
  *        alive, not just the outputs)                        ACTIVATION
- *      backward, outliving its backward                      GRADIENT (INTERMEDIATE if alive
- *                                                              at the end with a size no parameter has)
+ *      backward, outliving its backward                      GRADIENT (INTERMEDIATE if kept
+ *                                                              to the end with a size no parameter has)
  *      optimizer step, outliving the step                    OPTIMIZER_STATE
  *      a library workspace (cuBLAS), anything else           INTERMEDIATE
+ *    "To the end" above: never freed, or freed only in the teardown after the last
+ *    event of any phase (a program that drops its model, EMA weights or cuBLAS workspaces
+ *    before it dumps the snapshot).
  *    Blocks alive before the trace: freed in zero_grad GRADIENT, in a backward ACTIVATION,
  *    in the plain events before a forward INPUT; alive to the end PARAMETER, or, when the
  *    optimizer steps but creates no state in the trace, split between PARAMETER and

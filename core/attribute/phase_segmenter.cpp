@@ -84,17 +84,17 @@ AnnotationRanges readAnnotations(const Snapshot& s, int device)
     return out;
 }
 
-// The annotated range holding time t, or Raw::User.
-Raw rangeAt(const std::vector<TimeRange>& ranges, int64_t t)
+// The innermost annotated range holding time t, or nullptr.
+const TimeRange* rangeAt(const std::vector<TimeRange>& ranges, int64_t t)
 {
     auto it = std::upper_bound(ranges.begin(), ranges.end(), t, [](int64_t v, const TimeRange& r) { return v < r.start; });
     // The latest range starting at or before t; ranges rarely overlap, so look back a little.
     for (int k = 0; k < 4 && it != ranges.begin(); ++k) {
         --it;
         if (t <= it->end)
-            return it->kind;
+            return &*it;
     }
-    return Raw::User;
+    return nullptr;
 }
 
 } // namespace
@@ -149,11 +149,20 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
     for (int64_t i = 0; i < n; ++i) {
         const size_t k = static_cast<size_t>(i);
         const uint16_t h = hints.of(ev.stack[k]);
-        const Raw annotated = ann.steps.empty() ? Raw::User : rangeAt(ann.steps, ev.timeUs[k]);
+        const TimeRange* range = ann.steps.empty() ? nullptr : rangeAt(ann.steps, ev.timeUs[k]);
+        const Raw annotated = range ? range->kind : Raw::User;
+        // Phases nest: an optimizer's closure runs forward and backward inside step(), so
+        // the step's range and frames say OptimizerStep only for what the optimizer itself
+        // runs. Frameless events in the range are the autograd thread's, when frames exist;
+        // silent ones are judged in context below.
+        const bool closure = h & kHintClosure;
+        const bool silent = !(h & kHintFramed) && silentKind[kindOf(ev.action[k])];
+        const bool ownEvidence =
+            (h & (kHintForward | kHintBackward)) || closure || (!(h & kHintFramed) && framesSeen) || silent;
         Raw r = Raw::User;
-        if (annotated != Raw::User && !(h & (kHintForward | kHintBackward)))
-            r = annotated; // an optimizer's closure may run forward and backward inside step()
-        else if (h & kHintOptimizer)
+        if (annotated != Raw::User && !ownEvidence)
+            r = annotated;
+        else if ((h & kHintOptimizer) && !closure)
             r = Raw::Optimizer;
         else if (h & kHintZeroGrad)
             r = Raw::ZeroGrad;
@@ -179,11 +188,21 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
         if (raw[static_cast<size_t>(i)] != Raw::User && raw[static_cast<size_t>(i)] != Raw::Silent)
             upcoming = raw[static_cast<size_t>(i)];
     }
+    // A silent event inside an annotated range takes the range's phase, unless what set the
+    // current phase lies inside that range too (a free inside a closure's forward or backward);
+    // after an annotated step or zero_grad has ended, it is not in it any more (the program's
+    // frees after the last step: teardown).
     Phase cur = Phase::Other;
+    int64_t curSetAt = std::numeric_limits<int64_t>::min(); // time of the event that set cur
     for (int64_t i = 0; i < n; ++i) {
         const size_t k = static_cast<size_t>(i);
         const Raw r = raw[k];
         if (r == Raw::Silent) {
+            const TimeRange* range = ann.steps.empty() ? nullptr : rangeAt(ann.steps, ev.timeUs[k]);
+            if (range && curSetAt < range->start)
+                cur = phaseOf(range->kind);
+            else if (!range && !ann.steps.empty() && (cur == Phase::OptimizerStep || cur == Phase::ZeroGrad))
+                cur = Phase::Other;
         } else if (r == Raw::Frameless) {
             if (cur == Phase::Forward)
                 cur = Phase::Backward;
@@ -197,6 +216,7 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
                 cur = Phase::Other;
         } else {
             cur = phaseOf(r);
+            curSetAt = ev.hasTime ? ev.timeUs[k] : 0;
         }
         out.eventPhase[k] = cur;
     }
@@ -232,29 +252,85 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
         // An annotated step that allocated nothing (SGD after its first step) still closes
         // the iteration: its END time lies between the iteration's forward and this one.
         const bool stepping = hasOpt || hasZero || !ann.steps.empty();
-        std::vector<int64_t> stepEnds;
+        // A zero_grad counts only once the iteration has a backward: Lightning zeroes the
+        // gradients between the forward and the backward of its closure.
+        std::vector<int64_t> stepEnds, zeroGradEnds;
         for (const TimeRange& r : ann.steps)
-            stepEnds.push_back(r.end);
+            (r.kind == Raw::Optimizer ? stepEnds : zeroGradEnds).push_back(r.end);
         std::sort(stepEnds.begin(), stepEnds.end());
-        auto stepEndedBetween = [&](int64_t from, int64_t to) {
-            auto it = std::upper_bound(stepEnds.begin(), stepEnds.end(), from);
-            return it != stepEnds.end() && *it <= to;
+        std::sort(zeroGradEnds.begin(), zeroGradEnds.end());
+        auto endedBetween = [](const std::vector<int64_t>& ends, int64_t from, int64_t to) {
+            auto it = std::upper_bound(ends.begin(), ends.end(), from);
+            return it != ends.end() && *it <= to;
         };
-        bool inIteration = false, closed = false;
-        int64_t lastPhased = -1, forwardTime = 0;
+        // Closures nest iterations too: every forward inside one annotated step (LBFGS
+        // evaluates its closure several times) belongs to the iteration of that step, and an
+        // iteration whose forward runs inside a step begins where the step begins (a closure's
+        // zero_grad comes before its forward).
+        std::vector<TimeRange> optimizerSteps;
+        for (const TimeRange& r : ann.steps)
+            if (r.kind == Raw::Optimizer)
+                optimizerSteps.push_back(r);
+        auto stepHolding = [&](int64_t t) -> int64_t {
+            auto it = std::upper_bound(optimizerSteps.begin(), optimizerSteps.end(), t,
+                                       [](int64_t v, const TimeRange& r) { return v < r.start; });
+            for (int k = 0; k < 4 && it != optimizerSteps.begin(); ++k) {
+                --it;
+                if (t <= it->end)
+                    return it - optimizerSteps.begin();
+            }
+            return -1;
+        };
+        // Without annotations the frames tell: a forward whose stack holds an optimizer frame
+        // (kHintClosure) is a closure's, and it stays in the step until the program runs code
+        // outside any optimizer again.
+        bool inIteration = false, closed = false, backwardSeen = false, iterationNested = false, leftOptimizer = false;
+        int64_t lastPhased = -1, forwardTime = 0, backwardTime = 0, iterationStep = -1;
         for (int64_t i = 0; i < n; ++i) {
             const Phase p = phase[static_cast<size_t>(i)];
-            if (p == Phase::Forward && inIteration && !closed && stepping && !stepEnds.empty())
-                closed = stepEndedBetween(forwardTime, ev.timeUs[static_cast<size_t>(i)]);
+            const int64_t t = ev.hasTime ? ev.timeUs[static_cast<size_t>(i)] : 0;
+            const uint16_t h = hints.of(ev.stack[static_cast<size_t>(i)]);
+            const int64_t step = p == Phase::Forward && ev.hasTime ? stepHolding(t) : -1;
+            const bool nested = p == Phase::Forward && (step >= 0 || (h & kHintClosure));
+            if (p == Phase::Forward && inIteration && !closed && stepping && ev.hasTime)
+                closed = endedBetween(stepEnds, forwardTime, t) ||
+                         (backwardSeen && endedBetween(zeroGradEnds, backwardTime, t));
+            if (p == Phase::Forward && inIteration && closed && nested && iterationNested &&
+                (step >= 0 ? step == iterationStep : iterationStep < 0 && !leftOptimizer))
+                closed = false;
             if (p == Phase::Forward && (!inIteration || closed)) {
-                starts.push_back(inIteration ? lastPhased + 1 : i);
+                int64_t s = inIteration ? lastPhased + 1 : i;
+                if (nested) {
+                    const int64_t floor = starts.empty() ? 0 : starts.back() + 1;
+                    int64_t e = i;
+                    if (step >= 0)
+                        while (e > floor && ev.timeUs[static_cast<size_t>(e - 1)] >= optimizerSteps[static_cast<size_t>(step)].start)
+                            --e;
+                    else
+                        while (e > floor && (hints.of(ev.stack[static_cast<size_t>(e - 1)]) & kHintOptimizer))
+                            --e;
+                    while (inIteration && e > floor && phase[static_cast<size_t>(e - 1)] == Phase::Other)
+                        --e;
+                    s = std::min(s, e);
+                }
+                starts.push_back(s);
                 inIteration = true;
                 closed = false;
-                forwardTime = ev.timeUs[static_cast<size_t>(i)];
+                backwardSeen = false;
+                leftOptimizer = false;
+                forwardTime = t;
+                iterationStep = step;
+                iterationNested = nested;
             }
+            if ((h & kHintFramed) && !(h & kHintOptimizer))
+                leftOptimizer = true;
             if (inIteration) {
+                if (p == Phase::Backward && !backwardSeen)
+                    backwardTime = t;
+                backwardSeen = backwardSeen || p == Phase::Backward;
+                // zero_grad between a forward and its backward (Lightning's closure) ends nothing
                 if (stepping)
-                    closed = closed || p == Phase::OptimizerStep || p == Phase::ZeroGrad;
+                    closed = closed || p == Phase::OptimizerStep || (p == Phase::ZeroGrad && backwardSeen);
                 else if (hasBwd)
                     closed = closed || p == Phase::Backward;
                 else

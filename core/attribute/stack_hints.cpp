@@ -100,8 +100,16 @@ uint16_t StackHints::of(StackId stack)
         return h;
     const auto frames = m_snapshot.stacks.frames(stack);
     uint16_t acc = frames.empty() ? 0 : kHintFramed;
-    for (FrameId f : frames)
-        acc |= frameHints(f);
+    bool calledBack = false; // frames so far (innermost first) are a closure's, not the optimizer's
+    for (FrameId f : frames) {
+        const uint16_t fh = frameHints(f);
+        if ((fh & kHintOptimizer) && !(acc & kHintOptimizer) && calledBack)
+            acc |= kHintClosure;
+        if (!(acc & kHintOptimizer) && (fh & (kHintForward | kHintBackward | kHintZeroGrad) ||
+                                        (!(fh & kHintLibraryPy) && endsWithPath(m_snapshot.str(m_snapshot.frames.frame(f).filename), ".py"))))
+            calledBack = true;
+        acc |= fh;
+    }
     if (!frames.empty()) {
         // A Python stack that does not reach the program's main thread entry but starts in
         // autograd (a custom Function's backward, a checkpoint's unpack hook) runs on an

@@ -18,6 +18,9 @@ enum StackHint : uint16_t {
     kHintModelBuild = 1 << 5, // torch.nn code or an __init__ outside a module call: building the model
     kHintWorkspace = 1 << 6,  // a library workspace (cuBLAS / cuBLASLt handle workspaces)
     kHintLibraryPy = 1 << 7,  // a Python frame of an installed package, the standard library or torch
+    kHintClosure = 1 << 8,    // an optimizer called back into the program (a closure passed to step()):
+                              // inside its innermost optimizer frame lies the program's own Python
+                              // code, a module call, autograd or zero_grad
 };
 
 /*

@@ -17,11 +17,19 @@ Writes NAME.pickle, NAME.labels.csv (t_us, ptr, nbytes, label) and NAME.stats.js
 (torch's own counters: memory_stats, max_reserved).
 --inference: eval() loop under torch.no_grad(), no backward or optimizer.
 --late-start: recording starts after the model and optimizer exist (pre-existing blocks).
+--no-labels: the plain seed loop (no saved_tensors_hooks, no .labels.csv), as llm_bs16 was recorded.
+--cap-gib G: torch.cuda.set_per_process_memory_fraction(G GiB / the device's memory) first; an
+  OutOfMemoryError ends the loop, the snapshot (with its oom entry) is still written, and
+  stats.json says "oom": true and where ("oom_at").
+stats.json also holds the allocator settings as torch wrote them into the snapshot
+("allocator_settings") and PYTORCH_CUDA_ALLOC_CONF ("alloc_conf").
 """
 import argparse
+import contextlib
 import csv
 import json
 import os
+import pickle
 import time
 
 import torch
@@ -40,8 +48,11 @@ ap.add_argument("--checkpointing", action="store_true")
 ap.add_argument("--inference", action="store_true")
 ap.add_argument("--late-start", action="store_true")
 ap.add_argument("--optimizer", default="adamw")
+ap.add_argument("--no-labels", action="store_true")
+ap.add_argument("--cap-gib", type=float)
 a = ap.parse_args()
 labels = []
+oom_at = None
 
 
 def now_us():
@@ -49,7 +60,7 @@ def now_us():
 
 
 def tag(t, label):
-    if isinstance(t, torch.Tensor) and t.is_cuda:
+    if not a.no_labels and isinstance(t, torch.Tensor) and t.is_cuda:
         st = t.untyped_storage()
         labels.append((now_us(), st.data_ptr(), st.nbytes(), label))
 
@@ -108,6 +119,8 @@ def tag_params(model):
         tag(buf, "PARAMETER")
 
 
+if a.cap_gib:
+    torch.cuda.set_per_process_memory_fraction(a.cap_gib * 2**30 / torch.cuda.get_device_properties(0).total_memory)
 if not a.late_start:
     torch.cuda.memory._record_memory_history(max_entries=a.max_entries, stacks=a.stacks)
 model, make_input, loss_fn = make()
@@ -116,47 +129,72 @@ if a.late_start:
     torch.cuda.memory._record_memory_history(max_entries=a.max_entries, stacks=a.stacks)
 torch.cuda.reset_peak_memory_stats()
 t0 = time.time()
-if a.inference:
-    model.eval()
-    with torch.no_grad():
-        for step in range(a.steps):
-            tag_params(model)
-            x = make_input()
-            for t in x:
-                tag(t, "INPUT")
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=a.amp):
-                y = loss_fn(model, x)
-            del y
-else:
-    with torch.autograd.graph.saved_tensors_hooks(lambda t: (tag(t, "ACTIVATION"), t)[1], lambda t: t):
-        for step in range(a.steps):
-            tag_params(model)
-            x = make_input()
-            for t in x:
-                tag(t, "INPUT")
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=a.amp):
-                loss = loss_fn(model, x)
-            loss.backward()
-            for p in model.parameters():
-                tag(p.grad, "GRADIENT")
-            opt.step()
-            for state in opt.state.values():
-                for v in state.values():
-                    tag(v, "OPTIMIZER_STATE")
-            opt.zero_grad()
-torch.cuda.synchronize()
+
+
+def run_loop():
+    if a.inference:
+        model.eval()
+        with torch.no_grad():
+            for step in range(a.steps):
+                tag_params(model)
+                x = make_input()
+                for t in x:
+                    tag(t, "INPUT")
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=a.amp):
+                    y = loss_fn(model, x)
+                del y
+    else:
+        with (contextlib.nullcontext() if a.no_labels else
+              torch.autograd.graph.saved_tensors_hooks(lambda t: (tag(t, "ACTIVATION"), t)[1], lambda t: t)):
+            for step in range(a.steps):
+                tag_params(model)
+                x = make_input()
+                for t in x:
+                    tag(t, "INPUT")
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=a.amp):
+                    loss = loss_fn(model, x)
+                loss.backward()
+                for p in model.parameters():
+                    tag(p.grad, "GRADIENT")
+                opt.step()
+                for state in opt.state.values():
+                    for v in state.values():
+                        tag(v, "OPTIMIZER_STATE")
+                opt.zero_grad()
+
+
+try:
+    run_loop()
+except torch.OutOfMemoryError as e:
+    if not a.cap_gib:
+        raise
+    oom_at = str(e).split("\n")[0][:300]
+    print("OOM:", oom_at, flush=True)
+try:
+    torch.cuda.synchronize()
+except Exception as e:
+    print("synchronize:", e, flush=True)
 run_s = time.time() - t0
-torch.cuda.memory._dump_snapshot(os.path.join(a.out, a.name + ".pickle"))
+pickle_path = os.path.join(a.out, a.name + ".pickle")
+torch.cuda.memory._dump_snapshot(pickle_path)
 torch.cuda.memory._record_memory_history(enabled=None)
-with open(os.path.join(a.out, a.name + ".labels.csv"), "w", newline="") as f:
-    w = csv.writer(f)
-    w.writerow(["t_us", "ptr", "nbytes", "label"])
-    w.writerows(labels)
+try:
+    with open(pickle_path, "rb") as f:  # our own file, just written
+        allocator_settings = pickle.load(f).get("allocator_settings")
+except Exception as e:
+    allocator_settings = {"error": repr(e)}
+if not a.no_labels:
+    with open(os.path.join(a.out, a.name + ".labels.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["t_us", "ptr", "nbytes", "label"])
+        w.writerows(labels)
 ms = torch.cuda.memory_stats()
 json.dump({"scenario": a.name, "model": a.model, "batch": a.batch, "stacks": a.stacks, "steps": a.steps,
            "amp": a.amp, "checkpointing": a.checkpointing, "inference": a.inference, "late_start": a.late_start,
-           "optimizer": a.optimizer, "max_entries": a.max_entries,
-           "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
+           "optimizer": a.optimizer, "max_entries": a.max_entries, "labelled": not a.no_labels,
+           "cap_gib": a.cap_gib, "oom": oom_at is not None, "oom_at": oom_at,
+           "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""), "allocator_settings": allocator_settings,
+           "end_reserved": torch.cuda.memory_reserved(),
            "torch": torch.__version__, "gpu": torch.cuda.get_device_name(),
            "max_allocated": torch.cuda.max_memory_allocated(), "max_reserved": torch.cuda.max_memory_reserved(),
            "requested_peak": ms.get("requested_bytes.all.peak"), "labels": len(labels), "run_s": run_s,
