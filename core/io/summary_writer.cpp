@@ -57,7 +57,7 @@ std::string summaryText(const Replay& replay, std::optional<int> device)
         const EventTable& ev = s.devices[static_cast<size_t>(&d - replay.devices.data())].events;
         const int64_t t0 = ev.count() ? ev.timeUs.front() : 0;
         char line[512];
-        out += "device " + std::to_string(d.device) + ": " + std::to_string(d.eventCount) + " events, " +
+        out += deviceName(d.device) + ": " + std::to_string(d.eventCount) + " events, " +
                std::to_string(d.allocations.size()) + " allocations\n";
         std::snprintf(line, sizeof line, "  peak requested: %s (%lld bytes) at event %lld, %.3f s\n",
                       formatBytes(d.peakRequested.bytes).c_str(), static_cast<long long>(d.peakRequested.bytes),

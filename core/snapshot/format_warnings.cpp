@@ -2,6 +2,8 @@
 
 #include "snapshot/snapshot.h"
 
+#include <algorithm>
+
 namespace memscope {
 
 namespace {
@@ -13,6 +15,14 @@ std::string counted(uint64_t n, const char* one, const char* many)
 
 } // namespace
 
+uint64_t FormatWarnings::count(FormatWarning w) const
+{
+    std::vector<int32_t> frames = m_frames[static_cast<size_t>(w)];
+    std::sort(frames.begin(), frames.end());
+    const auto distinct = static_cast<uint64_t>(std::unique(frames.begin(), frames.end()) - frames.begin());
+    return m_counts[static_cast<size_t>(w)] + distinct;
+}
+
 void FormatWarnings::finish(Snapshot& s) const
 {
     auto add = [&](FormatWarning w, const char* one, const char* many, const char* rest) {
@@ -21,7 +31,7 @@ void FormatWarnings::finish(Snapshot& s) const
     };
     add(FormatWarning::FrameLine, "frame", "frames",
         " had a line number outside 0..2^31 (2^64-1 on torch.compile frames): shown as unknown");
-    add(FormatWarning::FrameText, "frame field", "frame fields", " that were not text: shown as unknown");
+    add(FormatWarning::FrameText, "frame", "frames", " had a filename, name or FX field that is not text: shown as unknown");
     add(FormatWarning::UnsignedSigned, "value", "values",
         " past 2^63 where a signed integer belongs (device, time_us): read as 64-bit two's complement");
     add(FormatWarning::OddEntryField, "trace entry field", "trace entry fields",

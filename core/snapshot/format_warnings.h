@@ -23,13 +23,17 @@ enum class FormatWarning : uint8_t {
 class FormatWarnings {
 public:
     void note(FormatWarning w, uint64_t n = 1) { m_counts[static_cast<size_t>(w)] += n; }
-    uint64_t count(FormatWarning w) const { return m_counts[static_cast<size_t>(w)]; }
+    // A frame oddity, counted once per distinct frame: a pickle shares frame dicts through
+    // its memo and JSON repeats them, and both must say the same number.
+    void noteFrame(FormatWarning w, int32_t frameId) { m_frames[static_cast<size_t>(w)].push_back(frameId); }
+    uint64_t count(FormatWarning w) const;
     // Appends the messages, and the ones found by looking at the finished model (trace
     // entries with an action this version does not know), to snapshot.warnings.
     void finish(Snapshot& snapshot) const;
 
 private:
     std::array<uint64_t, static_cast<size_t>(FormatWarning::Count)> m_counts{};
+    std::array<std::vector<int32_t>, static_cast<size_t>(FormatWarning::Count)> m_frames;
 };
 
 } // namespace memscope

@@ -59,11 +59,12 @@ public:
     FrameId frame(const json& f)
     {
         Frame fr;
+        bool oddText = false, oddLine = false;
         auto text = [&](const json& x, StringId& out) {
             if (x.is_string())
                 out = m_s.strings.intern(x.get_ref<const std::string&>());
             else if (!x.is_null())
-                m_warnings.note(FormatWarning::FrameText);
+                oddText = true;
         };
         for (auto it = f.begin(); it != f.end(); ++it) {
             const json& x = *it;
@@ -76,7 +77,7 @@ public:
                     format::isKnownLine(x.get<int64_t>()))
                     fr.line = static_cast<int32_t>(x.get<int64_t>());
                 else if (!x.is_null())
-                    m_warnings.note(FormatWarning::FrameLine);
+                    oddLine = true;
                 break;
             case format::FrameField::FxNodeOp: text(x, fr.fxNodeOp); break;
             case format::FrameField::FxNodeName: text(x, fr.fxNodeName); break;
@@ -84,7 +85,12 @@ public:
             case format::FrameField::FxOriginalTrace: text(x, fr.fxOriginalTrace); break;
             }
         }
-        return m_s.frames.intern(fr);
+        const FrameId id = m_s.frames.intern(fr);
+        if (oddText)
+            m_warnings.noteFrame(FormatWarning::FrameText, id.value);
+        if (oddLine)
+            m_warnings.noteFrame(FormatWarning::FrameLine, id.value);
+        return id;
     }
     // allowText: a list of strings (forward_frames) is a stack of frames named by them.
     StackId stack(const json& v, const std::string& path, bool allowText = false)

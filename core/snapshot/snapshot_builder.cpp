@@ -454,11 +454,12 @@ FrameId SnapshotBuilder::frameOf(PickleValue v)
         throw FieldError{{}, "expected a frame dict {filename, line, name}, found a list"};
     // An odd value inside a frame makes that detail unknown, never the file unreadable.
     Frame f;
+    bool oddText = false, oddLine = false;
     auto text = [&](PickleValue x, StringId& out) {
         if (x.kind == PickleKind::String || x.kind == PickleKind::Bytes)
             out = StringId{x.str};
         else if (x.kind != PickleKind::None)
-            m_warnings.note(FormatWarning::FrameText);
+            oddText = true;
     };
     for (size_t i = 0; i + 1 < n.items.size(); i += 2) {
         const PickleValue x = n.items[i + 1];
@@ -470,7 +471,7 @@ FrameId SnapshotBuilder::frameOf(PickleValue v)
             if (x.kind == PickleKind::Int && !x.unsignedInt && format::isKnownLine(x.i))
                 f.line = static_cast<int32_t>(x.i);
             else if (x.kind != PickleKind::None)
-                m_warnings.note(FormatWarning::FrameLine);
+                oddLine = true;
             break;
         case format::FrameField::FxNodeOp: text(x, f.fxNodeOp); break;
         case format::FrameField::FxNodeName: text(x, f.fxNodeName); break;
@@ -479,6 +480,10 @@ FrameId SnapshotBuilder::frameOf(PickleValue v)
         }
     }
     const FrameId id = m_snapshot.frames.intern(f);
+    if (oddText) [[unlikely]]
+        m_warnings.noteFrame(FormatWarning::FrameText, id.value);
+    if (oddLine) [[unlikely]]
+        m_warnings.noteFrame(FormatWarning::FrameLine, id.value);
     n.cache = id.value;
     std::vector<PickleValue>().swap(n.items); // only the id is needed from now on
     return id;

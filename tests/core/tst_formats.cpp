@@ -24,7 +24,7 @@ struct Run {
 };
 
 // Runs the memscope binary in the formats folder, so that "file" in its output is relative.
-Run memscope(const QStringList& args)
+Run runCli(const QStringList& args)
 {
     QProcess p;
     p.setWorkingDirectory(kDir);
@@ -92,7 +92,7 @@ private slots:
     void opensEveryVariant()
     {
         QFETCH(QString, name);
-        const Run summary = memscope({QStringLiteral("summary"), name, QStringLiteral("--json")});
+        const Run summary = runCli({QStringLiteral("summary"), name, QStringLiteral("--json")});
         QVERIFY2(summary.exitCode == 0, summary.err.constData());
         const QString goldenPath = kDir + "/" + name + ".summary.json";
         QFile golden(goldenPath);
@@ -108,17 +108,17 @@ private slots:
             }
         }
 
-        const Run diagnose = memscope({QStringLiteral("diagnose"), name});
+        const Run diagnose = runCli({QStringLiteral("diagnose"), name});
         QVERIFY2(diagnose.exitCode == 0, diagnose.err.constData());
         QTemporaryDir out;
-        const Run report = memscope({QStringLiteral("report"), name, QStringLiteral("--out"), out.path()});
+        const Run report = runCli({QStringLiteral("report"), name, QStringLiteral("--out"), out.path()});
         QVERIFY2(report.exitCode == 0, report.err.constData());
         QVERIFY(QFile::exists(out.path() + "/index.html") || !QDir(out.path()).isEmpty());
     }
 
     void lfsPointerSaysSo()
     {
-        const Run r = memscope({QStringLiteral("summary"), QStringLiteral("lfs_pointer.pickle")});
+        const Run r = runCli({QStringLiteral("summary"), QStringLiteral("lfs_pointer.pickle")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("lfs_pointer.pickle: this file is a Git LFS pointer, not the snapshot: run git lfs pull"),
                  r.err.constData());
