@@ -1,5 +1,7 @@
 #include "io/summary_writer.h"
 
+#include "snapshot/device_name.h"
+
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>

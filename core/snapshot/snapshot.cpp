@@ -1,5 +1,6 @@
 #include "snapshot/snapshot.h"
 
+#include "snapshot/device_name.h"
 #include "snapshot/format_keys.h"
 
 namespace memscope {

@@ -18,9 +18,6 @@ struct DeviceTrace {
     EventTable events;
 };
 
-// How a device is named to people: "device 0", or "host" for pinned host memory (ordinal -1).
-std::string deviceName(int ordinal);
-
 enum class SnapshotFormat : uint8_t { Pickle, PickleGzip, Json, Live };
 
 // Everything a snapshot file holds, interned and stored by column.
