@@ -3,11 +3,13 @@
 
 #include "command_line.h"
 #include "diagnose_commands.h"
+#include "diff_command.h"
 #include "analysis/analysis.h"
 #include "common/load_error.h"
 #include "io/allocations_csv.h"
 #include "io/summary_writer.h"
 #include "record_command.h"
+#include "whatif_command.h"
 
 #include <cstdio>
 #include <fstream>
@@ -22,7 +24,9 @@ bool isHeadlessCommand(const std::string& name)
         return true;
     if (name == "record")
         return true;
-    return name == "summary" || name == "allocations" || name == "diagnose" || name == "estimate";
+    if (name == "diff" || name == "check")
+        return true;
+    return name == "summary" || name == "allocations" || name == "diagnose" || name == "estimate" || name == "whatif";
 }
 
 int runSummary(const std::vector<std::string>& args)
@@ -83,6 +87,12 @@ int runHeadless(const std::string& name, const std::vector<std::string>& args)
             return runDiagnose(args);
         if (name == "estimate")
             return runEstimate(args);
+        if (name == "whatif")
+            return runWhatIf(args);
+        if (name == "diff")
+            return runDiff(args);
+        if (name == "check")
+            return runCheck(args);
         std::cerr << "memscope: unknown command '" << name << "'\n";
         return 2;
     } catch (const UsageError& e) {

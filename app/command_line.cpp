@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 
 namespace memscope {
 
@@ -24,7 +25,9 @@ CommandLine::CommandLine(const std::vector<std::string>& args, const Spec& spec)
             if (m_operands.size() == spec.maxOperands) {
                 if (spec.maxOperands == 0)
                     throw UsageError(spec.command + " takes no operand, got '" + a + "'");
-                throw UsageError(spec.command + " takes one file, got '" + m_operands.back() + "' and '" + a + "'");
+                if (spec.maxOperands == 1)
+                    throw UsageError(spec.command + " takes one file, got '" + m_operands.back() + "' and '" + a + "'");
+                throw UsageError(spec.command + " takes " + std::to_string(spec.maxOperands) + " files, got a further '" + a + "'");
             }
             m_operands.push_back(a);
             continue;
@@ -59,6 +62,15 @@ std::optional<std::string> CommandLine::value(std::string_view option) const
         if (it->first == option)
             return it->second;
     return std::nullopt;
+}
+
+std::vector<std::string> CommandLine::values(std::string_view option) const
+{
+    std::vector<std::string> out;
+    for (const auto& [name, v] : m_values)
+        if (name == option)
+            out.push_back(v);
+    return out;
 }
 
 std::optional<int> CommandLine::device() const

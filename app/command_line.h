@@ -16,7 +16,7 @@ struct UsageError : std::invalid_argument {
 /*
  * The arguments of one headless command, split the same way for every command:
  *
- *   memscope estimate run.pickle --device=1 --batch 8 --json
+ *   memscope estimate run.pickle --device=1 --recorded-batch 8 --json
  *                     ^operand   ^option=value ^option value ^flag
  *
  * An option takes its value from "--name=value" or from the next argument (aliases such
@@ -38,7 +38,9 @@ public:
 
     bool has(std::string_view flag) const;
     std::optional<std::string> value(std::string_view option) const; // the last one given
+    std::vector<std::string> values(std::string_view option) const;   // every one, in order
     std::string operand() const { return m_operands.empty() ? std::string() : m_operands.front(); }
+    const std::vector<std::string>& operands() const { return m_operands; }
     const std::vector<std::string>& passthrough() const { return m_passthrough; }
 
     // "--device": a CUDA device ordinal (0, 1, …).

@@ -36,10 +36,12 @@ int runEstimate(const std::vector<std::string>& args)
 {
     const CommandLine cl(args, {.command = "estimate",
                                 .flags = {"--json"},
-                                .options = {{"--device"}, {"--batch"}, {"--seq"}, {"--bytes-per-param"}, {"--what-if-batch"},
+                                .options = {{"--device"}, {"--recorded-batch", "--batch"}, {"--seq"}, {"--bytes-per-param"}, {"--what-if-batch"},
                                             {"--what-if-seq"}, {"--what-if-states"}, {"--what-if-bytes-per-param"}}});
     const std::optional<int> device = cl.device();
-    const std::optional<double> batch = cl.positive("--batch");
+    // --recorded-batch is the recorded run's batch (the name `memscope whatif` uses too);
+    // --batch is its deprecated alias.
+    const std::optional<double> batch = cl.positive("--recorded-batch");
     const std::optional<double> seq = cl.positive("--seq");
     const double bytesPerParam = cl.positive("--bytes-per-param").value_or(4);
     const std::optional<double> whatBatch = cl.positive("--what-if-batch");
@@ -49,7 +51,7 @@ int runEstimate(const std::vector<std::string>& args)
     const bool json = cl.has("--json");
     const std::string file = cl.operand();
     if (file.empty())
-        throw UsageError("usage: memscope estimate FILE [--device N] [--batch B] [--seq L] "
+        throw UsageError("usage: memscope estimate FILE [--device N] [--recorded-batch B] [--seq L] "
                          "[--bytes-per-param P] [--what-if-batch B] [--what-if-seq L] [--what-if-states K] "
                          "[--what-if-bytes-per-param P] [--json]");
     const auto analysis = analyze(AnalysisSource::file(file));

@@ -8,10 +8,11 @@ namespace memscope {
 // `memscope diagnose FILE [--device N] [--json]`: the findings of core/diagnose.
 int runDiagnose(const std::vector<std::string>& args);
 
-// `memscope estimate FILE [--device N] [--batch B] [--seq L] [--bytes-per-param P]
+// `memscope estimate FILE [--device N] [--recorded-batch B] [--seq L] [--bytes-per-param P]
 //  [--what-if-batch B] [--what-if-seq L] [--what-if-states K] [--what-if-bytes-per-param P] [--json]`:
 // the training-memory model filled from the snapshot, predicted next to measured.
-// --batch/--seq are the recorded run's; the --what-if-* edits give a third column.
+// --recorded-batch/--seq are the recorded run's (--batch: the old name of --recorded-batch, still
+// accepted); the --what-if-* edits give a third column.
 int runEstimate(const std::vector<std::string>& args);
 
 } // namespace memscope

@@ -1,7 +1,7 @@
 #include "cli.h"
 
-#include "attach_dialog.h"
-#include "main_window.h"
+#include "ui/live/attach_dialog.h"
+#include "ui/main_window.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -27,12 +27,15 @@ int main(int argc, char** argv)
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Where does a PyTorch program's GPU memory go?\n\n"
-                                                    "Headless: memscope summary|report|allocations|diagnose|estimate|record …"));
+                                                    "Headless: memscope summary|report|allocations|diagnose|estimate|diff|check|record …"));
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to a running agent (pid or socket)."),
                                     QStringLiteral("PID|SOCKET"));
     parser.addOption(attach);
+    const QCommandLineOption compare(QStringLiteral("compare"),
+                                     QStringLiteral("Compare the files (the first is the baseline) in a comparison tab."));
+    parser.addOption(compare);
     parser.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots to open."), QStringLiteral("[files...]"));
     parser.process(app);
 
@@ -41,6 +44,9 @@ int main(int argc, char** argv)
     window.show();
     if (parser.isSet(attach))
         memscope::attachLive(&window, parser.value(attach));
-    window.openFiles(parser.positionalArguments());
+    if (parser.isSet(compare))
+        window.compareFiles(parser.positionalArguments());
+    else
+        window.openFiles(parser.positionalArguments());
     return app.exec();
 }

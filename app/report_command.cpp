@@ -2,9 +2,9 @@
 
 #include "command_line.h"
 
-#include "document.h"
+#include "ui/document/document.h"
 #include "io/point_report.h"
-#include "report_exporter.h"
+#include "ui/pages/report_exporter.h"
 
 #include <QApplication>
 #include <QDir>

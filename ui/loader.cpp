@@ -1,4 +1,4 @@
-#include "loader.h"
+#include "ui/loader.h"
 
 #include "common/load_error.h"
 

@@ -1,10 +1,11 @@
-#include "main_window.h"
+#include "ui/main_window.h"
 
-#include "allocation_timeline_view.h"
-#include "category_timeline_view.h"
-#include "loader.h"
-#include "report_exporter.h"
-#include "snapshot_tab.h"
+#include "ui/pages/allocation_timeline_view.h"
+#include "ui/plot/category_timeline_view.h"
+#include "ui/loader.h"
+#include "ui/pages/report_exporter.h"
+#include "ui/pages/snapshot_tab.h"
+#include "ui/compare/comparison_view.h"
 
 #include <QAction>
 #include <QApplication>
@@ -30,8 +31,13 @@
 #include <QTabWidget>
 #include <QToolButton>
 #include <QUrl>
+#include <QPointer>
+#include <QThread>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
+
+#include "analysis/analysis.h"
+#include "compare/comparison.h"
 
 namespace memscope {
 
@@ -200,6 +206,8 @@ void MainWindow::createActions()
     QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::chooseFiles);
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
+    QAction* compare = file->addAction(tr("Co&mpare…"), this, &MainWindow::chooseComparison);
+    compare->setToolTip(tr("Two or more snapshots on one axis of iterations and phases: what changed, where and why"));
     file->addSeparator();
     m_exportAction = file->addAction(tr("&Export Report…"), this, &MainWindow::chooseExportDirectory);
     m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
@@ -307,7 +315,7 @@ void MainWindow::openFiles(const QStringList& paths)
         const QString c = canonical(p);
         bool open = false;
         for (int i = 0; i < tabCount() && !open; ++i)
-            if (canonical(tab(i)->path()) == c) {
+            if (tab(i) && canonical(tab(i)->path()) == c) {
                 m_tabs->setCurrentIndex(i);
                 open = true;
             }
@@ -358,6 +366,14 @@ void MainWindow::showError(const QString& message)
 
 void MainWindow::closeTab(int index)
 {
+    if (ComparisonView* v = comparisonTab(index)) {
+        m_tabs->removeTab(index);
+        v->deleteLater();
+        if (m_tabs->count() == 0)
+            m_stack->setCurrentWidget(m_welcome);
+        updateActions();
+        return;
+    }
     SnapshotTab* t = tab(index);
     if (!t)
         return;
@@ -372,9 +388,10 @@ void MainWindow::closeTab(int index)
 void MainWindow::updateActions()
 {
     const bool any = currentTab() != nullptr;
-    m_exportAction->setEnabled(any);
+    const bool comparison = comparisonTab(m_tabs->currentIndex()) != nullptr;
+    m_exportAction->setEnabled(any || comparison);
     m_imageAction->setEnabled(any);
-    m_closeAction->setEnabled(any);
+    m_closeAction->setEnabled(any || comparison);
     for (QAction* a : m_tabActions)
         a->setEnabled(any);
 }
@@ -437,6 +454,18 @@ void MainWindow::chooseFiles()
 
 bool MainWindow::exportReport(const QString& directory, QString* message)
 {
+    if (ComparisonView* v = comparisonTab(m_tabs->currentIndex())) {
+        try {
+            const QStringList files = v->exportTo(directory);
+            if (message)
+                *message = tr("Wrote %1").arg(files.join(QStringLiteral(", ")));
+            return true;
+        } catch (const std::exception& e) {
+            if (message)
+                *message = QString::fromStdString(e.what());
+            return false;
+        }
+    }
     SnapshotTab* t = currentTab();
     if (!t)
         return false;
@@ -551,8 +580,80 @@ void MainWindow::dropEvent(QDropEvent* event)
             files << u.toLocalFile();
     if (!files.isEmpty()) {
         event->acceptProposedAction();
-        openFiles(files);
+        // Ctrl while dropping several files: compare them instead of opening each.
+        if (files.size() >= 2 && (event->modifiers() & Qt::ControlModifier))
+            compareFiles(files);
+        else
+            openFiles(files);
     }
+}
+
+ComparisonView* MainWindow::comparisonTab(int index) const
+{
+    return qobject_cast<ComparisonView*>(m_tabs->widget(index));
+}
+
+void MainWindow::chooseComparison()
+{
+    QSettings settings;
+    const QStringList files = QFileDialog::getOpenFileNames(
+        this, tr("Compare Snapshots (the first is the baseline A)"), settings.value(QStringLiteral("lastDir")).toString(),
+        tr("PyTorch memory snapshots (*.pickle *.pkl *.pickle.gz *.gz *.json);;All files (*)"));
+    if (files.isEmpty())
+        return;
+    settings.setValue(QStringLiteral("lastDir"), QFileInfo(files.front()).absolutePath());
+    if (files.size() < 2) {
+        showError(tr("Compare needs two or more files; %1 was the only one chosen").arg(files.front()));
+        return;
+    }
+    compareFiles(files);
+}
+
+void MainWindow::compareFiles(const QStringList& paths)
+{
+    if (paths.size() < 2) {
+        showError(tr("Compare needs two or more files, got %1").arg(paths.size()));
+        return;
+    }
+    statusBar()->showMessage(tr("Comparing %1 files…").arg(paths.size()));
+    std::vector<std::string> files;
+    for (const QString& p : paths)
+        files.push_back(p.toStdString());
+    QPointer<MainWindow> self(this);
+    QThread* worker = QThread::create([self, files] {
+        std::vector<std::shared_ptr<const Analysis>> runs;
+        try {
+            for (const std::string& f : files)
+                runs.push_back(analyze(AnalysisSource::file(f), {.load = {}, .until = AnalysisStage::Attributed}));
+            for (size_t i = 1; i < runs.size(); ++i) {
+                auto comparison = compareRuns(runs.front(), runs[i]);
+                QMetaObject::invokeMethod(qApp, [self, comparison] {
+                    if (self)
+                        self->onCompared(comparison);
+                });
+            }
+        } catch (const std::exception& e) {
+            const QString message = QString::fromStdString(e.what());
+            QMetaObject::invokeMethod(qApp, [self, message] {
+                if (self)
+                    self->showError(message);
+            });
+        }
+    });
+    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+    worker->start();
+}
+
+void MainWindow::onCompared(std::shared_ptr<const Comparison> comparison)
+{
+    auto* v = new ComparisonView(std::move(comparison), m_tabs);
+    const int index = m_tabs->addTab(v, v->title());
+    m_tabs->setTabToolTip(index, QString::fromStdString(v->comparison().a().name + "\n" + v->comparison().b().name));
+    m_tabs->setCurrentIndex(index);
+    m_stack->setCurrentWidget(m_tabs);
+    updateActions();
+    statusBar()->showMessage(tr("Compared %1").arg(v->title()), 5000);
+    emit comparisonOpened(v->title());
 }
 
 } // namespace memscope

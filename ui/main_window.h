@@ -1,6 +1,6 @@
 #pragma once
 
-#include "document.h"
+#include "ui/document/document.h"
 
 #include <QMainWindow>
 
@@ -17,6 +17,7 @@ class QFrame;
 
 namespace memscope {
 
+class ComparisonView;
 class Loader;
 class SnapshotTab;
 
@@ -36,6 +37,10 @@ public:
 
     void openFile(const QString& path);
     void openFiles(const QStringList& paths);
+    // Compares paths[1..] each against paths[0] (A), one comparison tab each, analysed on a
+    // worker thread (File > Compare…, `memscope --compare A B`, Ctrl+drop of several files).
+    void compareFiles(const QStringList& paths);
+    ComparisonView* comparisonTab(int index) const;
     Loader* loader() const { return m_loader; }
     QTabWidget* tabs() const { return m_tabs; }
     int tabCount() const;
@@ -49,6 +54,7 @@ public:
 
 signals:
     void documentOpened(const QString& path);
+    void comparisonOpened(const QString& title);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -67,6 +73,8 @@ private:
     void updateActions();
     void saveSettings();
     void chooseFiles();
+    void chooseComparison();
+    void onCompared(std::shared_ptr<const class Comparison> comparison);
     void chooseExportDirectory();
     void saveChartImage();
     void about();

@@ -34,6 +34,13 @@ Json point(const PointReport& p, int64_t t0)
 
 } // namespace
 
+std::string reportPointJson(const Attribution& attribution, const PointReport& p)
+{
+    const EventTable& ev = attribution.replay->snapshot->devices.at(p.deviceIndex).events;
+    const int64_t t0 = ev.count() ? ev.timeUs.front() : 0;
+    return point(p, t0).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::string reportJson(const Attribution& attribution, const PointReport& at, const FrameClassifier& frames,
                        const Diagnostics* diagnostics)
 {

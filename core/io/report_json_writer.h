@@ -30,4 +30,9 @@ namespace memscope {
 std::string reportJson(const Attribution& attribution, const PointReport& at, const FrameClassifier& frames,
                        const Diagnostics* diagnostics = nullptr);
 
+// report.json's object for one point, as it writes "peak" and the fields "at" shares with it
+// (bytes, event_index, time_us, seconds_from_start, phase, iteration, reserved_bytes,
+// by_category), compact. `memscope diff` writes each run's "peak" with it.
+std::string reportPointJson(const Attribution& attribution, const PointReport& point);
+
 } // namespace memscope

@@ -1,11 +1,11 @@
 #include "support/snapshot_compare.h"
 
-#include "attach_dialog.h"
-#include "category_timeline_view.h"
+#include "ui/live/attach_dialog.h"
+#include "ui/plot/category_timeline_view.h"
 #include "live/live_client.h"
-#include "live_session.h"
-#include "live_window.h"
-#include "memory_gap_bar.h"
+#include "ui/live/live_session.h"
+#include "ui/live/live_window.h"
+#include "ui/live/memory_gap_bar.h"
 #include "snapshot/snapshot_reader.h"
 
 #include <QApplication>

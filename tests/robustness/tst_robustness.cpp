@@ -817,9 +817,20 @@ private slots:
         row("allocations no --csv", {"allocations", f}, 1, "usage: memscope allocations", "");
         row("diagnose --device=1", {"diagnose", f, "--device=1"}, 1, ": has no device 1 (it has 0)", "");
         row("diagnose --json", {"diagnose", "--json", f}, 0, "", "\"kind\": \"activation_bound_peak\"");
-        row("estimate --batch=-1", {"estimate", f, "--batch=-1"}, 1, "--batch takes a positive number, got '-1'", "");
+        row("estimate --batch=-1", {"estimate", f, "--batch=-1"}, 1, "--recorded-batch takes a positive number, got '-1'", "");
         row("estimate --what-if-states 0", {"estimate", f, "--what-if-states", "0", "--batch=16"}, 0, "", "model: N =");
         row("estimate --what-if-states=-2", {"estimate", f, "--what-if-states=-2"}, 1, "--what-if-states takes a number >= 0, got '-2'", "");
+        row("estimate --recorded-batch 16", {"estimate", f, "--recorded-batch", "16"}, 0, "", "model: N =");
+        row("whatif --set expandable", {"whatif", f, "--set", "expandable_segments:True", "--json"}, 0, "",
+            "\"settings\": \"expandable_segments:True\"");
+        row("whatif --set unknown", {"whatif", f, "--set=bogus:1"}, 1, "--set: unknown allocator setting 'bogus'", "");
+        row("whatif --set max_split_size_mb:5", {"whatif", f, "--set", "max_split_size_mb=5"}, 1,
+            "--set: max_split_size_mb: must be >= 20 (MiB), got 5", "");
+        row("whatif --capacity=lots", {"whatif", f, "--capacity=lots"}, 1, "--capacity takes a size such as 80GiB", "");
+        row("whatif --max-batch without capacity", {"whatif", f, "--max-batch"}, 1, "--max-batch needs --capacity", "");
+        row("whatif --batch and --max-batch", {"whatif", f, "--batch=2", "--max-batch", "--capacity=80GiB"}, 1,
+            "--batch and --max-batch exclude each other", "");
+        row("whatif --capacity 3GiB", {"whatif", f, "--capacity", "3GiB"}, 0, "", "out of memory       yes, at event");
         row("report --help", {"report", "--help"}, 0, "", "usage: memscope report FILE");
         row("report no --out", {"report", f}, 2, "memscope report: usage: memscope report FILE", "");
         row("report --out without value", {"report", f, "--out"}, 2, "memscope report: --out needs a value", "");

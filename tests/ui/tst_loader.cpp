@@ -1,4 +1,4 @@
-#include "loader.h"
+#include "ui/loader.h"
 
 #include "io/point_report.h"
 #include "replay/replay.h"

@@ -1,10 +1,10 @@
 #include "attribute/attributor.h"
 #include "diagnose/diagnoser.h"
-#include "document.h"
+#include "ui/document/document.h"
 #include "io/point_report.h"
 #include "replay/replay.h"
-#include "report_chart.h"
-#include "report_exporter.h"
+#include "ui/pages/report_chart.h"
+#include "ui/pages/report_exporter.h"
 #include "snapshot/snapshot_reader.h"
 
 #include <QFile>

@@ -1,18 +1,18 @@
 // The category timeline's levels of detail draw what the full data would: per pixel column,
 // the phase band that covers most of it, and the area column at the highest point in it.
-#include "band_layer.h"
-#include "band_lod.h"
-#include "category_areas_layer.h"
-#include "category_timeline_view.h"
-#include "column_events.h"
-#include "document.h"
-#include "minmax_pyramid.h"
-#include "peak_marker_layer.h"
-#include "plot_theme.h"
+#include "ui/plot/band_layer.h"
+#include "ui/document/band_lod.h"
+#include "ui/plot/category_areas_layer.h"
+#include "ui/plot/category_timeline_view.h"
+#include "ui/plot/column_events.h"
+#include "ui/document/document.h"
+#include "ui/document/minmax_pyramid.h"
+#include "ui/plot/peak_marker_layer.h"
+#include "ui/style/plot_theme.h"
 #include "io/point_report.h"
 #include "replay/replay.h"
-#include "text_format.h"
-#include "timeline_plotter.h"
+#include "ui/style/text_format.h"
+#include "ui/plot/timeline_plotter.h"
 
 #include <QtTest>
 #include <qcustomplot.h>

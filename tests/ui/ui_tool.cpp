@@ -5,17 +5,17 @@
 //   memscope_ui_tool firstpaint FILE [WIDTH HEIGHT]  (offscreen: results ready -> tab painted)
 //   memscope_ui_tool icon OUT.png | crop IN X Y W H OUT
 
-#include "allocation_bands_layer.h"
-#include "allocation_timeline_view.h"
-#include "allocator_state_view.h"
-#include "category_timeline_view.h"
-#include "diagnostics_panel.h"
+#include "ui/plot/allocation_bands_layer.h"
+#include "ui/pages/allocation_timeline_view.h"
+#include "ui/pages/allocator_state_view.h"
+#include "ui/plot/category_timeline_view.h"
+#include "ui/pages/diagnostics_panel.h"
 #include "io/point_report.h"
-#include "loader.h"
-#include "main_window.h"
-#include "peak_panel.h"
-#include "segment_map_widget.h"
-#include "snapshot_tab.h"
+#include "ui/loader.h"
+#include "ui/main_window.h"
+#include "ui/pages/peak_panel.h"
+#include "ui/pages/segment_map_widget.h"
+#include "ui/pages/snapshot_tab.h"
 
 #include <QApplication>
 #include <QDir>

@@ -1,0 +1,251 @@
+#include "whatif_command.h"
+
+#include "command_line.h"
+
+#include "allocator/what_if.h"
+#include "analysis/analysis.h"
+#include "common/format_bytes.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+namespace memscope {
+
+namespace {
+
+// "80GiB", "80 GB", "81920MiB", "85899345920": bytes (KiB/MiB/GiB/TiB binary, KB/MB/GB/TB decimal).
+uint64_t parseCapacity(const std::string& text)
+{
+    char* end = nullptr;
+    const double x = std::strtod(text.c_str(), &end);
+    std::string unit(end ? end : "");
+    while (!unit.empty() && unit.front() == ' ')
+        unit.erase(unit.begin());
+    for (char& c : unit)
+        c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    double mult = 0;
+    if (unit.empty() || unit == "B")
+        mult = 1;
+    else if (unit == "KIB" || unit == "K")
+        mult = 1024.0;
+    else if (unit == "MIB" || unit == "M")
+        mult = 1024.0 * 1024;
+    else if (unit == "GIB" || unit == "G")
+        mult = 1024.0 * 1024 * 1024;
+    else if (unit == "TIB" || unit == "T")
+        mult = 1024.0 * 1024 * 1024 * 1024;
+    else if (unit == "KB")
+        mult = 1e3;
+    else if (unit == "MB")
+        mult = 1e6;
+    else if (unit == "GB")
+        mult = 1e9;
+    else if (unit == "TB")
+        mult = 1e12;
+    if (end == text.c_str() || !std::isfinite(x) || x <= 0 || mult == 0 || x * mult >= 1.8e19)
+        throw UsageError("--capacity takes a size such as 80GiB, 80GB or a number of bytes, got '" + text + "'");
+    return static_cast<uint64_t>(std::llround(x * mult));
+}
+
+std::string jsonString(const std::string& s)
+{
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+std::string settingsText(const AllocatorSettings& s)
+{
+    const std::string conf = s.toConf();
+    return conf.empty() ? "torch's defaults" : conf;
+}
+
+void oomJson(std::ostream& o, const std::optional<SimulatedOom>& oom)
+{
+    if (!oom) {
+        o << "null";
+        return;
+    }
+    o << "{\"event\": " << oom->event << ", \"time_us\": " << oom->timeUs << ", \"size_bytes\": " << oom->size
+      << ", \"rounded_size_bytes\": " << oom->roundedSize << ", \"phase\": " << jsonString(std::string(phaseName(oom->phase)))
+      << ", \"reserved_bytes\": " << oom->reserved << ", \"allocated_bytes\": " << oom->allocated << "}";
+}
+
+std::string oomText(const std::optional<SimulatedOom>& oom)
+{
+    if (!oom)
+        return "no";
+    std::ostringstream o;
+    o << "yes, at event " << oom->event << " (" << phaseLabel(oom->phase) << ", time_us " << oom->timeUs << "): asking "
+      << formatBytes(static_cast<int64_t>(oom->size)) << " with " << formatBytes(oom->reserved) << " reserved, "
+      << formatBytes(oom->allocated) << " allocated";
+    return o.str();
+}
+
+} // namespace
+
+int runWhatIf(const std::vector<std::string>& args)
+{
+    const char* usage = "usage: memscope whatif FILE [--device N] [--set KEY:VALUE…] [--capacity 80GiB] "
+                        "[--recorded-batch B0] [--batch B | --max-batch] [--json]";
+    const CommandLine cl(args, {.command = "whatif",
+                                .flags = {"--json", "--max-batch"},
+                                .options = {{"--device"}, {"--set"}, {"--capacity"}, {"--recorded-batch"}, {"--batch"}}});
+    const std::optional<int> device = cl.device();
+    const std::string file = cl.operand();
+    if (file.empty())
+        throw UsageError(usage);
+    const bool json = cl.has("--json");
+    const bool maxBatch = cl.has("--max-batch");
+    const std::optional<double> batch = cl.positive("--batch");
+    const double recordedBatch = cl.positive("--recorded-batch").value_or(1.0);
+    std::optional<uint64_t> capacity;
+    if (auto c = cl.value("--capacity"))
+        capacity = parseCapacity(*c);
+    if (batch && maxBatch)
+        throw UsageError("--batch and --max-batch exclude each other");
+    if (maxBatch && !capacity)
+        throw UsageError("--max-batch needs --capacity (the memory the batch must fit in)");
+
+    // the attribution names the phase of an out-of-memory and what grows with the batch
+    AnalysisOptions options;
+    options.until = AnalysisStage::Attributed;
+    const auto analysis = analyze(AnalysisSource::file(file), options);
+    const size_t index = analysis->deviceIndex(device);
+    const Replay& replay = *analysis->replay;
+    const DeviceReplay& dr = replay.devices[index];
+    const DeviceAttribution* attribution =
+        analysis->attribution && index < analysis->attribution->devices.size() ? &analysis->attribution->devices[index] : nullptr;
+
+    const AllocatorSettings recorded = AllocatorSettings::fromSnapshot(analysis->snapshot->allocatorSettings);
+    AllocatorSettings settings = recorded;
+    for (std::string s : cl.values("--set")) {
+        for (char& c : s)
+            if (c == '=')
+                c = ':';
+        try {
+            settings.apply(s);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--set: ") + e.what());
+        }
+    }
+
+    // The exact replay under the recorded settings says how far the model can be trusted here.
+    SimulationOptions exactOptions;
+    exactOptions.settings = recorded;
+    exactOptions.followRecording = true;
+    const SimulationResult exact = simulateDevice(replay, index, attribution, exactOptions);
+
+    SimulationOptions whatOptions;
+    whatOptions.settings = settings;
+    if (capacity)
+        whatOptions.capacity = *capacity;
+    SimulationResult what;
+    std::optional<MaxBatchResult> search;
+    if (maxBatch) {
+        if (!attribution)
+            throw UsageError(file + ": no attribution for this device, so nothing is known to grow with the batch");
+        search = findMaxBatch(replay, index, *attribution, whatOptions, recordedBatch);
+        what = search->atMax ? *search->atMax
+                             : simulateBatch(replay, index, *attribution, whatOptions, 1.0, recordedBatch);
+    } else if (batch) {
+        if (!attribution)
+            throw UsageError(file + ": no attribution for this device, so nothing is known to grow with the batch");
+        what = simulateBatch(replay, index, *attribution, whatOptions, *batch, recordedBatch);
+    } else {
+        what = simulateDevice(replay, index, attribution, whatOptions);
+    }
+    const double shownBatch = search ? static_cast<double>(search->maxBatch) : batch.value_or(recordedBatch);
+
+    if (json) {
+        std::ostringstream o;
+        o << "{\n  \"file\": " << jsonString(file) << ",\n  \"device\": " << dr.device
+          << ",\n  \"recorded_settings\": " << jsonString(recorded.toConf()) << ",\n  \"settings\": "
+          << jsonString(settings.toConf()) << ",\n  \"capacity_bytes\": ";
+        if (capacity)
+            o << *capacity;
+        else
+            o << "null";
+        o << ",\n  \"recorded_batch\": " << recordedBatch << ",\n  \"batch\": " << shownBatch
+          << ",\n  \"recorded\": {\"requested_peak_bytes\": " << dr.peakRequested.bytes
+          << ", \"reserved_peak_bytes\": " << dr.peakReserved.bytes << "}"
+          << ",\n  \"exact_replay\": {\"exact\": " << (exact.exact ? "true" : "false")
+          << ", \"reserved_peak_bytes\": " << exact.reservedPeak << ", \"allocated_peak_bytes\": " << exact.allocatedPeak
+          << ", \"allocs_checked\": " << exact.allocsChecked << ", \"address_mismatches\": " << exact.addressMismatches
+          << ", \"segment_run_mismatches\": " << exact.segmentRunMismatches
+          << ", \"layout_matches\": " << (exact.layoutMatches ? "true" : "false")
+          << ", \"first_mismatch\": " << jsonString(exact.firstMismatch) << ", \"caveat\": " << jsonString(exact.caveat)
+          << "},\n  \"reserved_peak_bytes\": " << what.reservedPeak << ",\n  \"allocated_peak_bytes\": "
+          << what.allocatedPeak << ",\n  \"requested_peak_bytes\": " << what.requestedPeak
+          << ",\n  \"reserved_peak_event\": " << what.reservedPeakEvent
+          << ",\n  \"fragmentation_bytes\": " << what.fragmentationAtPeak()
+          << ",\n  \"fragmentation_fraction\": " << what.fragmentationFraction()
+          << ",\n  \"largest_free_block_at_peak_bytes\": " << what.largestFreeAtReservedPeak
+          << ",\n  \"segments_created\": " << what.segmentsCreated << ",\n  \"segments_released\": " << what.segmentsReleased
+          << ",\n  \"recorded_ooms_avoided\": " << what.recordedOomsAvoided << ",\n  \"oom\": ";
+        oomJson(o, what.oom);
+        if (search) {
+            o << ",\n  \"max_batch\": " << search->maxBatch << ",\n  \"max_batch_unbounded\": "
+              << (search->unbounded ? "true" : "false") << ",\n  \"probes\": [";
+            for (size_t k = 0; k < search->probes.size(); ++k)
+                o << (k ? ", " : "") << "{\"batch\": " << search->probes[k].batch << ", \"fits\": "
+                  << (search->probes[k].fits ? "true" : "false") << ", \"reserved_peak_bytes\": "
+                  << search->probes[k].reservedPeak << "}";
+            o << "]";
+        }
+        o << "\n}\n";
+        std::cout << o.str();
+        return 0;
+    }
+
+    std::cout << file << ", device " << dr.device << "\n"
+              << "recorded settings: " << settingsText(recorded) << "\n"
+              << "exact replay under them: ";
+    if (exact.exact)
+        std::cout << "every alloc address, segment event and the dump-time layout agree; reserved peak "
+                  << formatBytes(exact.reservedPeak) << " (recorded " << formatBytes(dr.peakReserved.bytes) << ")\n";
+    else
+        std::cout << "not exact (" << (exact.firstMismatch.empty() ? exact.layoutMismatch : exact.firstMismatch)
+                  << "); reserved peak " << formatBytes(exact.reservedPeak) << " (recorded "
+                  << formatBytes(dr.peakReserved.bytes) << ")\n";
+    if (!exact.caveat.empty())
+        std::cout << "  note: " << exact.caveat << "\n";
+    std::cout << "\nwhat-if settings: " << settingsText(settings) << "\n"
+              << "capacity: " << (capacity ? formatBytes(static_cast<int64_t>(*capacity)) : std::string("unlimited")) << "\n";
+    if (batch || search)
+        std::cout << "batch: " << shownBatch << " (recorded " << recordedBatch << ")\n";
+    std::cout << "  requested peak      " << formatBytes(what.requestedPeak) << "\n"
+              << "  allocated peak      " << formatBytes(what.allocatedPeak) << " (rounded blocks)\n"
+              << "  reserved peak       " << formatBytes(what.reservedPeak) << "\n"
+              << "  fragmentation       " << formatBytes(what.fragmentationAtPeak()) << " reserved but unallocated at the peak ("
+              << static_cast<int>(std::lround(what.fragmentationFraction() * 100)) << "%), largest free block "
+              << formatBytes(what.largestFreeAtReservedPeak) << "\n"
+              << "  out of memory       " << oomText(what.oom) << "\n";
+    if (what.recordedOomsAvoided > 0)
+        std::cout << "  " << what.recordedOomsAvoided << " recorded out-of-memory error(s) would not happen\n";
+    if (search) {
+        std::cout << "\nlargest batch that fits: " << search->maxBatch;
+        if (search->unbounded)
+            std::cout << " (or more: nothing that grows with the batch ran out)";
+        std::cout << "\n  probes:";
+        for (const BatchProbe& p : search->probes)
+            std::cout << " " << p.batch << (p.fits ? " fits" : " OOM") << ";";
+        std::cout << "\n";
+    }
+    return 0;
+}
+
+} // namespace memscope

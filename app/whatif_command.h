@@ -1,0 +1,13 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace memscope {
+
+// `memscope whatif FILE [--device N] [--set KEY=VALUE…] [--capacity 80GiB] [--recorded-batch B0]
+//  [--batch B | --max-batch] [--json]`: the recorded alloc/free stream replayed through the
+// caching-allocator model (core/allocator) under other settings, a capacity and another batch.
+int runWhatIf(const std::vector<std::string>& args);
+
+} // namespace memscope

@@ -1,0 +1,98 @@
+#include "allocator/what_if.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace memscope {
+
+bool scalesWithBatch(const DeviceAttribution& attribution, AllocationId id)
+{
+    if (!id.valid() || static_cast<size_t>(id.value) >= attribution.allocationCategory.size())
+        return false;
+    const Category c = attribution.category(id);
+    if (c == Category::Activation || c == Category::Input)
+        return true;
+    if (c != Category::Intermediate)
+        return false;
+    const Phase p = attribution.allocationPhase[static_cast<size_t>(id.value)];
+    return p == Phase::Forward || p == Phase::Backward;
+}
+
+int64_t batchBytesAtPeak(const DeviceAttribution& attribution, const DeviceReplay& replay)
+{
+    if (!replay.peakRequested.event.valid())
+        return 0;
+    int64_t bytes = 0;
+    for (AllocationId id : replay.liveAfter(replay.peakRequested.event.value))
+        if (scalesWithBatch(attribution, id))
+            bytes += static_cast<int64_t>(replay.allocation(id).size);
+    return bytes;
+}
+
+SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
+                               SimulationOptions options, double batch, double recordedBatch)
+{
+    if (!(batch > 0) || !(recordedBatch > 0))
+        throw std::invalid_argument("batch sizes must be > 0");
+    const double factor = batch / recordedBatch;
+    options.followRecording = false;
+    options.sizeOf = [&attribution, factor](AllocationId id, uint64_t recorded) -> uint64_t {
+        if (!scalesWithBatch(attribution, id))
+            return recorded;
+        const double scaled = std::ceil(static_cast<double>(recorded) * factor);
+        return scaled < 1.0 ? 1 : static_cast<uint64_t>(scaled);
+    };
+    return simulateDevice(replay, deviceIndex, &attribution, options);
+}
+
+MaxBatchResult findMaxBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
+                            const SimulationOptions& options, double recordedBatch, int64_t batchLimit)
+{
+    if (options.capacity == AllocatorSettings::kNoLimit)
+        throw std::invalid_argument("the largest batch needs a capacity");
+    MaxBatchResult r;
+    std::optional<SimulationResult> best;
+    auto probe = [&](int64_t b) {
+        SimulationResult s = simulateBatch(replay, deviceIndex, attribution, options, static_cast<double>(b), recordedBatch);
+        const bool fits = !s.oom;
+        r.probes.push_back({b, fits, s.reservedPeak});
+        if (fits && (!best || b > r.maxBatch)) {
+            r.maxBatch = b;
+            best = std::move(s);
+        }
+        return fits;
+    };
+    int64_t lo = 0;  // fits (0: nothing known to fit)
+    int64_t hi = -1; // fails
+    int64_t start = std::max<int64_t>(1, static_cast<int64_t>(std::llround(recordedBatch)));
+    if (probe(start)) {
+        lo = start;
+        int64_t b = start;
+        while (hi < 0) {
+            if (b >= batchLimit) {
+                r.unbounded = true;
+                break;
+            }
+            b = std::min(batchLimit, b * 2);
+            if (probe(b))
+                lo = b;
+            else
+                hi = b;
+        }
+    } else {
+        hi = start;
+    }
+    while (hi > 0 && hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (probe(mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    r.maxBatch = lo;
+    if (best && r.maxBatch == lo)
+        r.atMax = std::move(best);
+    return r;
+}
+
+} // namespace memscope

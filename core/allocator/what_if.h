@@ -1,0 +1,53 @@
+#pragma once
+
+#include "allocator/allocator_simulation.h"
+
+#include <optional>
+#include <vector>
+
+namespace memscope {
+
+/*
+ * The what-ifs on top of the simulation.
+ *
+ * Batch: the allocations that grow with the batch are the activations and inputs, and the
+ * intermediates allocated in forward or backward (attribution categories and phases);
+ * parameters, gradients, optimizer state, the optimizer step's temporaries and what nothing
+ * can be known of stay as recorded. Batch B scales those sizes by B / B0 (B0 the recorded
+ * batch; without it B counts multiples of the recorded batch) and replays the stream with
+ * the allocator model, so rounding, segment sizes and fragmentation come out of the model
+ * rather than a formula. The trace is one run: allocations the program would add or drop
+ * at another batch, and sizes that do not grow linearly (attention's B x L^2 still does),
+ * are not seen.
+ *
+ * Largest batch: the largest whole B whose replay does not run out of the capacity, found
+ * by doubling from B0 then bisecting (one replay per probe); it assumes "fits" only
+ * shrinks as B grows.
+ */
+struct BatchProbe {
+    int64_t batch = 0;
+    bool fits = false;
+    int64_t reservedPeak = 0;
+};
+
+struct MaxBatchResult {
+    int64_t maxBatch = 0;      // 0: not even batch 1 fits
+    bool unbounded = false;    // fits at the largest batch probed (nothing grows with the batch?)
+    std::vector<BatchProbe> probes;
+    std::optional<SimulationResult> atMax; // the replay at maxBatch
+};
+
+// Whether allocation `id` grows with the batch.
+bool scalesWithBatch(const DeviceAttribution& attribution, AllocationId id);
+// The bytes that grow with the batch at the requested peak (to say how much the batch moves).
+int64_t batchBytesAtPeak(const DeviceAttribution& attribution, const DeviceReplay& replay);
+
+// Replays at batch `batch` (recorded: `recordedBatch`).
+SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
+                               SimulationOptions options, double batch, double recordedBatch);
+
+// The largest batch that fits options.capacity (which must be set).
+MaxBatchResult findMaxBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
+                            const SimulationOptions& options, double recordedBatch, int64_t batchLimit = 1 << 16);
+
+} // namespace memscope

@@ -1,0 +1,325 @@
+#include "ui/document/device_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+namespace memscope {
+
+double DeviceModel::x(int64_t event, XAxisMode mode) const
+{
+    if (mode == XAxisMode::EventIndex)
+        return static_cast<double>(event);
+    if (seconds.empty())
+        return 0.0;
+    return seconds[static_cast<size_t>(std::clamp<int64_t>(event, 0, static_cast<int64_t>(seconds.size()) - 1))];
+}
+
+int64_t DeviceModel::firstEventAtOrAfter(double value, XAxisMode mode) const
+{
+    const int64_t n = eventCount();
+    if (mode == XAxisMode::EventIndex) {
+        if (value <= 0)
+            return 0;
+        if (value >= static_cast<double>(n))
+            return n;
+        return static_cast<int64_t>(std::ceil(value));
+    }
+    return static_cast<int64_t>(std::lower_bound(seconds.begin(), seconds.end(), value) - seconds.begin());
+}
+
+std::vector<int64_t> DeviceModel::firstEventsAtOrAfter(std::span<const double> ascending, XAxisMode mode) const
+{
+    std::vector<int64_t> out(ascending.size());
+    const int64_t n = static_cast<int64_t>(seconds.size());
+    int64_t pos = 0; // answers never go back: every later one is >= pos
+    double previous = -std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < ascending.size(); ++i) {
+        const double v = ascending[i];
+        if (mode == XAxisMode::EventIndex || !(v >= previous)) { // not ascending (or NaN): search it all
+            out[i] = firstEventAtOrAfter(v, mode);
+            pos = mode == XAxisMode::Time ? out[i] : 0;
+            previous = mode == XAxisMode::Time && !std::isnan(v) ? v : -std::numeric_limits<double>::infinity();
+            continue;
+        }
+        previous = v;
+        // seconds[pos - 1] < v here (it was below an earlier, smaller value); gallop to a bound.
+        int64_t lo = pos, step = 1, hi = pos;
+        while (hi < n && seconds[static_cast<size_t>(hi)] < v) {
+            lo = hi + 1;
+            hi = pos + step;
+            step *= 2;
+        }
+        hi = std::min(hi, n);
+        pos = static_cast<int64_t>(std::lower_bound(seconds.begin() + lo, seconds.begin() + hi, v) - seconds.begin());
+        out[i] = pos;
+    }
+    return out;
+}
+
+int64_t DeviceModel::eventAtX(double value, XAxisMode mode) const
+{
+    const int64_t n = eventCount();
+    if (mode == XAxisMode::EventIndex)
+        return std::clamp<int64_t>(static_cast<int64_t>(std::floor(value)), -1, n - 1);
+    return static_cast<int64_t>(std::upper_bound(seconds.begin(), seconds.end(), value) - seconds.begin()) - 1;
+}
+
+double DeviceModel::xMin(XAxisMode mode) const
+{
+    return mode == XAxisMode::EventIndex ? 0.0 : 0.0;
+}
+
+double DeviceModel::xMax(XAxisMode mode) const
+{
+    const int64_t n = eventCount();
+    if (mode == XAxisMode::EventIndex)
+        return static_cast<double>(std::max<int64_t>(n - 1, 1));
+    return seconds.empty() || seconds.back() <= 0 ? 1e-6 : seconds.back();
+}
+
+int64_t DeviceModel::categoryBytes(Category c, int64_t event) const
+{
+    const size_t k = static_cast<size_t>(c);
+    if (!hasCategoryCurves)
+        return c == Category::Other ? replay->requestedAfter(event) : 0;
+    return event < 0 ? attribution->categoryAtStart[k] : attribution->categoryBytes[k][static_cast<size_t>(event)];
+}
+
+Phase DeviceModel::phaseAt(int64_t event) const
+{
+    if (!attribution || event < 0 || static_cast<size_t>(event) >= attribution->eventPhase.size())
+        return Phase::Other;
+    return attribution->eventPhase[static_cast<size_t>(event)];
+}
+
+int DeviceModel::iterationAt(int64_t event) const
+{
+    if (!attribution)
+        return -1;
+    const auto& its = attribution->iterations;
+    auto it = std::upper_bound(its.begin(), its.end(), event,
+                               [](int64_t e, const Iteration& i) { return e < i.firstEvent; });
+    if (it == its.begin())
+        return -1;
+    --it;
+    return event <= it->lastEvent ? static_cast<int>(it - its.begin()) : -1;
+}
+
+namespace {
+
+std::vector<SegmentLife> segmentLives(const Snapshot& s, const DeviceTrace& trace)
+{
+    const EventTable& ev = trace.events;
+    std::vector<SegmentLife> out;
+    std::unordered_map<uint64_t, size_t> open;
+    for (size_t i = 0; i < ev.count(); ++i) {
+        const Action a = ev.action[i];
+        if (a == Action::SegmentAlloc || a == Action::SegmentMap) {
+            SegmentLife l;
+            l.addr = ev.addr[i];
+            l.size = ev.size[i];
+            l.stream = ev.stream[i];
+            l.expandable = a == Action::SegmentMap;
+            l.startEvent = static_cast<int64_t>(i);
+            open[l.addr] = out.size();
+            out.push_back(l);
+        } else if (a == Action::SegmentFree || a == Action::SegmentUnmap) {
+            if (auto it = open.find(ev.addr[i]); it != open.end()) {
+                out[it->second].endEvent = static_cast<int64_t>(i);
+                open.erase(it);
+            } else {
+                SegmentLife l;
+                l.addr = ev.addr[i];
+                l.size = ev.size[i];
+                l.stream = ev.stream[i];
+                l.expandable = a == Action::SegmentUnmap;
+                l.endEvent = static_cast<int64_t>(i);
+                out.push_back(l);
+            }
+        }
+    }
+    for (const Segment& seg : s.segments) {
+        if (seg.device != trace.device)
+            continue;
+        if (auto it = open.find(seg.address); it != open.end()) {
+            out[it->second].largePool = seg.largePool;
+            continue;
+        }
+        if (seg.expandable) {
+            // Mapped pieces of an expandable segment were opened at their own addresses.
+            bool covered = false;
+            for (const auto& [addr, idx] : open)
+                covered = covered || (addr >= seg.address && addr < seg.address + seg.totalSize);
+            if (covered)
+                continue;
+        }
+        SegmentLife l;
+        l.addr = seg.address;
+        l.size = seg.totalSize;
+        l.stream = seg.stream;
+        l.largePool = seg.largePool;
+        l.expandable = seg.expandable;
+        out.push_back(l);
+    }
+    for (SegmentLife& l : out)
+        if (!l.expandable && l.startEvent >= 0 && l.size == (2u << 20))
+            l.largePool = false;
+    std::sort(out.begin(), out.end(), [](const SegmentLife& a, const SegmentLife& b) {
+        return a.addr != b.addr ? a.addr < b.addr : a.startEvent < b.startEvent;
+    });
+    return out;
+}
+
+std::vector<AnnotationRange> annotationRanges(const Snapshot& s, const DeviceModel& m)
+{
+    std::vector<AnnotationRange> out;
+    std::map<std::string_view, std::vector<const Annotation*>> openByName;
+    for (const Annotation& a : s.annotations) {
+        if (a.device != m.device && a.device >= 0 && s.devices.size() > 1)
+            continue;
+        const std::string_view name = s.str(a.name);
+        if (a.stage == AnnotationStage::Start) {
+            openByName[name].push_back(&a);
+            continue;
+        }
+        auto& stack = openByName[name];
+        if (stack.empty())
+            continue;
+        const Annotation* start = stack.back();
+        stack.pop_back();
+        AnnotationRange r;
+        r.name = name;
+        r.startUs = start->timeUs;
+        r.endUs = a.timeUs;
+        out.push_back(std::move(r));
+    }
+    const EventTable& ev = *m.events;
+    for (AnnotationRange& r : out) {
+        const double s0 = static_cast<double>(r.startUs - m.t0Us) / 1e6;
+        const double s1 = static_cast<double>(r.endUs - m.t0Us) / 1e6;
+        r.firstEvent = m.firstEventAtOrAfter(s0, XAxisMode::Time);
+        r.lastEvent = std::max<int64_t>(r.firstEvent, m.eventAtX(s1, XAxisMode::Time));
+        (void)ev;
+    }
+    std::sort(out.begin(), out.end(),
+              [](const AnnotationRange& a, const AnnotationRange& b) { return a.startUs < b.startUs; });
+    return out;
+}
+
+std::string shortAnnotation(std::string_view name)
+{
+    const size_t hash = name.find('#');
+    return std::string(hash == std::string_view::npos ? name : name.substr(hash + 1));
+}
+
+void buildBands(DeviceModel& m)
+{
+    std::unordered_map<std::string, uint32_t> labelIndex;
+    std::vector<uint32_t> annotationStyle(m.annotations.size());
+    for (size_t i = 0; i < m.annotations.size(); ++i) {
+        auto [it, added] = labelIndex.try_emplace(shortAnnotation(m.annotations[i].name), static_cast<uint32_t>(m.annotationLabels.size()));
+        if (added)
+            m.annotationLabels.push_back(it->first);
+        annotationStyle[i] = static_cast<uint32_t>(kPhaseCount) + it->second;
+    }
+    const int64_t n = m.eventCount();
+    static const std::vector<Iteration> none;
+    const auto& its = n > 0 && m.attribution ? m.attribution->iterations : none;
+    for (XAxisMode mode : {XAxisMode::Time, XAxisMode::EventIndex}) {
+        auto xAt = [&](int64_t e) { return m.x(std::clamp<int64_t>(e, 0, n - 1), mode); };
+        std::vector<Band> lanes;
+        std::vector<Band> lines;
+        size_t phases = 0;
+        for (const Iteration& it : its)
+            phases += it.phases.size();
+        lanes.reserve(phases + m.annotations.size());
+        lines.reserve(its.size());
+        for (size_t i = 0; i < its.size(); ++i) {
+            const Iteration& it = its[i];
+            for (const PhaseRange& p : it.phases) {
+                if (p.lastEvent < p.firstEvent)
+                    continue;
+                lanes.push_back({.x0 = xAt(p.firstEvent),
+                                 .x1 = xAt(p.lastEvent + 1),
+                                 .firstEvent = p.firstEvent,
+                                 .lastEvent = p.lastEvent,
+                                 .source = static_cast<int64_t>(i),
+                                 .row = 0,
+                                 .tag = static_cast<int>(p.phase),
+                                 .style = static_cast<uint32_t>(p.phase)});
+            }
+            const double x = xAt(it.firstEvent);
+            lines.push_back({.x0 = x, .x1 = x, .firstEvent = it.firstEvent, .lastEvent = it.lastEvent, .source = static_cast<int64_t>(i)});
+        }
+        for (size_t i = 0; i < m.annotations.size(); ++i) {
+            const AnnotationRange& a = m.annotations[i];
+            Band b{.firstEvent = a.firstEvent, .lastEvent = a.lastEvent, .source = static_cast<int64_t>(i), .row = 1, .style = annotationStyle[i]};
+            if (mode == XAxisMode::Time) {
+                b.x0 = static_cast<double>(a.startUs - m.t0Us) / 1e6;
+                b.x1 = static_cast<double>(a.endUs - m.t0Us) / 1e6;
+            } else {
+                b.x0 = static_cast<double>(a.firstEvent);
+                b.x1 = static_cast<double>(a.lastEvent + 1);
+            }
+            lanes.push_back(b);
+        }
+        m.laneBands[static_cast<size_t>(mode)] = std::make_shared<const BandSet>(std::move(lanes), 2);
+        m.iterationLines[static_cast<size_t>(mode)] = std::make_shared<const BandSet>(std::move(lines), 1);
+    }
+}
+
+} // namespace
+
+DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attribution, size_t deviceIndex,
+                             const DeviceModel* previous)
+{
+    DeviceModel m;
+    m.index = deviceIndex;
+    m.replay = &replay.devices.at(deviceIndex);
+    m.attribution = attribution ? &attribution->devices.at(deviceIndex) : nullptr;
+    m.events = &replay.snapshot->devices.at(deviceIndex).events;
+    m.device = m.replay->device;
+    const EventTable& ev = *m.events;
+    const size_t n = ev.count();
+    if (previous && previous->replay == m.replay) {
+        m.t0Us = previous->t0Us;
+        m.seconds = previous->seconds;
+        m.segments = previous->segments;
+        m.annotations = previous->annotations;
+    } else {
+        m.t0Us = n ? ev.timeUs.front() : 0;
+        m.seconds.resize(n);
+        double running = 0;
+        for (size_t i = 0; i < n; ++i) {
+            running = std::max(running, static_cast<double>(ev.timeUs[i] - m.t0Us) / 1e6);
+            m.seconds[i] = running;
+        }
+        m.segments = segmentLives(*replay.snapshot, replay.snapshot->devices.at(deviceIndex));
+    }
+    m.requested = MinMaxPyramid(&m.replay->requested);
+    m.reserved = MinMaxPyramid(&m.replay->reserved);
+
+    m.hasCategoryCurves = m.attribution != nullptr;
+    if (m.attribution)
+        for (const auto& curve : m.attribution->categoryBytes)
+            m.hasCategoryCurves = m.hasCategoryCurves && curve.size() == n;
+    for (Category c : kAllCategories) {
+        const size_t k = static_cast<size_t>(c);
+        if (!m.hasCategoryCurves) {
+            m.categoryPresent[k] = c == Category::Other;
+            continue;
+        }
+        const auto& curve = m.attribution->categoryBytes[k];
+        m.categoryPresent[k] =
+            m.attribution->categoryAtStart[k] > 0 || std::any_of(curve.begin(), curve.end(), [](int64_t v) { return v > 0; });
+    }
+    if (!previous || previous->replay != m.replay)
+        m.annotations = annotationRanges(*replay.snapshot, m);
+    buildBands(m);
+    return m;
+}
+
+} // namespace memscope

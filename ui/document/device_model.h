@@ -1,0 +1,93 @@
+#pragma once
+
+#include "attribute/attribution.h"
+#include "replay/replay.h"
+#include "ui/document/band_set.h"
+#include "ui/document/minmax_pyramid.h"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace memscope {
+
+enum class XAxisMode { Time, EventIndex };
+
+// A record_function range from `external_annotations`, placed on the event axis.
+struct AnnotationRange {
+    std::string name;
+    int64_t firstEvent = 0; // first event at or after its START
+    int64_t lastEvent = 0;  // last event before its END
+    int64_t startUs = 0;
+    int64_t endUs = 0;
+};
+
+// One segment (cudaMalloc, or a mapped range of an expandable segment) and when it existed.
+struct SegmentLife {
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    uint64_t stream = 0;
+    bool largePool = true;
+    bool expandable = false;
+    int64_t startEvent = -1;                                // -1: existed before the trace
+    int64_t endEvent = std::numeric_limits<int64_t>::max(); // its segment_free; max: alive at the end
+    bool liveAfter(int64_t e) const { return startEvent <= e && e < endEvent; }
+};
+
+/*
+ * What the views need about one device, computed once on the loader's thread: the x
+ * position of every event (seconds from the first event, made non-decreasing), min/max
+ * pyramids of the requested and reserved curves for per-pixel drawing, annotation ranges
+ * and segment lifetimes (replayed from segment_* events and the dump-time segments), and
+ * the timeline's phase, annotation and iteration bands in both x modes.
+ */
+struct DeviceModel {
+    size_t index = 0; // into replay->devices
+    int device = 0;
+    const DeviceReplay* replay = nullptr;
+    const DeviceAttribution* attribution = nullptr;
+    const EventTable* events = nullptr;
+    int64_t t0Us = 0;
+    std::vector<double> seconds;
+    MinMaxPyramid requested;
+    MinMaxPyramid reserved;
+    std::vector<AnnotationRange> annotations;
+    std::vector<SegmentLife> segments; // sorted by address
+    std::array<bool, kCategoryCount> categoryPresent{};
+    bool hasCategoryCurves = false;
+    // The category timeline's bands, per x mode, made here so the GUI thread only draws them:
+    // lanes row 0, each iteration's phases (style: the phase); row 1, the annotations (style:
+    // kPhaseCount + index into annotationLabels); lines, each iteration's start (style 0).
+    std::array<std::shared_ptr<const BandSet>, 2> laneBands;
+    std::array<std::shared_ptr<const BandSet>, 2> iterationLines;
+    std::vector<std::string> annotationLabels; // distinct annotation names after any '#'
+
+    int64_t eventCount() const { return replay->eventCount; }
+    double x(int64_t event, XAxisMode mode) const;
+    // First event whose x is >= value (eventCount() when none).
+    int64_t firstEventAtOrAfter(double value, XAxisMode mode) const;
+    // firstEventAtOrAfter of each of ascending values (a frame's pixel edges): each search
+    // gallops on from the answer before, so it touches the seconds near it rather than
+    // bisecting all of them (~2x faster a frame at 10M events).
+    std::vector<int64_t> firstEventsAtOrAfter(std::span<const double> ascending, XAxisMode mode) const;
+    // The event whose state is shown at x: the last event with x <= value (-1 before the first).
+    int64_t eventAtX(double value, XAxisMode mode) const;
+    double xMin(XAxisMode mode) const;
+    double xMax(XAxisMode mode) const;
+    int64_t categoryBytes(Category c, int64_t event) const;
+    int64_t requestedAfter(int64_t event) const { return replay->requestedAfter(event); }
+    int64_t reservedAfter(int64_t event) const { return replay->reservedAfter(event); }
+    Phase phaseAt(int64_t event) const;
+    int iterationAt(int64_t event) const; // -1 outside any
+};
+
+// `attribution` may be null (a document of the Replayed stage: no phases or categories yet);
+// `previous`, the same device's model of an earlier stage, lends what does not change.
+DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attribution, size_t deviceIndex,
+                             const DeviceModel* previous = nullptr);
+
+} // namespace memscope

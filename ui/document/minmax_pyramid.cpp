@@ -1,0 +1,83 @@
+#include "ui/document/minmax_pyramid.h"
+
+#include <algorithm>
+
+namespace memscope {
+
+void MinMaxPyramid::Running::take(const Block& x)
+{
+    if (b.minIndex < 0 || x.minValue < b.minValue || (x.minValue == b.minValue && x.minIndex < b.minIndex)) {
+        b.minIndex = x.minIndex;
+        b.minValue = x.minValue;
+    }
+    if (b.maxIndex < 0 || x.maxValue > b.maxValue || (x.maxValue == b.maxValue && x.maxIndex < b.maxIndex)) {
+        b.maxIndex = x.maxIndex;
+        b.maxValue = x.maxValue;
+    }
+}
+
+MinMaxPyramid::MinMaxPyramid(const std::vector<int64_t>* values) : m_values(values)
+{
+    const std::vector<int64_t>& v = *values;
+    const int64_t n = static_cast<int64_t>(v.size());
+    constexpr int64_t fan = int64_t{1} << kShift;
+    int64_t blockSize = fan;
+    while (blockSize <= n) {
+        const int64_t blocks = n / blockSize; // only whole blocks
+        std::vector<Block> level(static_cast<size_t>(blocks));
+        for (int64_t b = 0; b < blocks; ++b) {
+            Running r;
+            for (int64_t c = 0; c < fan; ++c) {
+                if (m_levels.empty()) {
+                    const int64_t i = b * fan + c;
+                    r.take({i, i, v[static_cast<size_t>(i)], v[static_cast<size_t>(i)]});
+                } else {
+                    r.take(m_levels.back()[static_cast<size_t>(b * fan + c)]);
+                }
+            }
+            level[static_cast<size_t>(b)] = r.b;
+        }
+        m_levels.push_back(std::move(level));
+        blockSize <<= kShift;
+    }
+}
+
+void MinMaxPyramid::scan(int level, int64_t first, int64_t last, Running& r) const
+{
+    if (first >= last)
+        return;
+    if (level == 0) {
+        const std::vector<int64_t>& v = *m_values;
+        for (int64_t i = first; i < last; ++i)
+            r.take({i, i, v[static_cast<size_t>(i)], v[static_cast<size_t>(i)]});
+        return;
+    }
+    const std::vector<Block>& blocks = m_levels[static_cast<size_t>(level - 1)];
+    const int64_t blockSize = int64_t{1} << (kShift * level);
+    const int64_t firstBlock = (first + blockSize - 1) / blockSize;
+    const int64_t lastBlock = std::min(last / blockSize, static_cast<int64_t>(blocks.size()));
+    if (firstBlock >= lastBlock) {
+        scan(level - 1, first, last, r);
+        return;
+    }
+    scan(level - 1, first, firstBlock * blockSize, r);
+    for (int64_t b = firstBlock; b < lastBlock; ++b)
+        r.take(blocks[static_cast<size_t>(b)]);
+    scan(level - 1, lastBlock * blockSize, last, r);
+}
+
+MinMaxPyramid::Extremes MinMaxPyramid::query(int64_t first, int64_t last) const
+{
+    first = std::max<int64_t>(first, 0);
+    last = std::min<int64_t>(last, size());
+    if (first >= last)
+        return {};
+    int level = static_cast<int>(m_levels.size());
+    while (level > 0 && (int64_t{1} << (kShift * level)) > last - first)
+        --level;
+    Running r;
+    scan(level, first, last, r);
+    return {r.b.minIndex, r.b.maxIndex};
+}
+
+} // namespace memscope

@@ -1,0 +1,388 @@
+#include "ui/live/attach_dialog.h"
+
+#include "live/nvml.h"
+#include "ui/live/live_window.h"
+#include "ui/style/text_format.h"
+
+#include <QAction>
+#include <QCoreApplication>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMainWindow>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QPushButton>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryFile>
+#include <QThread>
+#include <QVBoxLayout>
+
+#include <set>
+
+namespace memscope {
+
+namespace {
+
+QString commandLineOf(unsigned pid)
+{
+    QFile f(QStringLiteral("/proc/%1/cmdline").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    QByteArray raw = f.readAll();
+    if (raw.endsWith('\0'))
+        raw.chop(1);
+    return QString::fromLocal8Bit(raw.replace('\0', ' '));
+}
+
+QString shellQuote(const QString& s)
+{
+    if (!s.isEmpty() && s.indexOf(QRegularExpression(QStringLiteral("[^A-Za-z0-9_./=:,+-]"))) < 0)
+        return s;
+    QString q = s;
+    q.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
+    return QLatin1Char('\'') + q + QLatin1Char('\'');
+}
+
+QTableWidgetItem* item(const QString& text)
+{
+    auto* i = new QTableWidgetItem(text);
+    i->setFlags(i->flags() & ~Qt::ItemIsEditable);
+    return i;
+}
+
+// The Python the process runs, when it is 3.14 or newer (sys.remote_exec exists); else empty.
+QString remoteExecPython(unsigned pid)
+{
+    const QString exe = QFileInfo(QStringLiteral("/proc/%1/exe").arg(pid)).canonicalFilePath();
+    if (exe.isEmpty() || !QFileInfo(exe).fileName().startsWith(QLatin1String("python")))
+        return {};
+    QProcess p;
+    p.start(exe, {QStringLiteral("-c"), QStringLiteral("import sys; print(hasattr(sys, 'remote_exec'))")});
+    if (!p.waitForFinished(5000) || p.readAllStandardOutput().trimmed() != "True")
+        return {};
+    return exe;
+}
+
+} // namespace
+
+QString agentPackageDirectory()
+{
+    const QString env = qEnvironmentVariable("MEMSCOPE_AGENT_PATH");
+    if (!env.isEmpty())
+        return env;
+    const QString installed = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/memscope/agent");
+    if (QFileInfo::exists(installed + QStringLiteral("/memscope_agent/__init__.py")))
+        return QDir(installed).canonicalPath();
+#ifdef MEMSCOPE_AGENT_SOURCE_DIR
+    return QStringLiteral(MEMSCOPE_AGENT_SOURCE_DIR);
+#else
+    return QStringLiteral("/path/to/memscope/agent");
+#endif
+}
+
+QString liveRecoveryDirectory()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/recovery");
+}
+
+AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent)
+{
+    setWindowTitle(tr("Attach to a running process"));
+    resize(980, 620);
+
+    m_agents = new QTableWidget(0, 5, this);
+    m_agents->setHorizontalHeaderLabels({tr("PID"), tr("Command line"), tr("GPU"), tr("torch"), tr("Agent")});
+    m_agents->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    m_agents->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_agents->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_agents->verticalHeader()->hide();
+    connect(m_agents, &QTableWidget::cellDoubleClicked, this, &AttachDialog::attachSelected);
+
+    m_gpu = new QTableWidget(0, 4, this);
+    m_gpu->setHorizontalHeaderLabels({tr("PID"), tr("GPU"), tr("Memory"), tr("Start it under the agent")});
+    m_gpu->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Stretch);
+    m_gpu->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_gpu->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_gpu->verticalHeader()->hide();
+    m_nvml = new QLabel(this);
+    m_nvml->setWordWrap(true);
+    m_inject = new QPushButton(tr("Inject agent (Python 3.14+)"), this);
+    m_inject->setEnabled(false);
+    m_inject->setToolTip(tr("Starts the agent inside the selected process with sys.remote_exec"));
+    connect(m_gpu, &QTableWidget::itemSelectionChanged, this, [this] {
+        const int row = m_gpu->currentRow();
+        m_inject->setEnabled(row >= 0 && !remoteExecPython(m_gpu->item(row, 0)->text().toUInt()).isEmpty());
+    });
+    connect(m_inject, &QPushButton::clicked, this, &AttachDialog::injectSelected);
+
+    m_address = new QLineEdit(this);
+    m_address->setPlaceholderText(tr("socket path, or 127.0.0.1:PORT"));
+    m_token = new QLineEdit(this);
+    m_token->setPlaceholderText(tr("token (TCP only)"));
+    auto* typed = new QPushButton(tr("Connect"), this);
+    connect(typed, &QPushButton::clicked, this, &AttachDialog::attachTyped);
+
+    m_recoveredList = new QListWidget(this);
+    m_recoveredList->setMaximumHeight(90);
+    auto* openRecovered = new QPushButton(tr("Open"), this);
+    connect(openRecovered, &QPushButton::clicked, this, &AttachDialog::openRecovered);
+
+    auto* agentsBox = new QGroupBox(tr("Processes running the memscope agent"), this);
+    auto* a = new QVBoxLayout(agentsBox);
+    a->addWidget(m_agents);
+    auto* gpuBox = new QGroupBox(tr("GPU processes without an agent (NVML)"), this);
+    auto* g = new QVBoxLayout(gpuBox);
+    g->addWidget(m_nvml);
+    g->addWidget(m_gpu);
+    g->addWidget(m_inject, 0, Qt::AlignLeft);
+    auto* typedBox = new QGroupBox(tr("Connect to an address"), this);
+    auto* t = new QHBoxLayout(typedBox);
+    t->addWidget(m_address, 3);
+    t->addWidget(m_token, 1);
+    t->addWidget(typed);
+    auto* recoveredBox = new QGroupBox(tr("Recovered recordings (left by a crash)"), this);
+    auto* r = new QHBoxLayout(recoveredBox);
+    r->addWidget(m_recoveredList, 1);
+    r->addWidget(openRecovered, 0, Qt::AlignTop);
+
+    auto* buttons = new QDialogButtonBox(this);
+    auto* attach = buttons->addButton(tr("Attach"), QDialogButtonBox::AcceptRole);
+    auto* refreshButton = buttons->addButton(tr("Refresh"), QDialogButtonBox::ActionRole);
+    buttons->addButton(QDialogButtonBox::Close);
+    connect(attach, &QPushButton::clicked, this, &AttachDialog::attachSelected);
+    connect(refreshButton, &QPushButton::clicked, this, &AttachDialog::refresh);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(agentsBox, 2);
+    layout->addWidget(gpuBox, 2);
+    layout->addWidget(typedBox);
+    layout->addWidget(recoveredBox);
+    layout->addWidget(buttons);
+    refresh();
+}
+
+int AttachDialog::agentRows() const
+{
+    return m_agents->rowCount();
+}
+
+int AttachDialog::gpuProcessRows() const
+{
+    return m_gpu->rowCount();
+}
+
+QString AttachDialog::nvmlText() const
+{
+    return m_nvml->text();
+}
+
+void AttachDialog::refresh()
+{
+    m_agents->setRowCount(0);
+    try {
+        m_agentInfo = listAgents();
+    } catch (const std::exception& e) {
+        m_agentInfo.clear();
+        m_nvml->setText(QString::fromUtf8(e.what()));
+    }
+    std::set<unsigned> withAgent;
+    for (const AgentInfo& info : m_agentInfo) {
+        const int row = m_agents->rowCount();
+        m_agents->insertRow(row);
+        withAgent.insert(static_cast<unsigned>(info.pid));
+        QStringList gpus;
+        for (const std::string& d : info.devices)
+            gpus << QString::fromStdString(d);
+        m_agents->setItem(row, 0, item(QString::number(info.pid)));
+        m_agents->setItem(row, 1, item(QString::fromStdString(info.commandLine)));
+        m_agents->setItem(row, 2, item(gpus.join(QStringLiteral(", "))));
+        m_agents->setItem(row, 3, item(QString::fromStdString(info.torchVersion)));
+        m_agents->setItem(row, 4, item(QString::fromStdString(info.mode)));
+    }
+    if (m_agents->rowCount())
+        m_agents->selectRow(0);
+
+    m_gpu->setRowCount(0);
+    Nvml& nvml = Nvml::instance();
+    if (!nvml.available()) {
+        m_nvml->setText(tr("No list: %1. Start a program under the agent with\n  MEMSCOPE_AGENT=1 PYTHONPATH=%2 python3 train.py")
+                            .arg(QString::fromStdString(nvml.error()), shellQuote(agentPackageDirectory())));
+    } else {
+        m_nvml->setText(tr("Processes the driver reports on the GPUs, with the line that starts each under the agent."));
+        for (const GpuProcess& p : nvml.processes()) {
+            if (withAgent.count(p.pid))
+                continue;
+            const QString cmd = commandLineOf(p.pid);
+            const int row = m_gpu->rowCount();
+            m_gpu->insertRow(row);
+            m_gpu->setItem(row, 0, item(QString::number(p.pid)));
+            m_gpu->setItem(row, 1, item(QStringLiteral("%1: %2").arg(p.gpu).arg(QString::fromStdString(p.gpuName))));
+            m_gpu->setItem(row, 2, item(p.usedKnown ? bytesText(static_cast<int64_t>(p.usedBytes)) : tr("?")));
+            m_gpu->setItem(row, 3,
+                           item(cmd.isEmpty() ? tr("(another user's process)")
+                                              : QStringLiteral("MEMSCOPE_AGENT=1 PYTHONPATH=%1 %2")
+                                                    .arg(shellQuote(agentPackageDirectory()), cmd)));
+        }
+    }
+
+    m_recoveredList->clear();
+    const QDir dir(liveRecoveryDirectory());
+    for (const QFileInfo& f : dir.entryInfoList({QStringLiteral("*.mscp")}, QDir::Files, QDir::Time))
+        m_recoveredList->addItem(f.absoluteFilePath());
+}
+
+void AttachDialog::attachSelected()
+{
+    const int row = m_agents->currentRow();
+    if (row < 0 || static_cast<size_t>(row) >= m_agentInfo.size()) {
+        if (!m_address->text().trimmed().isEmpty())
+            attachTyped();
+        return;
+    }
+    m_endpoint = LiveEndpoint{};
+    m_endpoint.unixPath = m_agentInfo[static_cast<size_t>(row)].socketPath;
+    m_choice = Choice::Agent;
+    accept();
+}
+
+void AttachDialog::attachTyped()
+{
+    const QString text = m_address->text().trimmed();
+    if (text.isEmpty())
+        return;
+    m_endpoint = LiveEndpoint{};
+    const int colon = text.lastIndexOf(QLatin1Char(':'));
+    if (!text.contains(QLatin1Char('/')) && colon > 0) {
+        m_endpoint.tcpHost = text.left(colon).remove(QLatin1Char('[')).remove(QLatin1Char(']')).toStdString();
+        m_endpoint.tcpPort = text.mid(colon + 1).toInt();
+        m_endpoint.token = m_token->text().trimmed().toStdString();
+    } else {
+        try {
+            m_endpoint = resolveAttachTarget(text.toStdString());
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, windowTitle(), QString::fromUtf8(e.what()));
+            return;
+        }
+    }
+    m_choice = Choice::Agent;
+    accept();
+}
+
+void AttachDialog::openRecovered()
+{
+    if (!m_recoveredList->currentItem())
+        return;
+    m_recovered = m_recoveredList->currentItem()->text();
+    m_choice = Choice::Recovered;
+    accept();
+}
+
+void AttachDialog::injectSelected()
+{
+    const int row = m_gpu->currentRow();
+    if (row < 0)
+        return;
+    const unsigned pid = m_gpu->item(row, 0)->text().toUInt();
+    const QString python = remoteExecPython(pid);
+    if (python.isEmpty())
+        return;
+    QTemporaryFile script(QDir::tempPath() + QStringLiteral("/memscope-inject-XXXXXX.py"));
+    script.setAutoRemove(false);
+    if (!script.open())
+        return;
+    script.write(QStringLiteral("import sys\nsys.path.insert(0, %1)\nimport memscope_agent\nmemscope_agent.start()\n")
+                     .arg(QStringLiteral("r'%1'").arg(agentPackageDirectory()))
+                     .toUtf8());
+    script.close();
+    QProcess p;
+    p.start(python, {QStringLiteral("-c"),
+                     QStringLiteral("import sys; sys.remote_exec(%1, r'%2')").arg(pid).arg(script.fileName())});
+    p.waitForFinished(10000);
+    if (p.exitCode() != 0) {
+        QMessageBox::warning(this, windowTitle(),
+                             tr("sys.remote_exec failed: %1").arg(QString::fromLocal8Bit(p.readAllStandardError())));
+        return;
+    }
+    for (int i = 0; i < 100; ++i) { // the target runs the script at its next safe point
+        refresh();
+        for (int r = 0; r < m_agents->rowCount(); ++r)
+            if (m_agents->item(r, 0)->text().toUInt() == pid) {
+                m_agents->selectRow(r);
+                attachSelected();
+                return;
+            }
+        QThread::msleep(100);
+    }
+    QMessageBox::information(this, windowTitle(), tr("The agent did not start in process %1 yet.").arg(pid));
+}
+
+LiveWindow* showAttachDialog(QWidget* parent)
+{
+    AttachDialog dialog(parent);
+    if (dialog.exec() != QDialog::Accepted)
+        return nullptr;
+    auto* window = new LiveWindow(nullptr);
+    try {
+        if (dialog.choice() == AttachDialog::Choice::Recovered)
+            window->showRecovered(dialog.recoveredFile());
+        else
+            window->attach(dialog.endpoint());
+    } catch (const std::exception& e) {
+        QMessageBox::warning(parent, dialog.windowTitle(), QString::fromUtf8(e.what()));
+        delete window;
+        return nullptr;
+    }
+    window->show();
+    return window;
+}
+
+LiveWindow* attachLive(QWidget* parent, const QString& target)
+{
+    auto* window = new LiveWindow(nullptr);
+    try {
+        window->attach(resolveAttachTarget(target.toStdString()));
+    } catch (const std::exception& e) {
+        QMessageBox::warning(parent, QObject::tr("Attach"), QString::fromUtf8(e.what()));
+        delete window;
+        return nullptr;
+    }
+    window->show();
+    return window;
+}
+
+void installLiveMenu(QMainWindow* window)
+{
+    QMenu* file = nullptr;
+    for (QAction* a : window->menuBar()->actions())
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("File"))
+            file = a->menu();
+    if (!file)
+        file = window->menuBar()->addMenu(QObject::tr("&File"));
+    auto* attach = new QAction(QObject::tr("&Attach to Running Process…"), window);
+    attach->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
+    attach->setObjectName(QStringLiteral("actionAttach"));
+    QObject::connect(attach, &QAction::triggered, window, [window] { showAttachDialog(window); });
+    const auto actions = file->actions();
+    QAction* before = nullptr;
+    for (auto it = actions.rbegin(); it != actions.rend(); ++it)
+        if ((*it)->isSeparator()) {
+            before = *it;
+            break;
+        }
+    file->insertAction(before, attach);
+}
+
+} // namespace memscope

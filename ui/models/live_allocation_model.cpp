@@ -1,0 +1,103 @@
+#include "ui/models/live_allocation_model.h"
+
+#include "ui/document/document.h"
+#include "ui/style/plot_theme.h"
+#include "ui/style/text_format.h"
+
+namespace memscope {
+
+LiveAllocationModel::LiveAllocationModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void LiveAllocationModel::setReport(const Document* document, const DeviceModel* model, const PointReport* report)
+{
+    beginResetModel();
+    m_document = document;
+    m_model = model;
+    m_report = report;
+    m_topFrames.clear();
+    if (report) {
+        m_topFrames.reserve(report->live.size());
+        for (const LiveAllocation& l : report->live) {
+            std::string s = document->frames->frameText(document->frames->topUserFrame(l.stack));
+            if (s.empty())
+                s = document->frames->stackSummary(l.stack, 1);
+            m_topFrames.push_back(s.empty() ? tr("(no stack recorded)") : QString::fromStdString(s));
+        }
+    }
+    endResetModel();
+}
+
+int LiveAllocationModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() || !m_report ? 0 : static_cast<int>(m_report->live.size());
+}
+
+int LiveAllocationModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant LiveAllocationModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case Size: return tr("Size");
+    case CategoryColumn: return tr("Category");
+    case PhaseColumn: return tr("Allocated in");
+    case AllocatedAt: return tr("Allocated at");
+    case Lifetime: return tr("Lifetime");
+    case TopFrame: return tr("Top user frame");
+    case Address: return tr("Address");
+    default: return {};
+    }
+}
+
+QVariant LiveAllocationModel::data(const QModelIndex& index, int role) const
+{
+    if (!m_report || !index.isValid())
+        return {};
+    const LiveAllocation& l = m_report->live[static_cast<size_t>(index.row())];
+    const double t0 = 0;
+    auto seconds = [&](int64_t e) { return m_model->x(e, XAxisMode::Time) - t0; };
+    const bool before = l.allocEvent < 0;
+    const bool alive = l.freeEvent < 0;
+    const double life = (alive ? m_model->x(m_model->eventCount() - 1, XAxisMode::Time) : seconds(l.freeEvent)) -
+                        (before ? 0.0 : seconds(l.allocEvent));
+    if (role == AllocationIdRole)
+        return l.id.value;
+    if (role == Qt::TextAlignmentRole)
+        return index.column() == Size || index.column() == Lifetime || index.column() == AllocatedAt
+                   ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                   : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+    if (role == Qt::DecorationRole && index.column() == CategoryColumn)
+        return categoryQColor(l.category);
+    if (role == Qt::ToolTipRole && index.column() == TopFrame)
+        return QString::fromStdString(m_document->frames->stackSummary(l.stack, 12));
+    if (role == SortRole) {
+        switch (index.column()) {
+        case Size: return static_cast<qlonglong>(l.size);
+        case CategoryColumn: return static_cast<int>(l.category);
+        case PhaseColumn: return static_cast<int>(l.phase);
+        case AllocatedAt: return static_cast<qlonglong>(l.allocEvent);
+        case Lifetime: return life;
+        case TopFrame: return m_topFrames[static_cast<size_t>(index.row())];
+        case Address: return static_cast<qulonglong>(l.addr);
+        default: return {};
+        }
+    }
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (index.column()) {
+    case Size: return bytesText(l.size);
+    case CategoryColumn: return m_document->attributed ? categoryText(l.category) : tr("Not attributed");
+    case PhaseColumn: return before ? tr("before recording") : phaseText(l.phase);
+    case AllocatedAt: return before ? tr("—") : secondsText(seconds(l.allocEvent));
+    case Lifetime: return (before ? QStringLiteral("≥ ") : QString()) + secondsText(life) + (alive ? tr(" (still live)") : QString());
+    case TopFrame: return m_topFrames[static_cast<size_t>(index.row())];
+    case Address: return QStringLiteral("0x") + QString::number(l.addr, 16);
+    default: return {};
+    }
+}
+
+} // namespace memscope

@@ -1,0 +1,22 @@
+#pragma once
+
+#include "ui/document/document.h"
+
+#include <QString>
+
+namespace memscope {
+
+struct ReportFiles {
+    QString png;         // peak_report.png
+    QString peakCsv;     // peak_report.csv
+    QString timelineCsv; // timeline.csv
+    QString json;        // report.json
+};
+
+// Writes the report of one device at one event (-1 .. events-1; the global peak for
+// `memscope report` unless --at says otherwise) into `directory`, creating it. The GUI's
+// File > Export Report and the headless command both call this. Throws std::runtime_error
+// with a one-line message naming the file that could not be written.
+ReportFiles writeReport(const Document& document, size_t deviceIndex, int64_t event, const QString& directory);
+
+} // namespace memscope

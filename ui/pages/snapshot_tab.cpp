@@ -1,0 +1,305 @@
+#include "ui/pages/snapshot_tab.h"
+
+#include "ui/pages/allocation_timeline_view.h"
+#include "ui/pages/allocator_state_view.h"
+#include "ui/plot/category_timeline_view.h"
+#include "ui/pages/diagnostics_panel.h"
+#include "ui/pages/estimator_panel.h"
+#include "ui/pages/what_if_panel.h"
+#include "io/point_report.h"
+#include "replay/replay.h"
+#include "ui/pages/peak_panel.h"
+#include "ui/style/text_format.h"
+
+#include <QComboBox>
+#include <QDataStream>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMap>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace memscope {
+
+SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* parent)
+    : QWidget(parent)
+    , m_document(std::move(document))
+    , m_device(new QComboBox(this))
+    , m_axis(new QComboBox(this))
+    , m_peakButton(new QToolButton(this))
+    , m_iterations(new QComboBox(this))
+    , m_info(new QLabel(this))
+    , m_split(new QSplitter(Qt::Vertical, this))
+    , m_timeline(new CategoryTimelineView(this))
+    , m_details(new QTabWidget(this))
+    , m_peak(new PeakPanel(this))
+    , m_allocations(new AllocationTimelineView(this))
+    , m_allocator(new AllocatorStateView(this))
+    , m_diagnostics(new DiagnosticsPanel(this))
+    , m_estimator(new EstimatorPanel(this))
+    , m_whatIf(new WhatIfPanel(this))
+{
+    for (const DeviceModel& d : m_document->devices)
+        m_device->addItem(tr("Device %1").arg(d.device));
+    m_device->setEnabled(m_document->devices.size() > 1);
+    m_device->setToolTip(tr("The CUDA device whose trace is shown"));
+    m_axis->addItem(tr("Time"));
+    m_axis->addItem(tr("Event index"));
+    m_axis->setToolTip(tr("X axis: real time from time_us, or the order of the trace events (T)"));
+    m_peakButton->setText(tr("Global peak"));
+    m_peakButton->setToolTip(tr("Select the global peak (P)"));
+    m_iterations->setToolTip(tr("Select an iteration's peak"));
+    // Sized by a fixed length, not by measuring every item: a long run has thousands of
+    // iterations, and shaping their texts cost ~0.1 s at first show.
+    m_iterations->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_iterations->setMinimumContentsLength(24);
+    m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto* bar = new QHBoxLayout;
+    bar->setContentsMargins(6, 4, 6, 0);
+    bar->addWidget(m_device);
+    bar->addWidget(new QLabel(tr("X axis"), this));
+    bar->addWidget(m_axis);
+    bar->addWidget(m_peakButton);
+    bar->addWidget(m_iterations);
+    bar->addSpacing(12);
+    bar->addWidget(m_info, 1);
+
+    m_details->addTab(m_peak, tr("Breakdown at selected time"));
+    m_details->addTab(m_allocations, tr("Allocations timeline"));
+    m_details->addTab(m_allocator, tr("Allocator state"));
+    m_details->addTab(m_diagnostics, tr("Diagnostics"));
+    m_details->addTab(m_estimator, tr("Estimator"));
+    m_details->addTab(m_whatIf, tr("Allocator what-if"));
+    m_details->setDocumentMode(true);
+    m_split->addWidget(m_timeline);
+    m_split->addWidget(m_details);
+    m_split->setStretchFactor(0, 5);
+    m_split->setStretchFactor(1, 4);
+    m_split->setChildrenCollapsible(false);
+    m_split->setSizes({560, 420});
+    m_split->setObjectName(QStringLiteral("tabSplit"));
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addLayout(bar);
+    layout->addWidget(m_split, 1);
+
+    connect(m_device, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0)
+            setDevice(static_cast<size_t>(i));
+    });
+    connect(m_axis, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setXAxisMode(i == 1 ? XAxisMode::EventIndex : XAxisMode::Time); });
+    connect(m_peakButton, &QToolButton::clicked, this, &SnapshotTab::goToPeak);
+    connect(m_peak, &PeakPanel::goToPeakRequested, this, &SnapshotTab::goToPeak);
+    connect(m_iterations, &QComboBox::activated, this, [this](int i) {
+        const QVariant e = m_iterations->itemData(i);
+        if (e.isValid()) {
+            setSelectedEvent(e.toLongLong());
+            m_timeline->scrollToEvent(e.toLongLong());
+        }
+    });
+    connect(m_timeline, &CategoryTimelineView::eventClicked, this, [this](qint64 e) { setSelectedEvent(e); });
+    connect(m_timeline, &CategoryTimelineView::rangeSelected, this, [this](qint64, qint64) {
+        if (auto r = m_timeline->rangeSummary())
+            emit statusMessage(tr("Range peak %1 at event %2; +%3 allocated, −%4 freed")
+                                   .arg(bytesText(r->peakBytes), countText(r->peakEvent), bytesText(r->allocatedBytes),
+                                        bytesText(r->freedBytes)));
+    });
+    connect(m_timeline, &CategoryTimelineView::xRangeChanged, this, [this](double lo, double hi) {
+        if (m_syncing)
+            return;
+        m_syncing = true;
+        m_allocations->setXRange(lo, hi);
+        m_syncing = false;
+    });
+    connect(m_allocations, &AllocationTimelineView::xRangeChanged, this, [this](double lo, double hi) {
+        if (m_syncing)
+            return;
+        m_syncing = true;
+        m_timeline->setXRange(lo, hi);
+        m_syncing = false;
+    });
+    connect(m_diagnostics, &DiagnosticsPanel::eventActivated, this, &SnapshotTab::showFindingEvent);
+    connect(m_diagnostics, &DiagnosticsPanel::allocationActivated, this, &SnapshotTab::showAllocation);
+    connect(m_diagnostics, &DiagnosticsPanel::stackActivated, this, &SnapshotTab::showCallSite);
+    setDevice(0);
+}
+
+QString SnapshotTab::path() const
+{
+    return QString::fromStdString(m_document->path);
+}
+
+void SnapshotTab::setDevice(size_t index)
+{
+    if (index >= m_document->devices.size())
+        return;
+    m_deviceIndex = index;
+    if (m_device->currentIndex() != static_cast<int>(index)) {
+        const QSignalBlocker block(m_device);
+        m_device->setCurrentIndex(static_cast<int>(index));
+    }
+    m_timeline->setDocument(m_document, index);
+    m_allocations->setDocument(m_document, index);
+    m_peak->setDocument(m_document, index);
+    m_allocator->setDocument(m_document, index);
+    m_diagnostics->setDiagnostics(m_document->diagnosis, m_document->attribution->replay, m_document->frames.get(), index);
+    if (index < m_document->training.size())
+        m_estimator->setMeasurement(m_document->training[index]);
+    else
+        m_estimator->clear();
+    if (m_document->attribution)
+        m_whatIf->setAttribution(m_document->attribution, index);
+    else
+        m_whatIf->clear();
+    const DeviceModel& m = deviceModel();
+    m_iterations->clear();
+    m_iterations->addItem(tr("Iteration peaks…"));
+    for (size_t i = 0; i < m.attribution->iterations.size(); ++i) {
+        const IterationPeak& p = m.attribution->iterations[i].peak;
+        if (p.event.valid())
+            m_iterations->addItem(tr("Iteration %1: %2").arg(i + 1).arg(bytesText(p.bytes)), QVariant::fromValue<qlonglong>(p.event.value));
+    }
+    m_iterations->setEnabled(m_iterations->count() > 1);
+    m_event = peakEvent(*m.replay);
+    updateInfo();
+    emit selectedEventChanged(m_event);
+}
+
+void SnapshotTab::updateInfo()
+{
+    const DeviceModel& m = deviceModel();
+    QString text = tr("%1 events · %2 allocations · peak %3 requested, %4 reserved")
+                       .arg(countText(m.eventCount()), countText(static_cast<int64_t>(m.replay->allocations.size())),
+                            bytesText(m.replay->peakRequested.bytes), bytesText(m.replay->peakReserved.bytes));
+    if (!m.replay->oomEvents.empty())
+        text += tr(" · <b>%1 out-of-memory event(s)</b>").arg(m.replay->oomEvents.size());
+    if (m.replay->truncated)
+        text += tr(" · <i>trace truncated: %1</i>").arg(QString::fromStdString(m.replay->truncationReason).toHtmlEscaped());
+    m_info->setText(text);
+}
+
+void SnapshotTab::setXAxisMode(XAxisMode mode)
+{
+    m_mode = mode;
+    if (m_axis->currentIndex() != (mode == XAxisMode::EventIndex ? 1 : 0)) {
+        const QSignalBlocker block(m_axis);
+        m_axis->setCurrentIndex(mode == XAxisMode::EventIndex ? 1 : 0);
+    }
+    m_syncing = true;
+    m_allocations->setXAxisMode(mode);
+    m_timeline->setXAxisMode(mode);
+    m_syncing = false;
+    const auto [lo, hi] = m_timeline->xRange();
+    m_allocations->setXRange(lo, hi);
+    emit xAxisModeChanged(mode);
+}
+
+void SnapshotTab::setSelectedEvent(int64_t event)
+{
+    m_event = event;
+    m_timeline->setCursorEvent(event);
+    m_peak->setEvent(event);
+    m_allocator->setEvent(event);
+    emit selectedEventChanged(event);
+}
+
+void SnapshotTab::goToPeak()
+{
+    const int64_t e = peakEvent(*deviceModel().replay);
+    setSelectedEvent(e);
+    m_timeline->scrollToEvent(e);
+}
+
+void SnapshotTab::showDetail(DetailTab tab)
+{
+    m_details->setCurrentIndex(static_cast<int>(tab));
+}
+
+int64_t SnapshotTab::eventShowing(const Allocation& a) const
+{
+    if (const Diagnostic* d = m_diagnostics->currentFinding(); d && d->event >= 0 && a.liveAfter(d->event))
+        return d->event;
+    if (a.liveAfter(m_event))
+        return m_event;
+    if (const int64_t pe = peakEvent(*deviceModel().replay); a.liveAfter(pe))
+        return pe;
+    return a.allocEvent.valid() ? a.allocEvent.value : -1;
+}
+
+void SnapshotTab::showFindingEvent(int64_t event)
+{
+    setSelectedEvent(event);
+    m_timeline->scrollToEvent(event);
+}
+
+void SnapshotTab::showAllocation(AllocationId id)
+{
+    const DeviceReplay& r = *deviceModel().replay;
+    if (!id.valid() || static_cast<size_t>(id.value) >= r.allocations.size())
+        return;
+    showFindingEvent(eventShowing(r.allocation(id)));
+    m_allocations->selectAllocation(id);
+    showDetail(DetailTab::Allocations);
+}
+
+void SnapshotTab::showCallSite(StackId stack)
+{
+    const DeviceReplay& r = *deviceModel().replay;
+    m_allocations->highlightStack(stack);
+    AllocationId largest;
+    if (const Diagnostic* d = m_diagnostics->currentFinding())
+        for (AllocationId id : d->allocations)
+            if (r.allocation(id).stack == stack) {
+                largest = id;
+                break;
+            }
+    if (largest.valid()) {
+        showFindingEvent(eventShowing(r.allocation(largest)));
+        m_allocations->selectAllocation(largest);
+    }
+    showDetail(DetailTab::Allocations);
+    emit statusMessage(tr("%1 allocations from this call site highlighted in the allocations timeline (Ctrl+4: back to the diagnostics)")
+                           .arg(countText(m_allocations->matchCount())));
+}
+
+// The vertical split, the detail tab and every named splitter inside the tab.
+QByteArray SnapshotTab::saveLayout() const
+{
+    QByteArray out;
+    QDataStream s(&out, QIODevice::WriteOnly);
+    s << m_split->saveState() << m_details->currentIndex();
+    QMap<QString, QByteArray> inner;
+    for (const QSplitter* split : findChildren<QSplitter*>())
+        if (split != m_split && !split->objectName().isEmpty())
+            inner.insert(split->objectName(), split->saveState());
+    s << inner;
+    return out;
+}
+
+void SnapshotTab::restoreLayout(const QByteArray& state)
+{
+    if (state.isEmpty())
+        return;
+    QDataStream s(state);
+    QByteArray split;
+    int tab = 0;
+    s >> split >> tab;
+    m_split->restoreState(split);
+    if (tab >= 0 && tab < m_details->count())
+        m_details->setCurrentIndex(tab);
+    QMap<QString, QByteArray> inner;
+    if (!s.atEnd())
+        s >> inner;
+    for (QSplitter* child : findChildren<QSplitter*>())
+        if (auto it = inner.constFind(child->objectName()); child != m_split && it != inner.constEnd())
+            child->restoreState(*it);
+}
+
+} // namespace memscope

@@ -1,0 +1,97 @@
+#pragma once
+
+#include "ui/document/document.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class QComboBox;
+class QLabel;
+class QSplitter;
+class QTabWidget;
+class QToolButton;
+
+namespace memscope {
+
+class AllocationTimelineView;
+class AllocatorStateView;
+class CategoryTimelineView;
+class DiagnosticsPanel;
+class EstimatorPanel;
+class WhatIfPanel;
+class PeakPanel;
+
+// One opened snapshot: a device selector and axis toggle, the category timeline on top
+// and, below it, the peak panel, the allocation timeline and the allocator view, all
+// following the time selected in the timeline (the global peak until one is clicked), the
+// diagnostics (activating a finding's moment, call site or allocation selects it in the
+// timelines) and the training-memory estimator.
+class SnapshotTab : public QWidget {
+    Q_OBJECT
+public:
+    explicit SnapshotTab(std::shared_ptr<const Document> document, QWidget* parent = nullptr);
+
+    const Document& document() const { return *m_document; }
+    std::shared_ptr<const Document> documentPtr() const { return m_document; }
+    QString path() const;
+    void setDevice(size_t index);
+    size_t deviceIndex() const { return m_deviceIndex; }
+    const DeviceModel& deviceModel() const { return m_document->devices[m_deviceIndex]; }
+    void setXAxisMode(XAxisMode mode);
+    XAxisMode xAxisMode() const { return m_mode; }
+    void setSelectedEvent(int64_t event);
+    int64_t selectedEvent() const { return m_event; }
+    void goToPeak();
+
+    CategoryTimelineView* timeline() const { return m_timeline; }
+    AllocationTimelineView* allocations() const { return m_allocations; }
+    AllocatorStateView* allocator() const { return m_allocator; }
+    PeakPanel* peakPanel() const { return m_peak; }
+    DiagnosticsPanel* diagnostics() const { return m_diagnostics; }
+    EstimatorPanel* estimator() const { return m_estimator; }
+    WhatIfPanel* whatIf() const { return m_whatIf; }
+    // The detail tabs in order; detailTabs()->setCurrentIndex(int(DetailTab::…)).
+    enum class DetailTab { Breakdown, Allocations, Allocator, Diagnostics, Estimator, WhatIf };
+    void showDetail(DetailTab tab);
+    // What the evidence of a finding leads to: the time, and the allocation(s) highlighted.
+    void showFindingEvent(int64_t event);
+    void showAllocation(AllocationId id);
+    void showCallSite(StackId stack);
+    QTabWidget* detailTabs() const { return m_details; }
+    QComboBox* deviceSelector() const { return m_device; }
+    QByteArray saveLayout() const;
+    void restoreLayout(const QByteArray& state);
+
+signals:
+    void selectedEventChanged(qint64 event);
+    void xAxisModeChanged(memscope::XAxisMode mode);
+    void statusMessage(const QString& text);
+
+private:
+    void updateInfo();
+    int64_t eventShowing(const Allocation& a) const;
+
+    std::shared_ptr<const Document> m_document;
+    size_t m_deviceIndex = 0;
+    XAxisMode m_mode = XAxisMode::Time;
+    int64_t m_event = -1;
+    bool m_syncing = false;
+
+    QComboBox* m_device;
+    QComboBox* m_axis;
+    QToolButton* m_peakButton;
+    QComboBox* m_iterations;
+    QLabel* m_info;
+    QSplitter* m_split;
+    CategoryTimelineView* m_timeline;
+    QTabWidget* m_details;
+    PeakPanel* m_peak;
+    AllocationTimelineView* m_allocations;
+    AllocatorStateView* m_allocator;
+    DiagnosticsPanel* m_diagnostics;
+    EstimatorPanel* m_estimator;
+    WhatIfPanel* m_whatIf;
+};
+
+} // namespace memscope

@@ -1,0 +1,130 @@
+#include "ui/pages/stack_view.h"
+
+#include "ui/document/document.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <set>
+
+namespace memscope {
+
+namespace {
+
+QString libraryName(std::string_view file, std::string_view name)
+{
+    for (std::string_view marker : {"site-packages/", "dist-packages/"}) {
+        const size_t at = file.find(marker);
+        if (at != std::string_view::npos) {
+            std::string_view rest = file.substr(at + marker.size());
+            const size_t slash = rest.find('/');
+            std::string_view pkg = slash == std::string_view::npos ? rest : rest.substr(0, slash);
+            if (pkg.size() > 3 && pkg.substr(pkg.size() - 3) == ".py")
+                pkg.remove_suffix(3);
+            return QString::fromUtf8(pkg.data(), static_cast<qsizetype>(pkg.size()));
+        }
+    }
+    if (file.find("/lib/python3") != std::string_view::npos || file.substr(0, 7) == "<frozen")
+        return QStringLiteral("Python");
+    if (file.find("/torch/") != std::string_view::npos)
+        return QStringLiteral("torch");
+    (void)name;
+    return QStringLiteral("C++ runtime");
+}
+
+} // namespace
+
+StackView::StackView(QWidget* parent) : QWidget(parent), m_title(new QLabel(this)), m_tree(new QTreeWidget(this))
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(4);
+    m_title->setWordWrap(true);
+    m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_title);
+    layout->addWidget(m_tree, 1);
+    m_tree->setColumnCount(2);
+    m_tree->setHeaderLabels({tr("Function"), tr("Location")});
+    m_tree->setRootIsDecorated(true);
+    m_tree->setUniformRowHeights(true);
+    m_tree->setAlternatingRowColors(true);
+    m_tree->header()->setStretchLastSection(true);
+    m_tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
+    m_tree->setColumnWidth(0, 200);
+    m_tree->setTextElideMode(Qt::ElideRight);
+    clear();
+}
+
+QString StackView::title() const
+{
+    return m_title->text();
+}
+
+void StackView::clear(const QString& message)
+{
+    m_tree->clear();
+    m_user = m_library = 0;
+    m_title->setText(message.isEmpty() ? tr("Select an allocation or a call site to see its stack.") : message);
+}
+
+void StackView::setStack(const Document* document, StackId stack, const QString& title)
+{
+    m_tree->clear();
+    m_user = m_library = 0;
+    m_title->setText(title);
+    if (!document || !stack.valid()) {
+        auto* none = new QTreeWidgetItem(m_tree, {tr("No stack was recorded for this allocation."), QString()});
+        none->setToolTip(0, tr("With stacks=\"python\", allocations made on autograd's backward thread carry no "
+                               "frames; blocks that existed before recording have only the frames of the dump."));
+        none->setFirstColumnSpanned(true);
+        return;
+    }
+    const Snapshot& s = document->snapshot();
+    const FrameClassifier& fc = *document->frames;
+    auto* user = new QTreeWidgetItem(m_tree);
+    auto* library = new QTreeWidgetItem(m_tree);
+    std::vector<QString> libraries;
+    std::set<QString> seen;
+    for (FrameId f : s.stacks.frames(stack)) {
+        const Frame& frame = s.frames.frame(f);
+        const std::string_view file = s.str(frame.filename);
+        const std::string_view name = s.str(frame.name);
+        const bool lib = fc.isLibrary(f);
+        auto* item = new QTreeWidgetItem(lib ? library : user);
+        item->setText(0, QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())));
+        QString location = QString::fromStdString(fc.frameLocation(f));
+        if (location == QStringLiteral("??"))
+            location.clear();
+        const qsizetype slash = location.lastIndexOf(QLatin1Char('/'));
+        item->setText(1, slash >= 0 ? location.mid(slash + 1) : location);
+        item->setToolTip(0, item->text(0));
+        item->setToolTip(1, location);
+        if (lib) {
+            ++m_library;
+            const QString pkg = libraryName(file, name);
+            if (seen.insert(pkg).second)
+                libraries.push_back(pkg);
+        } else {
+            ++m_user;
+            QFont bold = item->font(0);
+            bold.setBold(true);
+            item->setFont(0, bold);
+        }
+    }
+    user->setText(0, m_user ? tr("Your code (%1 frames, innermost first)").arg(m_user)
+                            : tr("No frames of your own code in this stack"));
+    user->setFirstColumnSpanned(true);
+    QStringList libs;
+    for (const QString& l : libraries)
+        libs << l;
+    library->setText(0, tr("Library frames (%1): %2").arg(m_library).arg(libs.join(QStringLiteral(", "))));
+    library->setFirstColumnSpanned(true);
+    user->setExpanded(true);
+    library->setExpanded(false);
+    if (m_library == 0)
+        delete library;
+}
+
+} // namespace memscope
