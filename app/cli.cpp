@@ -11,6 +11,7 @@
 #include "record_command.h"
 #include "whatif_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -18,15 +19,101 @@
 
 namespace memscope {
 
+namespace {
+
+constexpr char kSummaryUsage[] = "usage: memscope summary FILE [--device N] [--json]";
+constexpr char kAllocationsUsage[] = "usage: memscope allocations FILE [--device N] --csv OUT (OUT '-' is stdout)";
+
+} // namespace
+
+// The one place a headless command is registered (see cli.h).
+const std::vector<HeadlessCommand>& headlessCommands()
+{
+    static const std::vector<HeadlessCommand> commands = {
+        {"summary", runSummary, kSummaryUsage, "each device's events, peaks, OOMs and truncation"},
+        {"allocations", runAllocations, kAllocationsUsage, "one CSV row per allocation, with its category"},
+        {"diagnose", runDiagnose, kDiagnoseUsage, "what went wrong, and the fix"},
+        {"estimate", runEstimate, kEstimateUsage, "the training-memory model, predicted next to measured"},
+        {"report", runReport, kReportUsage, "peak_report.png/.csv, timeline.csv and report.json at the peak"},
+        {"record", runRecord, kRecordUsage, "record a program, or attach to a running agent"},
+        {"whatif", runWhatIf, kWhatIfUsage, "the caching allocator replayed under other settings, capacity or batch"},
+        {"diff", runDiff, kDiffUsage, "two runs compared by iteration and phase"},
+        {"check", runCheck, kCheckUsage, "the memory gate for CI: fail when a peak passes a limit"},
+    };
+    return commands;
+}
+
+namespace {
+
+const HeadlessCommand* findCommand(const std::string& name)
+{
+    for (const HeadlessCommand& c : headlessCommands())
+        if (name == c.name)
+            return &c;
+    return nullptr;
+}
+
+// `--help` or `-h` among the command's own arguments (not those of a program after "--").
+bool asksForHelp(const std::vector<std::string>& args)
+{
+    for (const std::string& a : args) {
+        if (a == "--")
+            return false;
+        if (a == "--help" || a == "-h")
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
 bool isHeadlessCommand(const std::string& name)
 {
-    if (name == "report")
+    return findCommand(name) != nullptr;
+}
+
+std::string versionText()
+{
+    return std::string("memscope ") + MEMSCOPE_VERSION;
+}
+
+std::string helpText(bool gui)
+{
+    std::string text = versionText() + ": where does a PyTorch program's GPU memory go?\n\n";
+    if (gui)
+        text += "usage: memscope [FILE...]                                  open snapshots in the app\n"
+                "       memscope --compare A B                              compare two runs in the app\n"
+                "       memscope --attach PID|SOCKET|HOST:PORT [--token T]  watch a running agent live\n"
+                "       memscope COMMAND [ARGS...]                          a headless command (no display needed)\n";
+    else
+        text += "Built without the GUI (MEMSCOPE_BUILD_UI=OFF): the headless commands only.\n\n"
+                "usage: memscope COMMAND [ARGS...]\n";
+    text += "       memscope --version | --help | COMMAND --help\n\ncommands:\n";
+    for (const HeadlessCommand& c : headlessCommands()) {
+        std::string name = c.name;
+        name.resize(std::max<size_t>(name.size() + 2, 14), ' ');
+        text += "  " + name + c.summary + "\n";
+    }
+    text += "\nFILE: a PyTorch CUDA allocator snapshot (.pickle, .pkl, .pickle.gz, .json).\n";
+    return text;
+}
+
+bool handleTopLevelOption(int argc, char** argv, bool gui, int& status)
+{
+    if (argc < 2)
+        return false;
+    const std::string a = argv[1];
+    if (a == "--version" || a == "-v") {
+        std::cout << versionText() << "\n";
+        status = 0;
         return true;
-    if (name == "record")
+    }
+    if (a == "--help" || a == "-h" || a == "help") {
+        std::cout << helpText(gui);
+        status = 0;
         return true;
-    if (name == "diff" || name == "check")
-        return true;
-    return name == "summary" || name == "allocations" || name == "diagnose" || name == "estimate" || name == "whatif";
+    }
+    return false;
 }
 
 int runSummary(const std::vector<std::string>& args)
@@ -35,9 +122,10 @@ int runSummary(const std::vector<std::string>& args)
     const std::optional<int> device = cl.device();
     const std::string file = cl.operand();
     if (file.empty())
-        throw UsageError("usage: memscope summary FILE [--device N] [--json]");
+        throw UsageError(kSummaryUsage);
     const bool json = cl.has("--json");
-    const AnalysisOptions options{.until = AnalysisStage::Replayed};
+    AnalysisOptions options;
+    options.until = AnalysisStage::Replayed;
     const auto analysis = analyze(AnalysisSource::file(file), options);
     if (device)
         analysis->deviceIndex(device); // throws when it has no such device
@@ -52,8 +140,9 @@ int runAllocations(const std::vector<std::string>& args)
     const std::string file = cl.operand();
     const std::string csv = cl.value("--csv").value_or("");
     if (file.empty() || csv.empty())
-        throw UsageError("usage: memscope allocations FILE [--device N] --csv OUT (OUT '-' is stdout)");
-    const AnalysisOptions options{.until = AnalysisStage::Attributed};
+        throw UsageError(kAllocationsUsage);
+    AnalysisOptions options;
+    options.until = AnalysisStage::Attributed;
     const auto analysis = analyze(AnalysisSource::file(file), options);
     const size_t index = analysis->deviceIndex(device);
     const Attribution* attribution = analysis->attribution.get();
@@ -75,26 +164,16 @@ int runAllocations(const std::vector<std::string>& args)
 int runHeadless(const std::string& name, const std::vector<std::string>& args)
 {
     try {
-        if (name == "record")
-            return runRecord(args);
-        if (name == "summary")
-            return runSummary(args);
-        if (name == "report")
-            return runReport(args);
-        if (name == "allocations")
-            return runAllocations(args);
-        if (name == "diagnose")
-            return runDiagnose(args);
-        if (name == "estimate")
-            return runEstimate(args);
-        if (name == "whatif")
-            return runWhatIf(args);
-        if (name == "diff")
-            return runDiff(args);
-        if (name == "check")
-            return runCheck(args);
-        std::cerr << "memscope: unknown command '" << name << "'\n";
-        return 2;
+        const HeadlessCommand* command = findCommand(name);
+        if (!command) {
+            std::cerr << "memscope: unknown command '" << name << "' (memscope --help lists them)\n";
+            return 2;
+        }
+        if (asksForHelp(args)) {
+            std::cout << command->usage << "\n";
+            return 0;
+        }
+        return command->run(args);
     } catch (const UsageError& e) {
         std::cerr << "memscope " << name << ": " << e.what() << "\n";
         return 1;

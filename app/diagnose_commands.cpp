@@ -12,7 +12,6 @@
 
 namespace memscope {
 
-
 int runDiagnose(const std::vector<std::string>& args)
 {
     const CommandLine cl(args, {.command = "diagnose", .flags = {"--json"}, .options = {{"--device"}}});
@@ -20,7 +19,7 @@ int runDiagnose(const std::vector<std::string>& args)
     const bool json = cl.has("--json");
     const std::string file = cl.operand();
     if (file.empty())
-        throw UsageError("usage: memscope diagnose FILE [--device N] [--json]");
+        throw UsageError(kDiagnoseUsage);
     const auto analysis = analyze(AnalysisSource::file(file));
     std::optional<size_t> index;
     if (device)
@@ -51,9 +50,7 @@ int runEstimate(const std::vector<std::string>& args)
     const bool json = cl.has("--json");
     const std::string file = cl.operand();
     if (file.empty())
-        throw UsageError("usage: memscope estimate FILE [--device N] [--recorded-batch B] [--seq L] "
-                         "[--bytes-per-param P] [--what-if-batch B] [--what-if-seq L] [--what-if-states K] "
-                         "[--what-if-bytes-per-param P] [--json]");
+        throw UsageError(kEstimateUsage);
     const auto analysis = analyze(AnalysisSource::file(file));
     const size_t index = analysis->deviceIndex(device);
     const TrainingMeasurement& m = analysis->training.at(index);

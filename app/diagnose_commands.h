@@ -5,6 +5,12 @@
 
 namespace memscope {
 
+inline constexpr char kDiagnoseUsage[] = "usage: memscope diagnose FILE [--device N] [--json]";
+inline constexpr char kEstimateUsage[] =
+    "usage: memscope estimate FILE [--device N] [--recorded-batch B] [--seq L] [--bytes-per-param P]\n"
+    "                         [--what-if-batch B] [--what-if-seq L] [--what-if-states K]\n"
+    "                         [--what-if-bytes-per-param P] [--json]";
+
 // `memscope diagnose FILE [--device N] [--json]`: the findings of core/diagnose.
 int runDiagnose(const std::vector<std::string>& args);
 

@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "report_png.h"
 
 #include "ui/live/attach_dialog.h"
 #include "ui/main_window.h"
@@ -12,7 +13,12 @@
 
 int main(int argc, char** argv)
 {
+    // Answered without Qt, so that they work on a machine with no display.
+    int status = 0;
+    if (memscope::handleTopLevelOption(argc, argv, true, status))
+        return status;
     if (argc >= 2 && memscope::isHeadlessCommand(argv[1])) {
+        memscope::installReportPngWriter();
         std::vector<std::string> args(argv + 2, argv + argc);
         return memscope::runHeadless(argv[1], args);
     }
@@ -26,13 +32,16 @@ int main(int argc, char** argv)
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/memscope/memscope.png")));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Where does a PyTorch program's GPU memory go?\n\n"
-                                                    "Headless: memscope summary|report|allocations|diagnose|estimate|diff|check|record …"));
+    parser.setApplicationDescription(QString::fromStdString(memscope::helpText(true)));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to a running agent (pid or socket)."),
-                                    QStringLiteral("PID|SOCKET"));
+    const QCommandLineOption attach(QStringLiteral("attach"),
+                                    QStringLiteral("Attach to a running agent (pid, socket, or HOST:PORT with --token)."),
+                                    QStringLiteral("PID|SOCKET|HOST:PORT"));
     parser.addOption(attach);
+    const QCommandLineOption token(QStringLiteral("token"), QStringLiteral("The token of an agent's TCP listener."),
+                                   QStringLiteral("T"));
+    parser.addOption(token);
     const QCommandLineOption compare(QStringLiteral("compare"),
                                      QStringLiteral("Compare the files (the first is the baseline) in a comparison tab."));
     parser.addOption(compare);
@@ -43,7 +52,7 @@ int main(int argc, char** argv)
     memscope::installLiveMenu(&window);
     window.show();
     if (parser.isSet(attach))
-        memscope::attachLive(&window, parser.value(attach));
+        memscope::attachLive(&window, parser.value(attach), parser.value(token));
     if (parser.isSet(compare))
         window.compareFiles(parser.positionalArguments());
     else

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <spawn.h>
 #include <stdexcept>
 #include <sys/stat.h>
@@ -39,6 +40,7 @@ void onInterrupt(int)
 struct RecordOptions {
     std::string output;
     std::string attach;
+    std::string token;
     std::string recover;
     double duration = 0;
     std::vector<std::string> command;
@@ -46,9 +48,7 @@ struct RecordOptions {
 
 [[noreturn]] void usage(const std::string& why)
 {
-    throw std::invalid_argument(why + "\nusage: memscope record -o OUT.pickle [--duration S] -- COMMAND ARGS...\n"
-                                      "       memscope record --attach PID|SOCKET -o OUT.pickle [--duration S]\n"
-                                      "       memscope record --recover STREAM.mscp -o OUT.pickle");
+    throw std::invalid_argument(why + "\n" + kRecordUsage);
 }
 
 RecordOptions parse(const std::vector<std::string>& args)
@@ -57,11 +57,12 @@ RecordOptions parse(const std::vector<std::string>& args)
     try {
         const CommandLine cl(args, {.command = "record",
                                     .flags = {},
-                                    .options = {{"--output", "-o"}, {"--attach"}, {"--recover"}, {"--duration"}},
+                                    .options = {{"--output", "-o"}, {"--attach"}, {"--token"}, {"--recover"}, {"--duration"}},
                                     .maxOperands = 0,
                                     .passthrough = true});
         o.output = cl.value("--output").value_or("");
         o.attach = cl.value("--attach").value_or("");
+        o.token = cl.value("--token").value_or("");
         o.recover = cl.value("--recover").value_or("");
         o.duration = cl.positive("--duration").value_or(0);
         o.command = cl.passthrough();
@@ -72,7 +73,9 @@ RecordOptions parse(const std::vector<std::string>& args)
         usage("-o OUT.pickle is required");
     const int modes = !o.attach.empty() + !o.recover.empty() + !o.command.empty();
     if (modes != 1)
-        usage("give exactly one of: -- COMMAND, --attach PID|SOCKET, --recover FILE");
+        usage("give exactly one of: -- COMMAND, --attach PID|SOCKET|HOST:PORT, --recover FILE");
+    if (!o.token.empty() && o.attach.empty())
+        usage("--token goes with --attach HOST:PORT");
     return o;
 }
 
@@ -149,7 +152,8 @@ void report(const Snapshot& s, const LiveStats& stats, const std::string& output
         std::cerr << ", " << stats.agentDropped << " DROPPED by the agent";
     std::cerr << ")\n";
     try {
-        const AnalysisOptions options{.until = AnalysisStage::Replayed};
+        AnalysisOptions options;
+        options.until = AnalysisStage::Replayed;
         const auto analysis = analyze(AnalysisSource::recording(copySnapshot(s), output), options);
         for (const DeviceReplay& d : analysis->replay->devices) {
             if (!d.eventCount)
@@ -202,7 +206,8 @@ int runRecord(const std::vector<std::string>& args)
     };
 
     if (!o.attach.empty()) {
-        client.connect(resolveAttachTarget(o.attach));
+        const std::optional<LiveEndpoint> tcp = parseTcpTarget(o.attach, o.token);
+        client.connect(tcp ? *tcp : resolveAttachTarget(o.attach));
     } else {
         const std::string socketPath = prepareSocketPath();
         child = launch(o.command, socketPath);
@@ -255,6 +260,15 @@ int runRecord(const std::vector<std::string>& args)
 
     auto s = client.snapshot();
     const LiveStats stats = client.stats();
+    if (client.state() == LiveState::Failed && !stats.messages) {
+        // Refused before anything was streamed (a wrong token): there is nothing to write.
+        std::remove(options.recoveryPath.c_str());
+        std::cerr << "memscope record: " << (o.attach.empty() ? o.command[0] : o.attach) << ": " << client.error();
+        if (!o.token.empty())
+            std::cerr << " (check --token: the agent prints it as 'memscope-agent: tcp ADDRESS token T')";
+        std::cerr << "\n";
+        return 1;
+    }
     if (client.state() == LiveState::Failed || client.state() == LiveState::Lost)
         std::cerr << "memscope record: " << liveStateName(client.state()) << ": " << client.error() << "\n";
     writePickleSnapshotFile(*s, o.output);

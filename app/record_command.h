@@ -7,17 +7,24 @@ namespace memscope {
 
 /*
  * memscope record -o OUT.pickle [--duration S] -- COMMAND ARGS...
- * memscope record --attach PID|SOCKET -o OUT.pickle [--duration S]
+ * memscope record --attach PID|SOCKET|HOST:PORT [--token T] -o OUT.pickle [--duration S]
  * memscope record --recover STREAM.mscp -o OUT.pickle
  *
  * Launch: COMMAND runs with MEMSCOPE_AGENT=1, the agent package on PYTHONPATH and a
  * socket chosen here, so an unmodified `python train.py` streams to us. Attach: an
- * agent already running. The recording ends when the process exits, after --duration,
+ * agent already running; HOST:PORT is its TCP listener (on a GPU server, forwarded here
+ * with `ssh -L`), --token the token it printed. An agent that refuses us (a wrong token)
+ * writes no OUT and exits 1. The recording ends when the process exits, after --duration,
  * or on Ctrl-C, and OUT is written in every case (a protocol-4 pickle, as PyTorch's
  * own _dump_snapshot writes). While recording, the raw stream goes to OUT.mscp
  * (flushed at least every second), removed once OUT is written; --recover turns such
  * a file into a snapshot after a crash.
  */
+inline constexpr char kRecordUsage[] =
+    "usage: memscope record -o OUT.pickle [--duration S] -- COMMAND ARGS...\n"
+    "       memscope record --attach PID|SOCKET|HOST:PORT [--token T] -o OUT.pickle [--duration S]\n"
+    "       memscope record --recover STREAM.mscp -o OUT.pickle";
+
 int runRecord(const std::vector<std::string>& args);
 
 } // namespace memscope

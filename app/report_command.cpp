@@ -2,16 +2,10 @@
 
 #include "command_line.h"
 
-#include "ui/document/document.h"
-#include "io/point_report.h"
-#include "ui/pages/report_exporter.h"
-
-#include <QApplication>
-#include <QDir>
+#include "io/report_files.h"
 
 #include <cmath>
 #include <iostream>
-#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -19,16 +13,18 @@ namespace memscope {
 
 namespace {
 
-constexpr const char* kUsage = "usage: memscope report FILE [--device N] [--at peak|TIME] --out DIR\n"
-                               "  TIME: a time_us value as in timeline.csv, or a time since the first event\n"
-                               "        with a unit: 1.5s, 350ms, 1200us";
+ReportPngWriter& pngWriter()
+{
+    static ReportPngWriter writer;
+    return writer;
+}
 
 // The event shown at --at: the global peak, or the state after the last event at or
 // before the time.
-int64_t resolveAt(const std::string& at, const DeviceModel& m)
+int64_t resolveAt(const std::string& at, const DeviceReplay& replay, const EventTable& ev)
 {
     if (at.empty() || at == "peak")
-        return peakEvent(*m.replay);
+        return peakEvent(replay);
     size_t used = 0;
     double value = 0;
     try {
@@ -37,6 +33,7 @@ int64_t resolveAt(const std::string& at, const DeviceModel& m)
         throw UsageError("--at takes 'peak' or a time (1795310585562833, 1.5s, 350ms), got '" + at + "'");
     }
     const std::string unit = at.substr(used);
+    const int64_t t0Us = ev.count() ? ev.timeUs.front() : 0;
     int64_t timeUs;
     if (unit.empty()) {
         if (at.find_first_not_of("0123456789") != std::string::npos)
@@ -44,11 +41,10 @@ int64_t resolveAt(const std::string& at, const DeviceModel& m)
         timeUs = std::stoll(at);
     } else if (unit == "s" || unit == "ms" || unit == "us") {
         const double scale = unit == "s" ? 1e6 : unit == "ms" ? 1e3 : 1.0;
-        timeUs = m.t0Us + static_cast<int64_t>(std::llround(value * scale));
+        timeUs = t0Us + static_cast<int64_t>(std::llround(value * scale));
     } else {
         throw UsageError("--at: unknown unit '" + unit + "' in '" + at + "' (use s, ms or us)");
     }
-    const EventTable& ev = *m.events;
     if (ev.count() == 0)
         return -1;
     if (timeUs < ev.timeUs.front() || timeUs > ev.timeUs.back() + 1000000)
@@ -59,6 +55,11 @@ int64_t resolveAt(const std::string& at, const DeviceModel& m)
 
 } // namespace
 
+void setReportPngWriter(ReportPngWriter writer)
+{
+    pngWriter() = std::move(writer);
+}
+
 int runReport(const std::vector<std::string>& args)
 {
     std::string file, out, at;
@@ -66,7 +67,7 @@ int runReport(const std::vector<std::string>& args)
     try {
         const CommandLine cl(args, {.command = "report", .flags = {"--help", "-h"}, .options = {{"--device"}, {"--at"}, {"--out"}}});
         if (cl.has("--help") || cl.has("-h")) {
-            std::cout << kUsage << "\n";
+            std::cout << kReportUsage << "\n";
             return 0;
         }
         device = cl.device();
@@ -74,30 +75,27 @@ int runReport(const std::vector<std::string>& args)
         out = cl.value("--out").value_or("");
         at = cl.value("--at").value_or("peak");
         if (file.empty() || out.empty())
-            throw UsageError(kUsage);
+            throw UsageError(kReportUsage);
     } catch (const UsageError& e) {
         std::cerr << "memscope report: " << e.what() << "\n";
         return 2;
     }
 
-    // QCustomPlot draws through QWidget, which needs a QApplication; the report never shows a
-    // window, so Qt's offscreen platform serves when no platform was asked for.
-    std::unique_ptr<QApplication> app;
-    if (!QCoreApplication::instance()) {
-        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-            qputenv("QT_QPA_PLATFORM", "offscreen");
-        static int argc = 1;
-        static char name[] = "memscope";
-        static char* argv[] = {name, nullptr};
-        app = std::make_unique<QApplication>(argc, argv);
-    }
     try {
-        const auto doc = analyzeFile(file);
-        const size_t index = doc->analysis->deviceIndex(device);
-        const int64_t event = resolveAt(at, doc->devices[index]);
-        const ReportFiles files = writeReport(*doc, index, event, QString::fromStdString(out));
-        for (const QString& f : {files.png, files.peakCsv, files.timelineCsv, files.json})
-            std::cout << QDir::toNativeSeparators(f).toStdString() << "\n";
+        const auto analysis = analyze(AnalysisSource::file(file));
+        const size_t index = analysis->deviceIndex(device);
+        const int64_t event =
+            resolveAt(at, analysis->replay->devices.at(index), analysis->snapshot->devices.at(index).events);
+        const PointReport point = buildPointReport(*analysis->attribution, index, event);
+        const ReportDataFiles files =
+            writeReportData(*analysis->attribution, point, *analysis->frames, analysis->diagnosis.get(), out);
+        if (pngWriter())
+            std::cout << pngWriter()(analysis, point, out) << "\n";
+        for (const std::string& f : {files.peakCsv, files.timelineCsv, files.json})
+            std::cout << f << "\n";
+        if (!pngWriter())
+            std::cerr << "memscope report: peak_report.png needs the GUI build (this memscope was built with "
+                         "MEMSCOPE_BUILD_UI=OFF); the CSV and JSON files are complete\n";
         return 0;
     } catch (const std::exception& e) {
         std::cerr << "memscope report: " << e.what() << "\n";

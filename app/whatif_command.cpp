@@ -99,8 +99,7 @@ std::string oomText(const std::optional<SimulatedOom>& oom)
 
 int runWhatIf(const std::vector<std::string>& args)
 {
-    const char* usage = "usage: memscope whatif FILE [--device N] [--set KEY:VALUE…] [--capacity 80GiB] "
-                        "[--recorded-batch B0] [--batch B | --max-batch] [--json]";
+    const char* usage = kWhatIfUsage;
     const CommandLine cl(args, {.command = "whatif",
                                 .flags = {"--json", "--max-batch"},
                                 .options = {{"--device"}, {"--set"}, {"--capacity"}, {"--recorded-batch"}, {"--batch"}}});

@@ -8,6 +8,9 @@ namespace memscope {
 // `memscope whatif FILE [--device N] [--set KEY=VALUE…] [--capacity 80GiB] [--recorded-batch B0]
 //  [--batch B | --max-batch] [--json]`: the recorded alloc/free stream replayed through the
 // caching-allocator model (core/allocator) under other settings, a capacity and another batch.
+inline constexpr char kWhatIfUsage[] = "usage: memscope whatif FILE [--device N] [--set KEY:VALUE…] [--capacity 80GiB] "
+                                       "[--recorded-batch B0] [--batch B | --max-batch] [--json]";
+
 int runWhatIf(const std::vector<std::string>& args);
 
 } // namespace memscope

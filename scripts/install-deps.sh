@@ -8,6 +8,8 @@ packages=(
   nlohmann-json3-dev libbenchmark-dev
   xvfb xauth python3
   clang libclang-rt-14-dev
+  ccache dpkg-dev socat
+  python3-venv python3-setuptools python3-wheel
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Builds memscope and runs the whole test suite (the README's second command): the suite,
+# the packaging checks (scripts/package-check.sh: the .deb run from an unpacked root, the
+# Qt-free `cli` build and the headless tests against it, the agent pip-installed offline),
 # the suite again under ASan + UBSan, then the libFuzzer harnesses over their corpus and the
 # regression inputs and a short fuzz (docs/SECURITY.md). Ends with one line counting the
-# test programs that passed and failed across all three.
+# test programs that passed and failed across all of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh || exit 1
 log="$(mktemp -d)"
+# ccache when installed; with a base directory and no hashed working directory, the `cli`
+# build reuses the core objects of the default one.
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+fi
 passed=0
 failed=0
 
@@ -39,6 +46,16 @@ build() {
 
 build default || exit 1
 run_ctest default ctest --preset default
+if CLI_LOG="$log/cli_ctest.txt" bash scripts/package-check.sh; then
+  package_ok=1
+else
+  package_ok=0
+fi
+count "the Qt-free build's tests" "$log/cli_ctest.txt"
+if [ "$package_ok" -eq 0 ]; then
+  echo "scripts/test.sh: the packaging checks failed (see above)" >&2
+  failed=$((failed + 1))
+fi
 build asan || exit 1
 run_ctest asan env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset asan
 if FUZZ_LOG="$log/fuzz_ctest.txt" bash fuzz/ci.sh; then

@@ -1,4 +1,6 @@
-"""python -m memscope_agent [options] (SCRIPT ARGS... | -m MODULE ARGS... | --replay FILE | --list)"""
+"""python -m memscope_agent [options] (SCRIPT ARGS... | -m MODULE ARGS... | --replay FILE | --list)
+
+Installed with pip (agent/pyproject.toml) this is also the `memscope-agent` command."""
 
 import argparse
 import json
@@ -10,8 +12,11 @@ import time
 
 
 def _parser():
+    from .agent import __version__
+
+    prog = "memscope-agent" if os.path.basename(sys.argv[0]) == "memscope-agent" else "python -m memscope_agent"
     p = argparse.ArgumentParser(
-        prog="python -m memscope_agent",
+        prog=prog,
         description="Stream a PyTorch program's CUDA memory events to memscope (docs/LIVE.md).")
     p.add_argument("--socket", help="Unix socket path (default: a private per-user directory)")
     p.add_argument("--tcp", metavar="[HOST:]PORT", help="also listen on TCP, loopback only (prints a token)")
@@ -25,6 +30,7 @@ def _parser():
     p.add_argument("--no-wait", action="store_true", help="replay: start at once, not when the first client has said hello")
     p.add_argument("--linger", type=float, default=None, help="seconds to let clients finish reading at the end")
     p.add_argument("--list", action="store_true", help="list the agents running for this user")
+    p.add_argument("--version", action="version", version="memscope-agent " + __version__)
     p.add_argument("-m", dest="module", help="run a module as __main__")
     p.add_argument("target", nargs=argparse.REMAINDER, help="script and its arguments")
     return p

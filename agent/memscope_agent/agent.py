@@ -12,7 +12,15 @@ from . import protocol as P
 from .sources import PollSource, ReplaySource
 from .transport import Journal, Server
 
-__version__ = "0.1.0"
+
+def _read_version():
+    # The one version of memscope, app and agent alike (CMake and pyproject.toml read it too).
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "VERSION")) as f:
+        return f.read().strip()
+
+
+__version__ = _read_version()
+MIN_TORCH = (2, 1)
 
 _agent = None
 _agent_lock = threading.Lock()
@@ -86,11 +94,22 @@ class Agent:
         self.server.finish(timeout=linger)
 
 
+def _torch_version(text):
+    """(major, minor) of a torch version string: "2.1.0+cu121" -> (2, 1)."""
+    parts = []
+    for piece in text.split("+")[0].split(".")[:2]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts + [0] * (2 - len(parts)))
+
+
 def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2):
     if replay:
         return ReplaySource(replay, speed=speed, max_gap=max_gap)
     import torch  # noqa: the target's torch
 
+    if _torch_version(torch.__version__) < MIN_TORCH:
+        raise RuntimeError("memscope-agent needs torch %d.%d or newer; this is torch %s" % (MIN_TORCH + (torch.__version__,)))
     if not torch.cuda.is_available():
         raise RuntimeError("torch sees no CUDA device; nothing to record")
     torch.cuda.init()

@@ -291,7 +291,7 @@ class Server:
         key = threading.current_thread()
         try:
             if not self._read_client_hello(conn, is_unix):
-                conn.sendall(P.json_message(P.ERROR, {"message": "client hello missing or token wrong"}))
+                conn.sendall(P.json_message(P.ERROR, {"message": "wrong or missing token" if not is_unix else "no client hello"}))
                 return
             conn.sendall(P.hello(self.hello_info))
             with self.lock:

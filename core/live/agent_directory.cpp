@@ -105,6 +105,28 @@ std::vector<AgentInfo> listAgents(const std::string& directory)
     return out;
 }
 
+std::optional<LiveEndpoint> parseTcpTarget(const std::string& target, const std::string& token)
+{
+    const size_t colon = target.rfind(':');
+    if (colon == std::string::npos || colon == 0 || target.find('/') != std::string::npos)
+        return std::nullopt;
+    std::string host = target.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
+    const std::string port = target.substr(colon + 1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(port) < 1 || std::stoi(port) > 65535)
+        throw std::invalid_argument(target + ": expected HOST:PORT with a port from 1 to 65535");
+    if (token.empty())
+        throw std::invalid_argument(target + ": a TCP agent needs its token (--token T; the agent prints "
+                                             "'memscope-agent: tcp ADDRESS token T' when it starts)");
+    LiveEndpoint e;
+    e.tcpHost = host;
+    e.tcpPort = std::stoi(port);
+    e.token = token;
+    return e;
+}
+
 LiveEndpoint resolveAttachTarget(const std::string& target, const std::string& directory)
 {
     const bool numeric = !target.empty() && target.find_first_not_of("0123456789") == std::string::npos;

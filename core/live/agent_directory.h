@@ -2,6 +2,7 @@
 
 #include "live/live_client.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,11 @@ std::vector<AgentInfo> listAgents(const std::string& directory = agentDirectory(
 // "1234" -> the agent of process 1234; anything else is taken as a socket path.
 // Throws std::runtime_error naming what was looked for.
 LiveEndpoint resolveAttachTarget(const std::string& target, const std::string& directory = agentDirectory());
+
+// "HOST:PORT", "[::1]:PORT": an agent's TCP listener (on this machine, or another one's
+// brought here by `ssh -L`), with the token it printed. nullopt when `target` is not of
+// that form (a pid or a socket path: resolveAttachTarget); throws std::invalid_argument
+// for a bad port or a missing token.
+std::optional<LiveEndpoint> parseTcpTarget(const std::string& target, const std::string& token);
 
 } // namespace memscope

@@ -29,6 +29,9 @@ void LiveDecoder::feed(std::span<const uint8_t> bytes)
             m_start += 4 + size_t(length);
             m_offset += 4 + uint64_t(length);
         }
+    } catch (const LiveRefused&) {
+        m_failed = true;
+        throw; // nothing was streamed: the offset says nothing
     } catch (const LiveProtocolError& e) {
         m_failed = true;
         throw LiveProtocolError("stream offset " + std::to_string(m_offset) + ": " + e.what());

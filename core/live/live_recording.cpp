@@ -192,6 +192,14 @@ DeviceTrace& LiveRecording::deviceTrace(uint32_t device)
 
 void LiveRecording::apply(uint8_t type, std::span<const uint8_t> p)
 {
+    if (!m_helloSeen && type == static_cast<uint8_t>(MessageType::Error)) {
+        std::string why = "no reason given";
+        try {
+            why = str(parseJson(p, "ERROR"), "message");
+        } catch (const LiveProtocolError&) {
+        }
+        throw LiveRefused("the agent refused the connection: " + why);
+    }
     if (!m_helloSeen && type != static_cast<uint8_t>(MessageType::Hello))
         throw LiveProtocolError("first message has type " + std::to_string(type) + ", expected HELLO (1)");
     switch (static_cast<MessageType>(type)) {

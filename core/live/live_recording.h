@@ -19,6 +19,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The agent answered with ERROR instead of HELLO: it refused this client (over TCP, a
+// missing or wrong token). what() is "the agent refused the connection: " and its reason.
+class LiveRefused : public LiveProtocolError {
+public:
+    using LiveProtocolError::LiveProtocolError;
+};
+
 // What the agent said about itself in HELLO.
 struct LiveHello {
     std::string json; // as received

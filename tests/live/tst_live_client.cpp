@@ -17,6 +17,8 @@
 
 #include <csignal>
 #include <cstring>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -435,6 +437,110 @@ private slots:
             slow->kill();
             slow->waitForFinished();
         }
+    }
+
+    // Issue 18, train on a GPU server and look on the desktop: the agent listens on its
+    // loopback over TCP with a token, a forwarded port brings it elsewhere (socat here, as
+    // `ssh -L` would), and `memscope record --attach HOST:PORT --token T` records through
+    // the forward, event for event; a wrong token is refused with a message and no file.
+    void remoteRecordThroughForward()
+    {
+        const QString memscope = QStringLiteral(MEMSCOPE_BINARY);
+        if (memscope.isEmpty() || !QFileInfo::exists(memscope))
+            QSKIP("memscope binary not built");
+        const QString socat = QStandardPaths::findExecutable(QStringLiteral("socat"));
+        if (socat.isEmpty())
+            QSKIP("socat is needed to forward a port (scripts/install-deps.sh installs it)");
+        QTemporaryDir dir;
+        const QString file = sample("llm_bs16.pickle");
+        auto agent = startAgent(file, dir.filePath(QStringLiteral("a.sock")), QStringLiteral("0"),
+                                {QStringLiteral("--tcp"), QStringLiteral("127.0.0.1:0")});
+        QVERIFY(agent);
+        // "memscope-agent: tcp 127.0.0.1:PORT token T", on stdout before it waits for a client.
+        QString line;
+        for (int i = 0; i < 100 && !line.contains(QLatin1String(" token ")); ++i) {
+            agent->waitForReadyRead(100);
+            line += QString::fromUtf8(agent->readAllStandardOutput());
+        }
+        const QStringList words = line.trimmed().split(QLatin1Char(' '));
+        QVERIFY2(words.size() == 5 && words[1] == QLatin1String("tcp") && words[3] == QLatin1String("token"),
+                 qPrintable(line));
+        const QString agentPort = words[2].section(QLatin1Char(':'), -1);
+        const QString token = words[4];
+
+        const int forwardPort = freeLoopbackPort();
+        QVERIFY(forwardPort > 0);
+        QProcess forward;
+        forward.setProcessChannelMode(QProcess::ForwardedChannels);
+        forward.start(socat, {QStringLiteral("TCP-LISTEN:%1,bind=127.0.0.1,reuseaddr,fork").arg(forwardPort),
+                              QStringLiteral("TCP:127.0.0.1:%1").arg(agentPort)});
+        QVERIFY(forward.waitForStarted());
+        QVERIFY(waitListening(forwardPort));
+        const QString address = QStringLiteral("127.0.0.1:%1").arg(forwardPort);
+
+        const QString refused = dir.filePath(QStringLiteral("refused.pickle"));
+        QProcess bad;
+        bad.start(memscope, {QStringLiteral("record"), QStringLiteral("--attach"), address, QStringLiteral("--token"),
+                             QStringLiteral("0123456789abcdef"), QStringLiteral("-o"), refused});
+        QVERIFY(bad.waitForFinished(60000));
+        const QString badErr = QString::fromUtf8(bad.readAllStandardError());
+        QCOMPARE(bad.exitCode(), 1);
+        QVERIFY2(badErr.contains(QStringLiteral("memscope record: %1: the agent refused the connection: wrong or missing "
+                                                "token (check --token")
+                                     .arg(address)),
+                 qPrintable(badErr));
+        QVERIFY(!QFileInfo::exists(refused));
+        QVERIFY(!QFileInfo::exists(refused + QStringLiteral(".mscp")));
+
+        const QString out = dir.filePath(QStringLiteral("remote.pickle"));
+        QProcess rec;
+        rec.setProcessChannelMode(QProcess::ForwardedChannels);
+        rec.start(memscope, {QStringLiteral("record"), QStringLiteral("--attach"), address, QStringLiteral("--token"), token,
+                             QStringLiteral("-o"), out});
+        QVERIFY(rec.waitForFinished(120000));
+        QCOMPARE(rec.exitCode(), 0);
+        QCOMPARE(QString::fromStdString(
+                     test::compareSnapshots(*readSnapshotFile(file.toStdString()), *readSnapshotFile(out.toStdString()))),
+                 QString());
+        QVERIFY(agent->state() == QProcess::NotRunning || agent->waitForFinished(30000));
+        QCOMPARE(agent->exitCode(), 0);
+        forward.terminate();
+        forward.waitForFinished();
+    }
+
+private:
+    static int freeLoopbackPort()
+    {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        int port = -1;
+        if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+            port = ntohs(a.sin_port);
+        ::close(fd);
+        return port;
+    }
+
+    // True once something accepts connections on the loopback port (the probe is closed at
+    // once; the agent behind the forward refuses it and goes on waiting).
+    static bool waitListening(int port)
+    {
+        for (int i = 0; i < 100; ++i) {
+            const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            a.sin_port = htons(static_cast<uint16_t>(port));
+            const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+            ::close(fd);
+            if (ok)
+                return true;
+            QThread::msleep(50);
+        }
+        return false;
     }
 };
 

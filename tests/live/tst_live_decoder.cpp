@@ -187,6 +187,24 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(LiveProtocolError, dec3.feed(m.span()));
     }
 
+    // Regression (issue 18): an agent that refuses a client (a wrong TCP token) answers with
+    // ERROR; that was reported as "first message has type 12, expected HELLO (1)".
+    void refusalBeforeHelloSaysWhy()
+    {
+        Stream s;
+        s.msg(static_cast<uint8_t>(live::MessageType::Error), R"({"message": "wrong or missing token"})");
+        LiveRecording rec;
+        LiveDecoder dec(rec);
+        try {
+            dec.feed(s.span());
+            QFAIL("expected a refusal");
+        } catch (const LiveRefused& e) {
+            QCOMPARE(QString::fromUtf8(e.what()), QStringLiteral("the agent refused the connection: wrong or missing token"));
+        }
+        QVERIFY(dec.failed());
+        QVERIFY(!rec.helloSeen());
+    }
+
     void unknownTypesAreSkipped()
     {
         Stream s = validPrefix();

@@ -207,6 +207,41 @@ private slots:
         agent.waitForFinished();
         qunsetenv("TMPDIR");
     }
+
+    // Issue 18: `memscope --attach HOST:PORT --token T` (and File > Attach's address and token
+    // fields, which parse the same way) watch an agent's TCP listener, as forwarded from a GPU
+    // server; the recording equals the replayed file.
+    void attachesOverTcpWithItsToken()
+    {
+        QProcess agent;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(MEMSCOPE_AGENT_DIR));
+        env.insert(QStringLiteral("MEMSCOPE_AGENT_QUIET"), QStringLiteral("1"));
+        agent.setProcessEnvironment(env);
+        QTemporaryDir dir;
+        agent.start(m_python, {QStringLiteral("-m"), QStringLiteral("memscope_agent"), QStringLiteral("--replay"),
+                               QStringLiteral(MEMSCOPE_SAMPLES_DIR "/oom.pickle"), QStringLiteral("--speed"),
+                               QStringLiteral("0"), QStringLiteral("--socket"), dir.filePath(QStringLiteral("a.sock")),
+                               QStringLiteral("--tcp"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--linger"),
+                               QStringLiteral("3")});
+        QVERIFY(agent.waitForStarted());
+        QString line; // "memscope-agent: tcp 127.0.0.1:PORT token T"
+        for (int i = 0; i < 100 && !line.contains(QLatin1String(" token ")); ++i) {
+            agent.waitForReadyRead(100);
+            line += QString::fromUtf8(agent.readAllStandardOutput());
+        }
+        const QStringList words = line.trimmed().split(QLatin1Char(' '));
+        QVERIFY2(words.size() == 5, qPrintable(line));
+        LiveWindow* w = attachLive(nullptr, words[2], words[4]);
+        QVERIFY(w);
+        w->setAskBeforeClosing(false);
+        QTRY_COMPARE_WITH_TIMEOUT(liveStateName(w->session()->state()), std::string_view("ended"), 60000);
+        const auto original = readSnapshotFile(MEMSCOPE_SAMPLES_DIR "/oom.pickle");
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *w->session()->snapshot())), QString());
+        delete w;
+        QVERIFY(agent.state() == QProcess::NotRunning || agent.waitForFinished(30000));
+        QCOMPARE(agent.exitCode(), 0);
+    }
 };
 
 QTEST_MAIN(TestLiveWindow)

@@ -838,6 +838,18 @@ private slots:
         row("record two modes", {"record", "-o", tmp, "--attach", "1", "--recover", "x"}, 1, "give exactly one of", "");
         row("record stray operand", {"record", "--output=" + tmp, "stray"}, 1, "record takes no operand, got 'stray'", "");
         row("record --duration 0", {"record", "-o", tmp, "--duration", "0", "--attach", "1"}, 1, "--duration takes a positive number, got '0'", "");
+        // Issue 18: HOST:PORT attach, --version, --help for every command.
+        row("record --token without --attach", {"record", "-o", tmp, "--token", "t", "--", "true"}, 1, "--token goes with --attach HOST:PORT", "");
+        row("record HOST:PORT without --token", {"record", "-o", tmp, "--attach", "127.0.0.1:9"}, 1, "127.0.0.1:9: a TCP agent needs its token (--token T", "");
+        row("record bad port", {"record", "-o", tmp, "--attach", "127.0.0.1:70000", "--token", "t"}, 1, "127.0.0.1:70000: expected HOST:PORT with a port from 1 to 65535", "");
+        row("record nothing listens", {"record", "-o", tmp, "--attach=127.0.0.1:9", "--token=t"}, 1, "memscope record: 127.0.0.1:9: cannot connect", "");
+        row("--version", {"--version"}, 0, "", QStringLiteral("memscope " MEMSCOPE_VERSION "\n"));
+        row("--help", {"--help"}, 0, "", "  record        record a program, or attach to a running agent\n");
+        row("record --help", {"record", "--help"}, 0, "", "memscope record --attach PID|SOCKET|HOST:PORT [--token T] -o OUT.pickle");
+        row("diff -h", {"diff", "-h"}, 0, "", "usage: memscope diff A B");
+        for (const char* command : {"summary", "allocations", "diagnose", "estimate", "report", "whatif", "check"})
+            row(qPrintable(QStringLiteral("%1 -h").arg(QLatin1String(command))), {command, "-h"}, 0, "",
+                QStringLiteral("usage: memscope %1 FILE").arg(QLatin1String(command)));
     }
     void cliArguments()
     {

@@ -128,7 +128,7 @@ AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent)
     connect(m_inject, &QPushButton::clicked, this, &AttachDialog::injectSelected);
 
     m_address = new QLineEdit(this);
-    m_address->setPlaceholderText(tr("socket path, or 127.0.0.1:PORT"));
+    m_address->setPlaceholderText(tr("socket path, or HOST:PORT (an ssh -L forward of a GPU server's agent)"));
     m_token = new QLineEdit(this);
     m_token->setPlaceholderText(tr("token (TCP only)"));
     auto* typed = new QPushButton(tr("Connect"), this);
@@ -263,19 +263,13 @@ void AttachDialog::attachTyped()
     const QString text = m_address->text().trimmed();
     if (text.isEmpty())
         return;
-    m_endpoint = LiveEndpoint{};
-    const int colon = text.lastIndexOf(QLatin1Char(':'));
-    if (!text.contains(QLatin1Char('/')) && colon > 0) {
-        m_endpoint.tcpHost = text.left(colon).remove(QLatin1Char('[')).remove(QLatin1Char(']')).toStdString();
-        m_endpoint.tcpPort = text.mid(colon + 1).toInt();
-        m_endpoint.token = m_token->text().trimmed().toStdString();
-    } else {
-        try {
-            m_endpoint = resolveAttachTarget(text.toStdString());
-        } catch (const std::exception& e) {
-            QMessageBox::warning(this, windowTitle(), QString::fromUtf8(e.what()));
-            return;
-        }
+    try {
+        const std::optional<LiveEndpoint> tcp =
+            parseTcpTarget(text.toStdString(), m_token->text().trimmed().toStdString());
+        m_endpoint = tcp ? *tcp : resolveAttachTarget(text.toStdString());
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, windowTitle(), QString::fromUtf8(e.what()));
+        return;
     }
     m_choice = Choice::Agent;
     accept();
@@ -349,11 +343,12 @@ LiveWindow* showAttachDialog(QWidget* parent)
     return window;
 }
 
-LiveWindow* attachLive(QWidget* parent, const QString& target)
+LiveWindow* attachLive(QWidget* parent, const QString& target, const QString& token)
 {
     auto* window = new LiveWindow(nullptr);
     try {
-        window->attach(resolveAttachTarget(target.toStdString()));
+        const std::optional<LiveEndpoint> tcp = parseTcpTarget(target.toStdString(), token.toStdString());
+        window->attach(tcp ? *tcp : resolveAttachTarget(target.toStdString()));
     } catch (const std::exception& e) {
         QMessageBox::warning(parent, QObject::tr("Attach"), QString::fromUtf8(e.what()));
         delete window;

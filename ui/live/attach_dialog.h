@@ -63,8 +63,9 @@ QString liveRecoveryDirectory();
 
 // Shows the dialog and opens a LiveWindow for the choice; returns it (nullptr if cancelled).
 LiveWindow* showAttachDialog(QWidget* parent);
-// Opens a LiveWindow attached to `target` (a pid or a socket path); shows errors in a message box.
-LiveWindow* attachLive(QWidget* parent, const QString& target);
+// Opens a LiveWindow attached to `target` (a pid, a socket path, or HOST:PORT with its
+// `token`); shows errors in a message box.
+LiveWindow* attachLive(QWidget* parent, const QString& target, const QString& token = {});
 // Adds "Attach to Running Process…" to the window's File menu (before its last group).
 void installLiveMenu(QMainWindow* window);
 

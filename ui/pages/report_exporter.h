@@ -1,5 +1,6 @@
 #pragma once
 
+#include "io/point_report.h"
 #include "ui/document/document.h"
 
 #include <QString>
@@ -17,6 +18,11 @@ struct ReportFiles {
 // `memscope report` unless --at says otherwise) into `directory`, creating it. The GUI's
 // File > Export Report and the headless command both call this. Throws std::runtime_error
 // with a one-line message naming the file that could not be written.
+// The CSVs and the JSON come from core/io/report_files.h; the PNG from writeReportPng.
 ReportFiles writeReport(const Document& document, size_t deviceIndex, int64_t event, const QString& directory);
+
+// peak_report.png alone (the chart of `at`) into an existing `directory`; the GUI build's
+// part of `memscope report`. Throws std::runtime_error naming the file.
+QString writeReportPng(const Document& document, const PointReport& at, const QString& directory);
 
 } // namespace memscope

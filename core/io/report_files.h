@@ -1,0 +1,26 @@
+#pragma once
+
+#include "attribute/attribution.h"
+#include "diagnose/diagnostic.h"
+#include "io/point_report.h"
+#include "snapshot/frame_classifier.h"
+
+#include <string>
+
+namespace memscope {
+
+// The report's text files, written into `directory` (created when missing):
+// peak_report.csv (writePeakReportCsv), timeline.csv (writeTimelineCsv) and report.json
+// (reportJson), all at the point `at`. The GUI's File > Export Report and `memscope report`
+// both write them here; the GUI build adds peak_report.png. Throws std::runtime_error with
+// a one-line message naming the file or directory that could not be written.
+struct ReportDataFiles {
+    std::string peakCsv;
+    std::string timelineCsv;
+    std::string json;
+};
+
+ReportDataFiles writeReportData(const Attribution& attribution, const PointReport& at, const FrameClassifier& frames,
+                                const Diagnostics* diagnostics, const std::string& directory);
+
+} // namespace memscope
