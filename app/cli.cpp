@@ -8,6 +8,7 @@
 #include "common/load_error.h"
 #include "io/allocations_csv.h"
 #include "io/summary_writer.h"
+#include "job_commands.h"
 #include "record_command.h"
 #include "whatif_command.h"
 
@@ -21,7 +22,8 @@ namespace memscope {
 
 namespace {
 
-constexpr char kSummaryUsage[] = "usage: memscope summary FILE [--device N] [--json]";
+constexpr char kSummaryUsage[] = "usage: memscope summary FILE [--device N] [--json]\n"
+                                 "       memscope summary DIR|FILE... [--json]  (a job: one snapshot or *.summary.json per rank)";
 constexpr char kAllocationsUsage[] = "usage: memscope allocations FILE [--device N] --csv OUT (OUT '-' is stdout)";
 
 } // namespace
@@ -30,7 +32,8 @@ constexpr char kAllocationsUsage[] = "usage: memscope allocations FILE [--device
 const std::vector<HeadlessCommand>& headlessCommands()
 {
     static const std::vector<HeadlessCommand> commands = {
-        {"summary", runSummary, kSummaryUsage, "each device's events, peaks, OOMs and truncation"},
+        {"summary", runSummary, kSummaryUsage, "each device's events, peaks, OOMs and truncation; each rank of a job"},
+        {"summarize", runSummarize, kSummarizeUsage, "a rank's compact summary, for a job too large to gather"},
         {"allocations", runAllocations, kAllocationsUsage, "one CSV row per allocation, with its category"},
         {"diagnose", runDiagnose, kDiagnoseUsage, "what went wrong, and the fix"},
         {"estimate", runEstimate, kEstimateUsage, "the training-memory model, predicted next to measured"},
@@ -118,18 +121,26 @@ bool handleTopLevelOption(int argc, char** argv, bool gui, int& status)
 
 int runSummary(const std::vector<std::string>& args)
 {
-    const CommandLine cl(args, {.command = "summary", .flags = {"--json"}, .options = {{"--device"}}});
+    const CommandLine cl(args, {.command = "summary", .flags = {"--json"}, .options = {{"--device"}}, .maxOperands = 65536});
     const std::optional<int> device = cl.device();
     const std::string file = cl.operand();
     if (file.empty())
         throw UsageError(kSummaryUsage);
     const bool json = cl.has("--json");
+    if (isJobSummary(cl.operands())) {
+        if (device)
+            throw UsageError("--device is for one file; a job shows each rank on its own device");
+        return runJobSummary(cl.operands(), json);
+    }
     AnalysisOptions options;
     options.until = AnalysisStage::Replayed;
     const auto analysis = analyze(AnalysisSource::file(file), options);
     if (device)
         analysis->deviceIndex(device); // throws when it has no such device
-    std::cout << (json ? summaryJson(*analysis->replay, device) : summaryText(*analysis->replay, device));
+    std::optional<int> focus;
+    if (analysis->deviceCount() > 0)
+        focus = analysis->replay->devices[analysis->focusDevice()].device;
+    std::cout << (json ? summaryJson(*analysis->replay, device, focus) : summaryText(*analysis->replay, device, focus));
     return 0;
 }
 

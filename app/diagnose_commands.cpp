@@ -24,10 +24,19 @@ int runDiagnose(const std::vector<std::string>& args)
     std::optional<size_t> index;
     if (device)
         index = analysis->deviceIndex(device);
-    if (json)
-        std::cout << diagnosticsToJson(*analysis->diagnosis, *analysis->replay, *analysis->frames, index);
-    else
-        std::cout << file << "\n\n" << diagnosticsText(*analysis->diagnosis, *analysis->frames, index);
+    // Every device's findings, the one that went wrong (Analysis::focusDevice()) first.
+    const Diagnostics findings = analysis->findingsFocusFirst();
+    if (json) {
+        std::cout << diagnosticsToJson(findings, *analysis->replay, *analysis->frames, index);
+    } else {
+        std::cout << file << "\n";
+        if (!index && analysis->deviceCount() > 1) {
+            const size_t focus = analysis->focusDevice();
+            std::cout << "device " << analysis->replay->devices[focus].device << " first (" << analysis->focusReason()
+                      << ")\n";
+        }
+        std::cout << "\n" << diagnosticsText(findings, *analysis->frames, index);
+    }
     return 0;
 }
 

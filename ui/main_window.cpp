@@ -1,6 +1,9 @@
 #include "ui/main_window.h"
 
+#include "job/rank_discovery.h"
+#include "job/rank_set.h"
 #include "ui/pages/allocation_timeline_view.h"
+#include "ui/pages/job_tab.h"
 #include "ui/plot/category_timeline_view.h"
 #include "ui/loader.h"
 #include "ui/pages/report_exporter.h"
@@ -159,7 +162,14 @@ MainWindow::MainWindow(QWidget* parent)
     updateActions();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    m_closing = true; // the job's progress callback then cancels it
+    if (m_jobThread) {
+        m_jobThread->wait();
+        delete m_jobThread;
+    }
+}
 
 void MainWindow::createWelcome()
 {
@@ -205,6 +215,9 @@ void MainWindow::createActions()
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::chooseFiles);
     open->setShortcut(QKeySequence::Open);
+    QAction* folder = file->addAction(tr("Open &Folder…"), this, &MainWindow::chooseFolder);
+    folder->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    folder->setToolTip(tr("Open a distributed job: a folder of per-rank snapshots or *.summary.json"));
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     QAction* compare = file->addAction(tr("Co&mpare…"), this, &MainWindow::chooseComparison);
     compare->setToolTip(tr("Two or more snapshots on one axis of iterations and phases: what changed, where and why"));
@@ -226,7 +239,8 @@ void MainWindow::createActions()
     m_axisAction->setShortcut(QKeySequence(Qt::Key_T));
     connect(m_axisAction, &QAction::toggled, this, [this](bool on) {
         for (int i = 0; i < tabCount(); ++i)
-            tab(i)->setXAxisMode(on ? XAxisMode::EventIndex : XAxisMode::Time);
+            if (SnapshotTab* t = tab(i))
+                t->setXAxisMode(on ? XAxisMode::EventIndex : XAxisMode::Time);
     });
     view->addSeparator();
     auto tabAction = [&](QMenu* menu, const QString& text, const QKeySequence& key, auto fn) {
@@ -309,8 +323,99 @@ void MainWindow::openFile(const QString& path)
     openFiles({path});
 }
 
+bool MainWindow::isJob(const QStringList& paths)
+{
+    int ranked = 0;
+    for (const QString& p : paths) {
+        if (QFileInfo(p).isDir())
+            return true;
+        ranked += rankFromFileName(QFileInfo(p).fileName().toStdString()) ? 1 : 0;
+    }
+    return ranked >= 2 && ranked == paths.size();
+}
+
+JobTab* MainWindow::jobTab(int index) const
+{
+    return qobject_cast<JobTab*>(m_tabs->widget(index));
+}
+
+void MainWindow::openJob(const QStringList& paths)
+{
+    if (m_jobThread) {
+        showError(tr("A job is still opening; wait for it before opening another."));
+        return;
+    }
+    std::vector<std::string> list;
+    for (const QString& p : paths)
+        list.push_back(p.toStdString());
+    const QString title = paths.size() == 1 ? QFileInfo(paths.front()).fileName() : tr("%1 ranks").arg(paths.size());
+    m_loadLabel->setText(tr("Opening job %1…").arg(title));
+    m_loadLabel->show();
+    m_progress->setRange(0, 0);
+    m_progress->show();
+    m_jobThread = QThread::create([this, list, title] {
+        std::shared_ptr<const RankSet> set;
+        QString error;
+        try {
+            RankSetOptions options;
+            options.progress = [this](size_t, size_t) { return !m_closing.load(); };
+            set = RankSet::open(list, options);
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        if (m_closing)
+            return;
+        QMetaObject::invokeMethod(this, [this, set, error, title] {
+            m_jobThread->wait();
+            m_jobThread->deleteLater();
+            m_jobThread = nullptr;
+            m_loadLabel->hide();
+            m_progress->hide();
+            m_progress->setRange(0, 100);
+            if (!set)
+                showError(tr("Could not open the job %1: %2").arg(title, error));
+            else
+                onJobOpened(title, set);
+        }, Qt::QueuedConnection);
+    });
+    m_jobThread->start();
+}
+
+void MainWindow::onJobOpened(const QString& title, std::shared_ptr<const RankSet> set)
+{
+    auto* t = new JobTab(std::move(set), title, m_tabs);
+    connect(t, &JobTab::openRank, this, &MainWindow::openFile);
+    connect(t, &JobTab::statusMessage, this, [this](const QString& s) { statusBar()->showMessage(s, 10000); });
+    const int index = m_tabs->addTab(t, tr("Job %1").arg(title));
+    m_tabs->setCurrentIndex(index);
+    m_stack->setCurrentWidget(m_tabs);
+    updateActions();
+    statusBar()->showMessage(tr("Opened job %1: %2 ranks").arg(title).arg(t->rankSet().size()), 5000);
+}
+
+void MainWindow::chooseFolder()
+{
+    QSettings settings;
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a Job's Folder"),
+                                                          settings.value(QStringLiteral("lastDir")).toString());
+    if (dir.isEmpty())
+        return;
+    settings.setValue(QStringLiteral("lastDir"), dir);
+    openJob({dir});
+}
+
 void MainWindow::openFiles(const QStringList& paths)
 {
+    if (isJob(paths)) {
+        QStringList folders, files;
+        for (const QString& p : paths)
+            (QFileInfo(p).isDir() ? folders : files) << p;
+        for (const QString& f : folders)
+            openJob({f}); // one job a folder; a second waits its turn with an error
+        if (!files.isEmpty() && folders.isEmpty())
+            openJob(files);
+        return;
+    }
     for (const QString& p : paths) {
         const QString c = canonical(p);
         bool open = false;
@@ -366,6 +471,14 @@ void MainWindow::showError(const QString& message)
 
 void MainWindow::closeTab(int index)
 {
+    if (JobTab* j = jobTab(index)) {
+        m_tabs->removeTab(index);
+        j->deleteLater();
+        if (m_tabs->count() == 0)
+            m_stack->setCurrentWidget(m_welcome);
+        updateActions();
+        return;
+    }
     if (ComparisonView* v = comparisonTab(index)) {
         m_tabs->removeTab(index);
         v->deleteLater();
@@ -391,7 +504,7 @@ void MainWindow::updateActions()
     const bool comparison = comparisonTab(m_tabs->currentIndex()) != nullptr;
     m_exportAction->setEnabled(any || comparison);
     m_imageAction->setEnabled(any);
-    m_closeAction->setEnabled(any || comparison);
+    m_closeAction->setEnabled(any || comparison || jobTab(m_tabs->currentIndex()) != nullptr);
     for (QAction* a : m_tabActions)
         a->setEnabled(any);
 }

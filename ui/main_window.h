@@ -4,6 +4,7 @@
 
 #include <QMainWindow>
 
+#include <atomic>
 #include <memory>
 
 class QAction;
@@ -18,14 +19,18 @@ class QFrame;
 namespace memscope {
 
 class ComparisonView;
+class JobTab;
 class Loader;
+class RankSet;
 class SnapshotTab;
 
 /*
  * The application window: one tab per opened snapshot, a welcome page when none is open.
  * Files arrive by drag-and-drop (several at once), File > Open, the recent-files menu or
  * the command line, and load on the Loader's thread with a progress bar and Cancel in the
- * status bar. A failed load shows its error in a banner above the tabs and leaves the open
+ * status bar. A folder (dropped, named on the command line, File > Open Folder) or several
+ * files named by rank open as one distributed job (a JobTab: core/job's RankSet, summarised
+ * on a thread of its own); a rank opened from it gets a snapshot tab. A failed load shows its error in a banner above the tabs and leaves the open
  * tabs as they were. Window geometry, the splitter layout, the x-axis mode and recent
  * files are kept in QSettings.
  */
@@ -37,6 +42,12 @@ public:
 
     void openFile(const QString& path);
     void openFiles(const QStringList& paths);
+    // Opens paths (a folder, or files one per rank) as one job in a JobTab.
+    void openJob(const QStringList& paths);
+    // True when openFiles() takes these paths as a job: a folder, or two or more files each
+    // named with a rank (rank3…, snapshot_3…).
+    static bool isJob(const QStringList& paths);
+    JobTab* jobTab(int index) const;
     // Compares paths[1..] each against paths[0] (A), one comparison tab each, analysed on a
     // worker thread (File > Compare…, `memscope --compare A B`, Ctrl+drop of several files).
     void compareFiles(const QStringList& paths);
@@ -73,6 +84,8 @@ private:
     void updateActions();
     void saveSettings();
     void chooseFiles();
+    void chooseFolder();
+    void onJobOpened(const QString& title, std::shared_ptr<const RankSet> set);
     void chooseComparison();
     void onCompared(std::shared_ptr<const class Comparison> comparison);
     void chooseExportDirectory();
@@ -99,6 +112,8 @@ private:
     QList<QAction*> m_tabActions;
     QByteArray m_tabLayout;
     bool m_applyingPalette = false;
+    class QThread* m_jobThread = nullptr; // opening a job; one at a time
+    std::atomic<bool> m_closing{false};
 };
 
 } // namespace memscope

@@ -4,6 +4,7 @@
 #include "common/load_error.h"
 #include "replay/replay.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace memscope {
@@ -71,6 +72,26 @@ size_t Analysis::focusDevice() const
             if (snapshot->devices[i].events.count() > 0)
                 return i;
     return 0;
+}
+
+const char* Analysis::focusReason() const
+{
+    if (!replay || replay->devices.empty())
+        return "first device";
+    if (!replay->devices[focusDevice()].oomEvents.empty())
+        return "out of memory";
+    return replay->devices.size() > 1 ? "highest peak" : "only device";
+}
+
+Diagnostics Analysis::findingsFocusFirst() const
+{
+    Diagnostics out;
+    if (!diagnosis)
+        return out;
+    out.items = diagnosis->items;
+    const size_t focus = focusDevice();
+    std::stable_partition(out.items.begin(), out.items.end(), [&](const Diagnostic& d) { return d.deviceIndex == focus; });
+    return out;
 }
 
 size_t Analysis::deviceIndex(std::optional<int> ordinal) const

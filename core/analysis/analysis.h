@@ -77,6 +77,11 @@ public:
     // findDevice(ordinal) when one is asked, else focusDevice(); throws std::invalid_argument
     // naming the file and the devices it has when the ordinal is missing or there is no device.
     size_t deviceIndex(std::optional<int> ordinal) const;
+    // Why focusDevice() chose its device: "out of memory", "highest peak" or "first device".
+    const char* focusReason() const;
+    // The findings with the focus device's first (each device's in their own order), so a
+    // report of every device opens on the one that went wrong. Empty before Diagnosed.
+    Diagnostics findingsFocusFirst() const;
 };
 
 // Runs the stages up to options.until. Throws LoadError (the file, byte offset or key, and

@@ -9,10 +9,12 @@
 namespace memscope {
 
 
-std::string summaryJson(const Replay& replay, std::optional<int> device)
+std::string summaryJson(const Replay& replay, std::optional<int> device, std::optional<int> focus)
 {
     nlohmann::ordered_json root;
     root["file"] = replay.snapshot->path;
+    if (focus)
+        root["focus_device"] = *focus;
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
     for (const DeviceReplay& d : replay.devices) {
         if (device && d.device != *device)
@@ -43,7 +45,7 @@ std::string summaryJson(const Replay& replay, std::optional<int> device)
     return root.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-std::string summaryText(const Replay& replay, std::optional<int> device)
+std::string summaryText(const Replay& replay, std::optional<int> device, std::optional<int> focus)
 {
     const Snapshot& s = *replay.snapshot;
     std::string out = s.path + "\n";
@@ -60,7 +62,8 @@ std::string summaryText(const Replay& replay, std::optional<int> device)
         const int64_t t0 = ev.count() ? ev.timeUs.front() : 0;
         char line[512];
         out += deviceName(d.device) + ": " + std::to_string(d.eventCount) + " events, " +
-               std::to_string(d.allocations.size()) + " allocations\n";
+               std::to_string(d.allocations.size()) + " allocations" +
+               (focus && *focus == d.device && !device && replay.devices.size() > 1 ? " (shown first)" : "") + "\n";
         std::snprintf(line, sizeof line, "  peak requested: %s (%lld bytes) at event %lld, %.3f s\n",
                       formatBytes(d.peakRequested.bytes).c_str(), static_cast<long long>(d.peakRequested.bytes),
                       static_cast<long long>(d.peakRequested.event.value),

@@ -811,7 +811,12 @@ private slots:
         row("summary --device without value", {"summary", f, "--device"}, 1, "memscope summary: --device needs a value", "");
         row("summary bad device", {"summary", f, "--device=x"}, 1, "--device takes a device ordinal (0, 1, …), got 'x'", "");
         row("summary unknown option", {"summary", f, "--bogus"}, 1, "memscope summary: unknown option '--bogus'", "");
-        row("summary two files", {"summary", f, f}, 1, "summary takes one file, got '" + f + "' and '" + f + "'", "");
+        row("summary two files: a job", {"summary", f, f, "--json"}, 0, "", "\"ranks_count\": 1");
+        row("summary job --device", {"summary", f, f, "--device=0"}, 1, "--device is for one file", "");
+        row("summarize no -o", {"summarize", f}, 1, "usage: memscope summarize FILE", "");
+        row("summarize two files", {"summarize", f, f, "-o", "-"}, 1, "summarize takes one file, got '" + f + "' and '" + f + "'", "");
+        row("summarize --rank x", {"summarize", f, "--rank", "x", "-o", "-"}, 1, "--rank takes a rank number (0, 1, …), got 'x'", "");
+        row("summarize -o -", {"summarize", f, "-o", "-"}, 0, "", "\"memscope_rank_summary\":1");
         row("summary no file", {"summary"}, 1, "usage: memscope summary FILE", "");
         row("allocations --csv=-", {"allocations", f, "--csv=-"}, 0, "", "alloc_event,");
         row("allocations no --csv", {"allocations", f}, 1, "usage: memscope allocations", "");

@@ -9,6 +9,9 @@ memscope_add_test(tst_main_window ui/tst_main_window.cpp
 memscope_add_test(tst_report_export ui/tst_report_export.cpp LIBS memscope_ui_pages Qt6::Widgets)
 memscope_add_test(tst_ui_models ui/tst_ui_models.cpp LIBS memscope_ui_models memscope_ui_document Qt6::Gui)
 memscope_add_test(tst_timeline_lod ui/tst_timeline_lod.cpp LIBS memscope_ui_plot Qt6::Widgets)
+memscope_add_test(tst_job_tab ui/tst_job_tab.cpp
+  LIBS memscope_ui memscope_ui_pages memscope_ui_models memscope_ui_plot Qt6::Widgets)
+
 # The comparison tab (issue 15): its table model, plots, exports, and File > Compare / Ctrl+drop.
 memscope_add_test(tst_comparison_view ui/tst_comparison_view.cpp
   LIBS memscope_ui memscope_ui_compare Qt6::Widgets)

@@ -128,7 +128,7 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     connect(m_diagnostics, &DiagnosticsPanel::eventActivated, this, &SnapshotTab::showFindingEvent);
     connect(m_diagnostics, &DiagnosticsPanel::allocationActivated, this, &SnapshotTab::showAllocation);
     connect(m_diagnostics, &DiagnosticsPanel::stackActivated, this, &SnapshotTab::showCallSite);
-    setDevice(0);
+    setDevice(m_document->analysis ? m_document->analysis->focusDevice() : 0);
 }
 
 QString SnapshotTab::path() const
