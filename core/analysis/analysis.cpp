@@ -56,10 +56,15 @@ size_t Analysis::focusDevice() const
         for (size_t i = 0; i < replay->devices.size(); ++i)
             if (!replay->devices[i].oomEvents.empty())
                 return i;
+        // A GPU before pinned host memory (host_traces, device -1), whatever their peaks.
         size_t best = 0;
-        for (size_t i = 1; i < replay->devices.size(); ++i)
-            if (replay->devices[i].peakRequested.bytes > replay->devices[best].peakRequested.bytes)
+        for (size_t i = 1; i < replay->devices.size(); ++i) {
+            const DeviceReplay& d = replay->devices[i];
+            const DeviceReplay& b = replay->devices[best];
+            if ((b.device < 0 && d.device >= 0) ||
+                ((d.device < 0) == (b.device < 0) && d.peakRequested.bytes > b.peakRequested.bytes))
                 best = i;
+        }
         return best;
     }
     if (snapshot)

@@ -1,5 +1,7 @@
 #include "io/pickle_writer.h"
 
+#include "pickle/pickle_opcodes.h"
+
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -14,10 +16,7 @@ namespace memscope {
 
 namespace {
 
-constexpr uint8_t kProto = 0x80, kFrame = 0x95, kStop = '.', kEmptyDict = '}', kEmptyList = ']', kMark = '(',
-                  kSetItems = 'u', kAppends = 'e', kMemoize = 0x94, kBinGet = 'h', kLongBinGet = 'j',
-                  kShortBinUnicode = 0x8c, kBinUnicode = 'X', kBinInt1 = 'K', kBinInt2 = 'M', kBinInt = 'J',
-                  kLong1 = 0x8a, kBinFloat = 'G', kNewTrue = 0x88, kNewFalse = 0x89, kNone = 'N', kTuple2 = 0x86;
+using namespace pickle_op;
 constexpr size_t kFrameTarget = 64 * 1024;
 constexpr size_t kBatch = 1000;
 
@@ -258,6 +257,16 @@ private:
         m_p.integer(f.line);
         key("name");
         m_p.string(m_s.str(f.name));
+        const std::pair<const char*, StringId> fx[] = {{"fx_node_op", f.fxNodeOp},
+                                                       {"fx_node_name", f.fxNodeName},
+                                                       {"fx_node_target", f.fxNodeTarget},
+                                                       {"fx_original_trace", f.fxOriginalTrace}};
+        for (const auto& [name, value] : fx) {
+            if (!value.valid() || m_s.str(value).empty())
+                continue;
+            key(name);
+            m_p.string(m_s.str(value));
+        }
         m_p.setItems();
         m_frameMemo.emplace(id.value, memo);
     }

@@ -1,5 +1,7 @@
 #include "io/summary_writer.h"
 
+#include "snapshot/device_name.h"
+
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -37,6 +39,8 @@ std::string summaryJson(const Replay& replay, std::optional<int> device, std::op
         devices.push_back(std::move(j));
     }
     root["devices"] = std::move(devices);
+    // Odd details the reader tolerated (a frame's line past 2^63, ...): shown, never fatal.
+    root["warnings"] = replay.snapshot->warnings;
     // The file name may not be UTF-8: written as U+FFFD, never thrown.
     return root.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
@@ -57,7 +61,7 @@ std::string summaryText(const Replay& replay, std::optional<int> device, std::op
         const EventTable& ev = s.devices[static_cast<size_t>(&d - replay.devices.data())].events;
         const int64_t t0 = ev.count() ? ev.timeUs.front() : 0;
         char line[512];
-        out += "device " + std::to_string(d.device) + ": " + std::to_string(d.eventCount) + " events, " +
+        out += deviceName(d.device) + ": " + std::to_string(d.eventCount) + " events, " +
                std::to_string(d.allocations.size()) + " allocations" +
                (focus && *focus == d.device && !device && replay.devices.size() > 1 ? " (shown first)" : "") + "\n";
         std::snprintf(line, sizeof line, "  peak requested: %s (%lld bytes) at event %lld, %.3f s\n",
@@ -76,6 +80,8 @@ std::string summaryText(const Replay& replay, std::optional<int> device, std::op
         if (d.truncated)
             out += "  trace truncated: " + d.truncationReason + "\n";
     }
+    for (const std::string& w : s.warnings)
+        out += "warning: " + w + "\n";
     return out;
 }
 

@@ -288,7 +288,10 @@ void LiveRecording::applyFrame(std::span<const uint8_t> p)
     r.expectEnd();
     if (m_frames.count(id))
         throw LiveProtocolError("FRAME " + std::to_string(id) + " defined twice");
-    Frame f{stringRef(file, "FRAME filename"), stringRef(name, "FRAME name"), line};
+    Frame f;
+    f.filename = stringRef(file, "FRAME filename");
+    f.name = stringRef(name, "FRAME name");
+    f.line = line;
     m_frames.emplace(id, m_snapshot->frames.intern(f));
 }
 

@@ -3,6 +3,7 @@
 #include "common/load_error.h"
 #include "common/prefaulter.h"
 #include "common/string_pool.h"
+#include "pickle/pickle_opcodes.h"
 
 #include <algorithm>
 #include <bit>
@@ -33,21 +34,21 @@ namespace {
 const char* refusedOpcodeName(uint8_t op)
 {
     switch (op) {
-    case 'c': return "GLOBAL";
-    case 0x93: return "STACK_GLOBAL";
-    case 'R': return "REDUCE";
-    case 'b': return "BUILD";
-    case 'i': return "INST";
-    case 'o': return "OBJ";
-    case 0x81: return "NEWOBJ";
-    case 0x92: return "NEWOBJ_EX";
-    case 'P': return "PERSID";
-    case 'Q': return "BINPERSID";
-    case 0x82: return "EXT1";
-    case 0x83: return "EXT2";
-    case 0x84: return "EXT4";
-    case 0x97: return "NEXT_BUFFER";
-    case 0x98: return "READONLY_BUFFER";
+    case pickle_op::kGlobal: return "GLOBAL";
+    case pickle_op::kStackGlobal: return "STACK_GLOBAL";
+    case pickle_op::kReduce: return "REDUCE";
+    case pickle_op::kBuild: return "BUILD";
+    case pickle_op::kInst: return "INST";
+    case pickle_op::kObj: return "OBJ";
+    case pickle_op::kNewObj: return "NEWOBJ";
+    case pickle_op::kNewObjEx: return "NEWOBJ_EX";
+    case pickle_op::kPersId: return "PERSID";
+    case pickle_op::kBinPersId: return "BINPERSID";
+    case pickle_op::kExt1: return "EXT1";
+    case pickle_op::kExt2: return "EXT2";
+    case pickle_op::kExt4: return "EXT4";
+    case pickle_op::kNextBuffer: return "NEXT_BUFFER";
+    case pickle_op::kReadOnlyBuffer: return "READONLY_BUFFER";
     default: return nullptr;
     }
 }
@@ -308,31 +309,31 @@ void PickleReader::run()
     void* table[256];
     for (void*& t : table)
         t = &&dispatch_switch;
-    table[0x95] = &&op_frame;
-    table['('] = &&op_mark;
-    table['N'] = &&op_none;
-    table[0x88] = &&op_newtrue;
-    table[0x89] = &&op_newfalse;
-    table['J'] = &&op_binint;
-    table['K'] = &&op_binint1;
-    table['M'] = &&op_binint2;
-    table[0x8a] = &&op_long1;
-    table['G'] = &&op_binfloat;
-    table[0x8c] = &&op_short_binunicode;
-    table['X'] = &&op_binunicode;
-    table[']'] = &&op_empty_list;
-    table['}'] = &&op_empty_dict;
-    table[')'] = &&op_empty_tuple;
-    table[0x85] = table[0x86] = table[0x87] = &&op_tuple2;
-    table['a'] = &&op_append;
-    table['e'] = table[0x90] = &&op_appends;
-    table['s'] = &&op_setitem;
-    table['u'] = &&op_setitems;
-    table['q'] = &&op_binput;
-    table['r'] = &&op_long_binput;
-    table[0x94] = &&op_memoize;
-    table['h'] = &&op_binget;
-    table['j'] = &&op_long_binget;
+    table[pickle_op::kFrame] = &&op_frame;
+    table[pickle_op::kMark] = &&op_mark;
+    table[pickle_op::kNone] = &&op_none;
+    table[pickle_op::kNewTrue] = &&op_newtrue;
+    table[pickle_op::kNewFalse] = &&op_newfalse;
+    table[pickle_op::kBinInt] = &&op_binint;
+    table[pickle_op::kBinInt1] = &&op_binint1;
+    table[pickle_op::kBinInt2] = &&op_binint2;
+    table[pickle_op::kLong1] = &&op_long1;
+    table[pickle_op::kBinFloat] = &&op_binfloat;
+    table[pickle_op::kShortBinUnicode] = &&op_short_binunicode;
+    table[pickle_op::kBinUnicode] = &&op_binunicode;
+    table[pickle_op::kEmptyList] = &&op_empty_list;
+    table[pickle_op::kEmptyDict] = &&op_empty_dict;
+    table[pickle_op::kEmptyTuple] = &&op_empty_tuple;
+    table[pickle_op::kTuple1] = table[pickle_op::kTuple2] = table[pickle_op::kTuple3] = &&op_tuple2;
+    table[pickle_op::kAppend] = &&op_append;
+    table[pickle_op::kAppends] = table[pickle_op::kAddItems] = &&op_appends;
+    table[pickle_op::kSetItem] = &&op_setitem;
+    table[pickle_op::kSetItems] = &&op_setitems;
+    table[pickle_op::kBinPut] = &&op_binput;
+    table[pickle_op::kLongBinPut] = &&op_long_binput;
+    table[pickle_op::kMemoize] = &&op_memoize;
+    table[pickle_op::kBinGet] = &&op_binget;
+    table[pickle_op::kLongBinGet] = &&op_long_binget;
 #define MEMSCOPE_NEXT()                                                                                                \
     do {                                                                                                               \
         if (pos >= fastLimit) [[unlikely]]                                                                             \
@@ -363,18 +364,18 @@ void PickleReader::run()
     dispatch_switch:
 #endif
         switch (op) {
-        case 0x80: // PROTO
+        case pickle_op::kProto:
             need(at, 1, "PROTO");
             m_protocol = begin[pos++];
             if (m_protocol > 5)
                 fail(static_cast<int64_t>(at), "pickle protocol " + std::to_string(m_protocol) + " is newer than 5");
             break;
-        case 0x95: // FRAME: a length hint only
+        case pickle_op::kFrame: // FRAME: a length hint only
         op_frame:
             need(at, 8, "FRAME");
             pos += 8;
             MEMSCOPE_NEXT();
-        case '.': { // STOP
+        case pickle_op::kStop: {
             if (stack.size() != 1 || !marks.empty())
                 fail(static_cast<int64_t>(at), "STOP with " + std::to_string(stack.size()) +
                                                    " values on the stack, expected exactly one");
@@ -383,54 +384,54 @@ void PickleReader::run()
                 m_progress(1.0);
             return;
         }
-        case '(': // MARK
+        case pickle_op::kMark:
         op_mark:
             if (marks.size() >= m_limits.maxMarkDepth)
                 fail(static_cast<int64_t>(at), "MARKs nested deeper than " + std::to_string(m_limits.maxMarkDepth));
             marks.push_back(stack.size());
             MEMSCOPE_NEXT();
-        case '0': // POP
+        case pickle_op::kPop:
             if (!marks.empty() && stack.size() == marks.back())
                 marks.pop_back(); // POP of a bare MARK
             else
                 pop(at, "POP");
             break;
-        case '1': { // POP_MARK
+        case pickle_op::kPopMark: {
             size_t m = popMark(at, "POP_MARK");
             stack.resize(m);
             break;
         }
-        case '2': // DUP
+        case pickle_op::kDup:
             push(at, top(at, "DUP"));
             break;
-        case 'N':
+        case pickle_op::kNone:
         op_none:
             push(at, PickleValue::none());
             MEMSCOPE_NEXT();
-        case 0x88: // NEWTRUE
+        case pickle_op::kNewTrue:
         op_newtrue:
             push(at, PickleValue::fromBool(true));
             MEMSCOPE_NEXT();
-        case 0x89: // NEWFALSE
+        case pickle_op::kNewFalse:
         op_newfalse:
             push(at, PickleValue::fromBool(false));
             MEMSCOPE_NEXT();
-        case 'J': // BININT
+        case pickle_op::kBinInt:
         op_binint:
             need(at, 4, "BININT");
             push(at, PickleValue::fromInt(static_cast<int32_t>(static_cast<uint32_t>(readLE(4)))));
             MEMSCOPE_NEXT();
-        case 'K': // BININT1
+        case pickle_op::kBinInt1:
         op_binint1:
             need(at, 1, "BININT1");
             push(at, PickleValue::fromInt(static_cast<int64_t>(readLE(1))));
             MEMSCOPE_NEXT();
-        case 'M': // BININT2
+        case pickle_op::kBinInt2:
         op_binint2:
             need(at, 2, "BININT2");
             push(at, PickleValue::fromInt(static_cast<int64_t>(readLE(2))));
             MEMSCOPE_NEXT();
-        case 0x8a: { // LONG1
+        case pickle_op::kLong1: {
         op_long1:
             need(at, 1, "LONG1");
             size_t len = begin[pos++];
@@ -445,7 +446,7 @@ void PickleReader::run()
             pushLong(at, len);
             MEMSCOPE_NEXT();
         }
-        case 0x8b: { // LONG4
+        case pickle_op::kLong4: {
             need(at, 4, "LONG4");
             int32_t len = static_cast<int32_t>(static_cast<uint32_t>(readLE(4)));
             if (len < 0)
@@ -453,13 +454,13 @@ void PickleReader::run()
             pushLong(at, static_cast<size_t>(len));
             break;
         }
-        case 'I': // INT (text)
+        case pickle_op::kInt: // INT (text)
             push(at, parseDecimal(at, readLine(at, "INT"), "INT"));
             break;
-        case 'L': // LONG (text)
+        case pickle_op::kLong: // LONG (text)
             push(at, parseDecimal(at, readLine(at, "LONG"), "LONG"));
             break;
-        case 'G': { // BINFLOAT, big-endian
+        case pickle_op::kBinFloat: { // BINFLOAT, big-endian
         op_binfloat:
             need(at, 8, "BINFLOAT");
             uint64_t bits = 0;
@@ -469,7 +470,7 @@ void PickleReader::run()
             push(at, PickleValue::fromFloat(std::bit_cast<double>(bits)));
             MEMSCOPE_NEXT();
         }
-        case 'F': { // FLOAT (text)
+        case pickle_op::kFloat: { // FLOAT (text)
             std::string text(readLine(at, "FLOAT"));
             char* end = nullptr;
             double d = std::strtod(text.c_str(), &end);
@@ -478,21 +479,21 @@ void PickleReader::run()
             push(at, PickleValue::fromFloat(d));
             break;
         }
-        case 0x8c: { // SHORT_BINUNICODE
+        case pickle_op::kShortBinUnicode: {
         op_short_binunicode:
             need(at, 1, "SHORT_BINUNICODE");
             size_t len = begin[pos++];
             pushString(at, len, false, "SHORT_BINUNICODE");
             MEMSCOPE_NEXT();
         }
-        case 'X': { // BINUNICODE
+        case pickle_op::kBinUnicode: {
         op_binunicode:
             need(at, 4, "BINUNICODE");
             size_t len = static_cast<size_t>(readLE(4));
             pushString(at, len, false, "BINUNICODE");
             MEMSCOPE_NEXT();
         }
-        case 0x8d: { // BINUNICODE8
+        case pickle_op::kBinUnicode8: {
             need(at, 8, "BINUNICODE8");
             uint64_t len = readLE(8);
             if (len > n - pos)
@@ -500,13 +501,13 @@ void PickleReader::run()
             pushString(at, static_cast<size_t>(len), false, "BINUNICODE8");
             break;
         }
-        case 'U': { // SHORT_BINSTRING (Python 2 str)
+        case pickle_op::kShortBinString: { // SHORT_BINSTRING (Python 2 str)
             need(at, 1, "SHORT_BINSTRING");
             size_t len = begin[pos++];
             pushString(at, len, false, "SHORT_BINSTRING");
             break;
         }
-        case 'T': { // BINSTRING
+        case pickle_op::kBinString: {
             need(at, 4, "BINSTRING");
             int32_t len = static_cast<int32_t>(static_cast<uint32_t>(readLE(4)));
             if (len < 0)
@@ -514,20 +515,20 @@ void PickleReader::run()
             pushString(at, static_cast<size_t>(len), false, "BINSTRING");
             break;
         }
-        case 'C': { // SHORT_BINBYTES
+        case pickle_op::kShortBinBytes: {
             need(at, 1, "SHORT_BINBYTES");
             size_t len = begin[pos++];
             pushString(at, len, true, "SHORT_BINBYTES");
             break;
         }
-        case 'B': { // BINBYTES
+        case pickle_op::kBinBytes: {
             need(at, 4, "BINBYTES");
             size_t len = static_cast<size_t>(readLE(4));
             pushString(at, len, true, "BINBYTES");
             break;
         }
-        case 0x8e:   // BINBYTES8
-        case 0x96: { // BYTEARRAY8
+        case pickle_op::kBinBytes8:
+        case pickle_op::kByteArray8: {
             need(at, 8, "BINBYTES8");
             uint64_t len = readLE(8);
             if (len > n - pos)
@@ -535,23 +536,23 @@ void PickleReader::run()
             pushString(at, static_cast<size_t>(len), true, "BINBYTES8");
             break;
         }
-        case 'V': { // UNICODE (raw-unicode-escape text); kept as-is
+        case pickle_op::kUnicode: { // UNICODE (raw-unicode-escape text); kept as-is
             std::string_view line = readLine(at, "UNICODE");
             push(at, PickleValue::fromString(m_strings.intern(line)));
             break;
         }
-        case 'S': { // STRING (quoted text)
+        case pickle_op::kString: { // STRING (quoted text)
             std::string_view line = readLine(at, "STRING");
             if (line.size() >= 2 && (line.front() == '\'' || line.front() == '"') && line.back() == line.front())
                 line = line.substr(1, line.size() - 2);
             push(at, PickleValue::fromString(m_strings.intern(line)));
             break;
         }
-        case ']': // EMPTY_LIST
+        case pickle_op::kEmptyList:
         op_empty_list:
             push(at, container(m_sink.newContainer(ContainerKind::List, static_cast<int64_t>(at))));
             MEMSCOPE_NEXT();
-        case '}': // EMPTY_DICT
+        case pickle_op::kEmptyDict:
         op_empty_dict: {
             PickleValue fast;
             if (const size_t used = m_sink.fastDict(m_data, at, fast)) {
@@ -562,41 +563,41 @@ void PickleReader::run()
             push(at, container(m_sink.newContainer(ContainerKind::Dict, static_cast<int64_t>(at))));
             MEMSCOPE_NEXT();
         }
-        case 0x8f: // EMPTY_SET
+        case pickle_op::kEmptySet:
             push(at, container(m_sink.newContainer(ContainerKind::Set, static_cast<int64_t>(at))));
             break;
-        case ')': // EMPTY_TUPLE
+        case pickle_op::kEmptyTuple:
         op_empty_tuple:
             push(at, container(m_sink.newTuple({}, static_cast<int64_t>(at))));
             MEMSCOPE_NEXT();
-        case 'l':    // LIST
-        case 'd':    // DICT
-        case 't':    // TUPLE
-        case 0x91: { // FROZENSET
-            const char* name = op == 'l' ? "LIST" : op == 'd' ? "DICT" : op == 't' ? "TUPLE" : "FROZENSET";
+        case pickle_op::kList:
+        case pickle_op::kDict:
+        case pickle_op::kTuple:
+        case pickle_op::kFrozenSet: {
+            const char* name = op == pickle_op::kList ? "LIST" : op == pickle_op::kDict ? "DICT" : op == pickle_op::kTuple ? "TUPLE" : "FROZENSET";
             size_t m = popMark(at, name);
             std::span<const PickleValue> items(stack.data() + m, stack.size() - m);
             PickleValue c;
-            if (op == 't') {
+            if (op == pickle_op::kTuple) {
                 c = container(m_sink.newTuple(items, static_cast<int64_t>(at)));
-            } else if (op == 'd') {
+            } else if (op == pickle_op::kDict) {
                 if (items.size() % 2)
                     fail(static_cast<int64_t>(at), "DICT with an odd number of items");
                 c = container(m_sink.newContainer(ContainerKind::Dict, static_cast<int64_t>(at)));
                 m_sink.setItems(c, items, static_cast<int64_t>(at));
             } else {
-                c = container(m_sink.newContainer(op == 'l' ? ContainerKind::List : ContainerKind::Set, static_cast<int64_t>(at)));
+                c = container(m_sink.newContainer(op == pickle_op::kList ? ContainerKind::List : ContainerKind::Set, static_cast<int64_t>(at)));
                 m_sink.append(c, items, static_cast<int64_t>(at));
             }
             stack.resize(m);
             push(at, c);
             break;
         }
-        case 0x85:   // TUPLE1
-        case 0x86:   // TUPLE2
-        case 0x87: { // TUPLE3
+        case pickle_op::kTuple1:
+        case pickle_op::kTuple2:
+        case pickle_op::kTuple3: {
         op_tuple2:
-            size_t count = static_cast<size_t>(op - 0x84);
+            size_t count = static_cast<size_t>(op - pickle_op::kTuple1 + 1);
             size_t floor = marks.empty() ? 0 : marks.back();
             if (stack.size() < floor + count)
                 fail(static_cast<int64_t>(at), "TUPLE" + std::to_string(count) + " needs " + std::to_string(count) +
@@ -607,7 +608,7 @@ void PickleReader::run()
             push(at, t);
             MEMSCOPE_NEXT();
         }
-        case 'a': { // APPEND
+        case pickle_op::kAppend: {
         op_append:
             PickleValue v = pop(at, "APPEND");
             PickleValue& list = top(at, "APPEND");
@@ -616,10 +617,10 @@ void PickleReader::run()
             m_sink.append(list, std::span<const PickleValue>(&v, 1), static_cast<int64_t>(at));
             MEMSCOPE_NEXT();
         }
-        case 'e':    // APPENDS
-        case 0x90: { // ADDITEMS
+        case pickle_op::kAppends:
+        case pickle_op::kAddItems: {
         op_appends:
-            const char* name = op == 'e' ? "APPENDS" : "ADDITEMS";
+            const char* name = op == pickle_op::kAppends ? "APPENDS" : "ADDITEMS";
             size_t m = popMark(at, name);
             if (m == 0 || m > stack.size())
                 fail(static_cast<int64_t>(at), std::string(name) + " with no list below its MARK");
@@ -630,7 +631,7 @@ void PickleReader::run()
             stack.resize(m);
             MEMSCOPE_NEXT();
         }
-        case 's': { // SETITEM
+        case pickle_op::kSetItem: {
         op_setitem:
             PickleValue v = pop(at, "SETITEM");
             PickleValue k = pop(at, "SETITEM");
@@ -641,7 +642,7 @@ void PickleReader::run()
             m_sink.setItems(dict, kv, static_cast<int64_t>(at));
             MEMSCOPE_NEXT();
         }
-        case 'u': { // SETITEMS
+        case pickle_op::kSetItems: {
         op_setitems:
             size_t m = popMark(at, "SETITEMS");
             if (m == 0 || m > stack.size())
@@ -655,40 +656,40 @@ void PickleReader::run()
             stack.resize(m);
             MEMSCOPE_NEXT();
         }
-        case 'p': { // PUT (text index)
+        case pickle_op::kPut: { // PUT (text index)
             PickleValue idx = parseDecimal(at, readLine(at, "PUT"), "PUT");
             if (idx.i < 0)
                 fail(static_cast<int64_t>(at), "PUT with a negative memo index");
             memoPut(at, static_cast<uint64_t>(idx.i));
             break;
         }
-        case 'q': // BINPUT
+        case pickle_op::kBinPut:
         op_binput:
             need(at, 1, "BINPUT");
             memoPut(at, readLE(1));
             MEMSCOPE_NEXT();
-        case 'r': // LONG_BINPUT
+        case pickle_op::kLongBinPut:
         op_long_binput:
             need(at, 4, "LONG_BINPUT");
             memoPut(at, readLE(4));
             MEMSCOPE_NEXT();
-        case 0x94: // MEMOIZE
+        case pickle_op::kMemoize:
         op_memoize:
             memoPut(at, memo.size());
             MEMSCOPE_NEXT();
-        case 'g': { // GET (text index)
+        case pickle_op::kGet: { // GET (text index)
             PickleValue idx = parseDecimal(at, readLine(at, "GET"), "GET");
             if (idx.i < 0)
                 fail(static_cast<int64_t>(at), "GET with a negative memo index");
             memoGet(at, static_cast<uint64_t>(idx.i));
             break;
         }
-        case 'h': // BINGET
+        case pickle_op::kBinGet:
         op_binget:
             need(at, 1, "BINGET");
             memoGet(at, readLE(1));
             MEMSCOPE_NEXT();
-        case 'j': // LONG_BINGET
+        case pickle_op::kLongBinGet:
         op_long_binget:
             need(at, 4, "LONG_BINGET");
             memoGet(at, readLE(4));

@@ -120,6 +120,7 @@ struct Builder {
             case Action::Snapshot:
                 r.snapshotEvents.push_back(EventIndex{i});
                 break;
+            case Action::Annotate:
             case Action::Unknown:
                 break;
             }

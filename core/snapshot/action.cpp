@@ -6,7 +6,7 @@
 namespace memscope {
 
 namespace {
-constexpr std::array<std::pair<Action, std::string_view>, 9> kNames{{
+constexpr std::array<std::pair<Action, std::string_view>, 10> kNames{{
     {Action::Alloc, "alloc"},
     {Action::FreeRequested, "free_requested"},
     {Action::FreeCompleted, "free_completed"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<Action, std::string_view>, 9> kNames{{
     {Action::SegmentUnmap, "segment_unmap"},
     {Action::Snapshot, "snapshot"},
     {Action::Oom, "oom"},
+    {Action::Annotate, "annotate"},
 }};
 } // namespace
 
@@ -35,6 +36,9 @@ std::optional<Action> actionFromName(std::string_view name)
     // PyTorch 2.0 spelled free_completed as "free".
     if (name == "free")
         return Action::FreeCompleted;
+    // Newer torch names its user markers this way.
+    if (name == "user_defined")
+        return Action::Annotate;
     return std::nullopt;
 }
 

@@ -17,6 +17,7 @@ enum class Action : uint8_t {
     SegmentUnmap,
     Snapshot,
     Oom,
+    Annotate, // torch.cuda.memory._annotate / user-defined: a marker with metadata text
     Unknown, // an action this version does not know; kept, ignored by the replay
 };
 

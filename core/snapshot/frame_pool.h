@@ -10,7 +10,12 @@ namespace memscope {
 struct Frame {
     StringId filename;
     StringId name;
-    int32_t line = 0;
+    int32_t line = 0; // 0: unknown
+    // torch.compile frames: the FX node the generated code came from (empty elsewhere).
+    StringId fxNodeOp;
+    StringId fxNodeName;
+    StringId fxNodeTarget;
+    StringId fxOriginalTrace;
     bool operator==(const Frame&) const = default;
 };
 
@@ -28,6 +33,8 @@ private:
             uint64_t h = static_cast<uint32_t>(f.filename.value);
             h = h * 0x9E3779B97F4A7C15ull ^ static_cast<uint32_t>(f.name.value);
             h = h * 0x9E3779B97F4A7C15ull ^ static_cast<uint32_t>(f.line);
+            h = h * 0x9E3779B97F4A7C15ull ^ static_cast<uint32_t>(f.fxNodeName.value);
+            h = h * 0x9E3779B97F4A7C15ull ^ static_cast<uint32_t>(f.fxOriginalTrace.value);
             return static_cast<size_t>(h ^ (h >> 29));
         }
     };

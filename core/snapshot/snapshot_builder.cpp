@@ -40,31 +40,31 @@ constexpr int32_t kReadAsEntry = -3; // Node::cache of a segment or block dict a
 
 } // namespace
 
+template <class F, size_t N>
+SnapshotBuilder::KeyMap<F> SnapshotBuilder::keyMap(const std::array<std::pair<std::string_view, F>, N>& table)
+{
+    KeyMap<F> map;
+    for (const auto& [name, field] : table) {
+        const size_t k = static_cast<size_t>(m_snapshot.strings.intern(name).value);
+        if (k >= map.byString.size())
+            map.byString.resize(k + 1, F::None);
+        map.byString[k] = field;
+    }
+    return map;
+}
+
 SnapshotBuilder::SnapshotBuilder(Snapshot& snapshot, std::string fileName)
     : m_snapshot(snapshot)
     , m_fileName(std::move(fileName))
 {
-    StringPool& s = m_snapshot.strings;
-    m_k = Keys{s.intern("action"), s.intern("addr"), s.intern("size"), s.intern("stream"), s.intern("time_us"),
-               s.intern("frames"), s.intern("compile_context"), s.intern("user_metadata"), s.intern("device_free"),
-               s.intern("forward_frames"), s.intern("filename"), s.intern("name"), s.intern("line"),
-               s.intern("segments"), s.intern("device_traces"), s.intern("allocator_settings"),
-               s.intern("external_annotations"), s.intern("device"), s.intern("address"), s.intern("total_size"),
-               s.intern("allocated_size"), s.intern("active_size"), s.intern("requested_size"),
-               s.intern("segment_type"), s.intern("segment_pool_id"), s.intern("is_expandable"), s.intern("blocks"),
-               s.intern("state"), s.intern("history"), s.intern("real_size"), s.intern("stage")};
-    const std::pair<StringId, Field> fields[] = {
-        {m_k.action, Field::Action},       {m_k.addr, Field::Addr},
-        {m_k.size, Field::Size},           {m_k.stream, Field::Stream},
-        {m_k.timeUs, Field::TimeUs},       {m_k.frames, Field::Frames},
-        {m_k.userMetadata, Field::UserMetadata}, {m_k.compileContext, Field::CompileContext},
-        {m_k.deviceFree, Field::DeviceFree}, {m_k.forwardFrames, Field::ForwardFrames}};
-    for (const auto& [key, field] : fields) {
-        const size_t k = static_cast<size_t>(key.value);
-        if (k >= m_fieldOf.size())
-            m_fieldOf.resize(k + 1, Field::None);
-        m_fieldOf[k] = field;
-    }
+    m_fieldOf = keyMap(format::kEntryFields).byString;
+    m_actionKey = m_snapshot.strings.intern(format::nameOf(format::kEntryFields, Field::Action));
+    m_frameField = keyMap(format::kFrameFields);
+    m_topField = keyMap(format::kTopFields);
+    m_segmentField = keyMap(format::kSegmentFields);
+    m_blockField = keyMap(format::kBlockFields);
+    m_historyField = keyMap(format::kHistoryFields);
+    m_annotationField = keyMap(format::kAnnotationFields);
 }
 
 size_t SnapshotBuilder::nodeBytes() const
@@ -133,16 +133,6 @@ void SnapshotBuilder::recycle(uint32_t index)
     m_free.push_back(index);
 }
 
-const PickleValue* SnapshotBuilder::lookup(const Node& dict, StringId key) const
-{
-    for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {
-        const PickleValue& k = dict.items[i];
-        if (k.kind == PickleKind::String && k.str == key.value)
-            return &dict.items[i + 1];
-    }
-    return nullptr;
-}
-
 void SnapshotBuilder::append(PickleValue container, std::span<const PickleValue> items, int64_t offset)
 {
     Node& list = node(container, offset);
@@ -169,7 +159,7 @@ void SnapshotBuilder::setItems(PickleValue dict, std::span<const PickleValue> ke
     }
     bool hasAction = false;
     for (size_t i = 0; i + 1 < keyValues.size() && !hasAction; i += 2)
-        hasAction = keyValues[i].kind == PickleKind::String && keyValues[i].str == m_k.action.value;
+        hasAction = keyValues[i].kind == PickleKind::String && keyValues[i].str == m_actionKey.value;
     if (hasAction) { // a trace entry: decode its keys now, keep none of them
         n.mode = Mode::Event;
         n.row = Row{};
@@ -226,23 +216,27 @@ void SnapshotBuilder::decode(Row& row, std::span<const PickleValue> keyValues)
             case Field::UserMetadata:
                 if (v.kind == PickleKind::String)
                     row.metadata = StringId{v.str};
+                else if (v.kind != PickleKind::None)
+                    m_warnings.note(FormatWarning::OddEntryField);
                 break;
             case Field::CompileContext:
                 if (v.kind == PickleKind::String)
                     row.context = StringId{v.str};
+                else if (v.kind != PickleKind::None)
+                    m_warnings.note(FormatWarning::OddEntryField);
                 break;
             case Field::DeviceFree:
                 row.deviceFree = u64(v);
                 row.hasDeviceFree = true;
                 break;
             case Field::ForwardFrames:
-                if (v.kind == PickleKind::Container) {
-                    try { // not kept; converted so that its node can be recycled
-                        (void)stackOf(v);
-                    } catch (const FieldError&) {
-                    }
+                try { // a list of strs (or of frame dicts): kept as a stack
+                    row.forwardFrames = stackOf(v, true);
+                } catch (const FieldError&) {
+                    m_warnings.note(FormatWarning::OddEntryField);
                 }
                 break;
+            case Field::PoolId: row.pool = poolOf(v); break;
             }
         } catch (FieldError& e) {
             if (row.error < 0) {
@@ -251,6 +245,47 @@ void SnapshotBuilder::decode(Row& row, std::span<const PickleValue> keyValues)
             }
         }
     }
+}
+
+PoolId SnapshotBuilder::poolOf(PickleValue v)
+{
+    // A (capture id, pool id) tuple; anything else is noted and read as the default pool.
+    if (v.kind == PickleKind::Frozen && (v.node & kPoolToken) && (v.node & ~kPoolToken) < m_pools.size())
+        return m_pools[v.node & ~kPoolToken];
+    if (v.kind != PickleKind::Container || v.node >= m_nodes.size() || m_nodes[v.node].generation != v.generation ||
+        m_nodes[v.node].mode != Mode::Generic || m_nodes[v.node].kind == ContainerKind::Dict) {
+        if (v.kind != PickleKind::None)
+            m_warnings.note(FormatWarning::OddEntryField);
+        return {};
+    }
+    const uint32_t index = v.node;
+    PoolId pool;
+    {
+        const Node& n = m_nodes[index];
+        const size_t count = n.items.size();
+        if (count != 2 || n.items[0].kind != PickleKind::Int || n.items[1].kind != PickleKind::Int) {
+            m_warnings.note(FormatWarning::OddEntryField);
+            return {};
+        }
+        pool = PoolId{n.items[0].i, n.items[1].i};
+    }
+    // Freeze, as stackOf does: the memo entry becomes a pool token and the node is recycled.
+    Node& n = m_nodes[index];
+    if (n.pinned || n.memoIndex == kMemoMany || (n.memoIndex >= 0 && !m_memo))
+        return pool;
+    if (n.memoIndex >= 0 && m_memo->names(static_cast<uint64_t>(n.memoIndex), index)) {
+        uint32_t token = 0;
+        while (token < m_pools.size() && !(m_pools[token] == pool))
+            ++token;
+        if (token == m_pools.size()) {
+            if (m_pools.size() >= 4096) // a real file has a few pools; keep the node instead
+                return pool;
+            m_pools.push_back(pool);
+        }
+        m_memo->replace(static_cast<uint64_t>(n.memoIndex), PickleValue::fromFrozen(kPoolToken | token));
+    }
+    recycle(index);
+    return pool;
 }
 
 void SnapshotBuilder::commit(Node& list, uint32_t eventNode, int64_t offset)
@@ -293,6 +328,10 @@ void SnapshotBuilder::commit(Node& list, uint32_t eventNode, int64_t offset)
         table.deviceFree.emplace(static_cast<int64_t>(row), r.deviceFree);
     if (r.hasTime)
         table.hasTime = true;
+    if (!r.pool.isDefault()) [[unlikely]]
+        table.pool.emplace_back(static_cast<uint32_t>(row), r.pool);
+    if (r.forwardFrames.valid()) [[unlikely]]
+        table.forwardFrames.emplace_back(static_cast<uint32_t>(row), r.forwardFrames);
     table.push(r.action, r.addr, r.size, r.stream, r.time, r.stack, r.metadata, r.context);
 
     // The entry is consumed: a later reference to it is an error.
@@ -321,8 +360,11 @@ uint64_t SnapshotBuilder::u64(PickleValue v) const
 
 int64_t SnapshotBuilder::i64(PickleValue v) const
 {
-    if (v.kind == PickleKind::Int && !v.unsignedInt)
+    if (v.kind == PickleKind::Int) {
+        if (v.unsignedInt) [[unlikely]] // past 2^63: most often a C++ -1 written unsigned
+            m_warnings.note(FormatWarning::UnsignedSigned);
         return v.i;
+    }
     if (v.kind == PickleKind::Bool)
         return v.boolean;
     throw FieldError{{}, "expected an integer, found " + describe(m_snapshot, v)};
@@ -410,37 +452,52 @@ FrameId SnapshotBuilder::frameOf(PickleValue v)
         return FrameId{n.cache};
     if (n.kind != ContainerKind::Dict)
         throw FieldError{{}, "expected a frame dict {filename, line, name}, found a list"};
+    // An odd value inside a frame makes that detail unknown, never the file unreadable.
     Frame f;
-    try {
-        if (const PickleValue* x = lookup(n, m_k.filename))
-            f.filename = str(*x);
-    } catch (FieldError& e) {
-        throw FieldError{".filename", std::move(e.message)};
-    }
-    try {
-        if (const PickleValue* x = lookup(n, m_k.name))
-            f.name = str(*x);
-    } catch (FieldError& e) {
-        throw FieldError{".name", std::move(e.message)};
-    }
-    try {
-        if (const PickleValue* x = lookup(n, m_k.line))
-            f.line = static_cast<int32_t>(i64(*x));
-    } catch (FieldError& e) {
-        throw FieldError{".line", std::move(e.message)};
+    bool oddText = false, oddLine = false;
+    auto text = [&](PickleValue x, StringId& out) {
+        if (x.kind == PickleKind::String || x.kind == PickleKind::Bytes)
+            out = StringId{x.str};
+        else if (x.kind != PickleKind::None)
+            oddText = true;
+    };
+    for (size_t i = 0; i + 1 < n.items.size(); i += 2) {
+        const PickleValue x = n.items[i + 1];
+        switch (m_frameField(n.items[i])) {
+        case format::FrameField::None: break;
+        case format::FrameField::Filename: text(x, f.filename); break;
+        case format::FrameField::Name: text(x, f.name); break;
+        case format::FrameField::Line:
+            if (x.kind == PickleKind::Int && !x.unsignedInt && format::isKnownLine(x.i))
+                f.line = static_cast<int32_t>(x.i);
+            else if (x.kind != PickleKind::None)
+                oddLine = true;
+            break;
+        case format::FrameField::FxNodeOp: text(x, f.fxNodeOp); break;
+        case format::FrameField::FxNodeName: text(x, f.fxNodeName); break;
+        case format::FrameField::FxNodeTarget: text(x, f.fxNodeTarget); break;
+        case format::FrameField::FxOriginalTrace: text(x, f.fxOriginalTrace); break;
+        }
     }
     const FrameId id = m_snapshot.frames.intern(f);
+    if (oddText) [[unlikely]]
+        m_warnings.noteFrame(FormatWarning::FrameText, id.value);
+    if (oddLine) [[unlikely]]
+        m_warnings.noteFrame(FormatWarning::FrameLine, id.value);
     n.cache = id.value;
     std::vector<PickleValue>().swap(n.items); // only the id is needed from now on
     return id;
 }
 
-StackId SnapshotBuilder::stackOf(PickleValue v)
+StackId SnapshotBuilder::stackOf(PickleValue v, bool allowText)
 {
     if (v.kind == PickleKind::None)
         return StackId{};
-    if (v.kind == PickleKind::Frozen)
+    if (v.kind == PickleKind::Frozen) {
+        if (v.node & kPoolToken)
+            throw FieldError{{}, "expected a list of frames, found a tuple"};
         return StackId{static_cast<int32_t>(v.node) - 1};
+    }
     if (v.kind != PickleKind::Container)
         throw FieldError{{}, "expected a list of frames, found " + describe(m_snapshot, v)};
     if (v.node >= m_nodes.size() || m_nodes[v.node].generation != v.generation || m_nodes[v.node].mode != Mode::Generic)
@@ -457,7 +514,14 @@ StackId SnapshotBuilder::stackOf(PickleValue v)
         m_frameScratch.clear();
         for (size_t i = 0; i < n.items.size(); ++i) {
             try {
-                m_frameScratch.push_back(frameOf(n.items[i]));
+                const PickleValue item = n.items[i];
+                if (allowText && (item.kind == PickleKind::String || item.kind == PickleKind::Bytes)) {
+                    Frame f;
+                    f.name = StringId{item.str};
+                    m_frameScratch.push_back(m_snapshot.frames.intern(f));
+                } else {
+                    m_frameScratch.push_back(frameOf(item));
+                }
             } catch (FieldError& e) {
                 throw FieldError{"[" + std::to_string(i) + "]" + e.path, std::move(e.message)};
             }
@@ -478,6 +542,15 @@ StackId SnapshotBuilder::stackOf(PickleValue v)
     return id;
 }
 
+template <class F>
+const PickleValue* SnapshotBuilder::find(const Node& dict, const KeyMap<F>& map, F field) const
+{
+    for (size_t i = 0; i + 1 < dict.items.size(); i += 2)
+        if (map(dict.items[i]) == field)
+            return &dict.items[i + 1];
+    return nullptr;
+}
+
 void SnapshotBuilder::finish(PickleValue root, int64_t offset)
 {
     m_prefault.join();
@@ -487,16 +560,23 @@ void SnapshotBuilder::finish(PickleValue root, int64_t offset)
                             ", expected a dict with 'segments' and 'device_traces'");
     Node& top = node(root, offset);
     if (top.kind == ContainerKind::List) { // torch.cuda.memory_snapshot(): segments only
-        readSegments(root, offset);
+        readSegments(root, offset, "segments", std::nullopt);
         m_snapshot.devices.push_back(DeviceTrace{0, {}});
+        m_warnings.finish(m_snapshot);
         return;
     }
     if (top.kind != ContainerKind::Dict)
         throw LoadError(m_fileName, offset, {}, "not a CUDA memory snapshot: the top level is a tuple, expected a dict");
 
-    const PickleValue* segments = lookup(top, m_k.segments);
-    const PickleValue* traces = lookup(top, m_k.deviceTraces);
-    if (!segments && !traces) {
+    using format::TopField;
+    // Copy: reading may grow m_nodes and move `top`.
+    auto value = [&](TopField f) {
+        const PickleValue* x = find(node(root, offset), m_topField, f);
+        return x ? *x : PickleValue::none();
+    };
+    const PickleValue segmentsValue = value(TopField::Segments);
+    const PickleValue tracesValue = value(TopField::DeviceTraces);
+    if (segmentsValue.kind == PickleKind::None && tracesValue.kind == PickleKind::None) {
         std::string keys;
         for (size_t i = 0; i + 1 < top.items.size() && i < 40; i += 2) {
             if (!keys.empty())
@@ -507,29 +587,53 @@ void SnapshotBuilder::finish(PickleValue root, int64_t offset)
                         "not a CUDA memory snapshot: top-level keys are " + (keys.empty() ? std::string("(none)") : keys) +
                             "; expected 'segments' and 'device_traces'");
     }
-    // Copy: reading may grow m_nodes and move `top`.
-    const PickleValue segmentsValue = segments ? *segments : PickleValue::none();
-    const PickleValue tracesValue = traces ? *traces : PickleValue::none();
-    const PickleValue* settings = lookup(top, m_k.allocatorSettings);
-    const PickleValue settingsValue = settings ? *settings : PickleValue::none();
-    const PickleValue* annotations = lookup(top, m_k.externalAnnotations);
-    const PickleValue annotationsValue = annotations ? *annotations : PickleValue::none();
+    const PickleValue settingsValue = value(TopField::AllocatorSettings);
+    const PickleValue annotationsValue = value(TopField::ExternalAnnotations);
+    const PickleValue hostSegmentsValue = value(TopField::HostSegments);
+    const PickleValue hostTracesValue = value(TopField::HostTraces);
 
     if (segmentsValue.kind != PickleKind::None)
-        readSegments(segmentsValue, offset);
+        readSegments(segmentsValue, offset, "segments", std::nullopt);
     if (tracesValue.kind != PickleKind::None)
         readTraces(tracesValue, offset);
     if (settingsValue.kind == PickleKind::Container)
         readSettings(settingsValue, offset, {});
     if (annotationsValue.kind == PickleKind::Container)
         readAnnotations(annotationsValue, offset);
+    // Pinned host memory (record_pinned_host_memory=True): its own device, ordinal -1.
+    if (hostSegmentsValue.kind == PickleKind::Container)
+        readSegments(hostSegmentsValue, offset, "host_segments", format::kHostDevice);
+    if (hostTracesValue.kind == PickleKind::Container)
+        readHostTraces(hostTracesValue, offset);
 
-    if (auto it = m_snapshot.allocatorSettings.find("trace_alloc_overflowed"); it != m_snapshot.allocatorSettings.end())
+    if (auto it = m_snapshot.allocatorSettings.find(std::string(format::kTraceOverflowed));
+        it != m_snapshot.allocatorSettings.end())
         m_snapshot.traceOverflowed = it->second == "True" || it->second == "1";
-    if (auto it = m_snapshot.allocatorSettings.find("trace_alloc_max_entries"); it != m_snapshot.allocatorSettings.end())
+    if (auto it = m_snapshot.allocatorSettings.find(std::string(format::kTraceMaxEntries));
+        it != m_snapshot.allocatorSettings.end())
         m_snapshot.traceMaxEntries = std::strtoll(it->second.c_str(), nullptr, 10);
     if (m_snapshot.devices.empty())
         m_snapshot.devices.push_back(DeviceTrace{0, {}});
+    m_warnings.finish(m_snapshot);
+}
+
+DeviceTrace SnapshotBuilder::takeTable(Node& dn, int64_t offset, const std::string& path, int device)
+{
+    // Items that are not trace entries (not dicts with 'action') stayed behind.
+    if (!dn.items.empty()) {
+        std::string what = dn.items[0].kind == PickleKind::Container ? "a dict or list without 'action'"
+                                                                     : describe(m_snapshot, dn.items[0]);
+        throw LoadError(m_fileName, offset, path, "expected trace entries (dicts with 'action'), found " + what);
+    }
+    DeviceTrace t;
+    t.device = device;
+    if (dn.table >= 0 && static_cast<size_t>(dn.table) < m_tableError.size() && m_tableError[static_cast<size_t>(dn.table)] >= 0) {
+        const RowError& e = m_rowErrors[static_cast<size_t>(m_tableError[static_cast<size_t>(dn.table)])];
+        throw LoadError(m_fileName, e.offset, path + "[" + std::to_string(e.row) + "]." + e.key, e.message);
+    }
+    if (dn.table >= 0)
+        t.events = std::move(m_tables[static_cast<size_t>(dn.table)]);
+    return t;
 }
 
 void SnapshotBuilder::readTraces(PickleValue list, int64_t offset)
@@ -548,30 +652,30 @@ void SnapshotBuilder::readTraces(PickleValue list, int64_t offset)
         Node& dn = node(devices[d], offset);
         if (dn.kind == ContainerKind::Dict)
             throw LoadError(m_fileName, offset, path, "expected a list of trace entries, found a dict");
-        // Items that are not trace entries (not dicts with 'action') stayed behind.
-        if (!dn.items.empty()) {
-            std::string what = dn.items[0].kind == PickleKind::Container ? "a dict or list without 'action'"
-                                                                         : describe(m_snapshot, dn.items[0]);
-            throw LoadError(m_fileName, offset, path,
-                            "expected trace entries (dicts with 'action'), found " + what);
-        }
-        DeviceTrace t;
-        t.device = static_cast<int>(d);
-        if (dn.table >= 0 && static_cast<size_t>(dn.table) < m_tableError.size() && m_tableError[static_cast<size_t>(dn.table)] >= 0) {
-            const RowError& e = m_rowErrors[static_cast<size_t>(m_tableError[static_cast<size_t>(dn.table)])];
-            throw LoadError(m_fileName, e.offset, path + "[" + std::to_string(e.row) + "]." + e.key, e.message);
-        }
-        if (dn.table >= 0)
-            t.events = std::move(m_tables[static_cast<size_t>(dn.table)]);
-        m_snapshot.devices.push_back(std::move(t));
+        m_snapshot.devices.push_back(takeTable(dn, offset, path, static_cast<int>(d)));
     }
+}
+
+void SnapshotBuilder::readHostTraces(PickleValue list, int64_t offset)
+{
+    // host_traces is one list of trace entries; a list holding one such list is taken too.
+    Node* n = &node(list, offset);
+    std::string path = "host_traces";
+    if (n->kind == ContainerKind::Dict)
+        throw LoadError(m_fileName, offset, path, "expected a list of trace entries, found a dict");
+    if (n->table < 0 && n->items.size() == 1 && n->items[0].kind == PickleKind::Container &&
+        node(n->items[0], offset).kind == ContainerKind::List) {
+        n = &node(n->items[0], offset);
+        path += "[0]";
+    }
+    m_snapshot.devices.push_back(takeTable(*n, offset, path, format::kHostDevice));
 }
 
 void SnapshotBuilder::readBlockHistory(const Node& block, Segment& seg, int64_t offset, const std::string& path)
 {
     // PyTorch 2.0: a block carries `history`, a list of {addr, real_size, frames}; the
     // newest entry is the block's current allocation.
-    const PickleValue* h = lookup(block, m_k.history);
+    const PickleValue* h = find(block, m_blockField, format::BlockField::History);
     if (!h || h->kind != PickleKind::Container)
         return;
     m_snapshot.blockHistoryFormat = true;
@@ -581,22 +685,27 @@ void SnapshotBuilder::readBlockHistory(const Node& block, Segment& seg, int64_t 
     const PickleValue last = history.items.back();
     if (last.kind != PickleKind::Container)
         return;
-    const Node& e = node(last, offset);
+    const Node e = node(last, offset); // copy: converting frames may recycle nodes
     Block& b = seg.blocks.back();
-    if (const PickleValue* x = lookup(e, m_k.realSize))
-        b.requestedSize = toU64(*x, offset, path + ".history[-1].real_size");
-    if (const PickleValue* x = lookup(e, m_k.frames))
-        b.stack = toStack(*x, offset, path + ".history[-1].frames");
+    for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
+        const PickleValue x = e.items[i + 1];
+        switch (m_historyField(e.items[i])) {
+        case format::HistoryField::None:
+        case format::HistoryField::Addr: break;
+        case format::HistoryField::RealSize: b.requestedSize = toU64(x, offset, path + ".history[-1].real_size"); break;
+        case format::HistoryField::Frames: b.stack = toStack(x, offset, path + ".history[-1].frames"); break;
+        }
+    }
 }
 
-void SnapshotBuilder::readSegments(PickleValue list, int64_t offset)
+void SnapshotBuilder::readSegments(PickleValue list, int64_t offset, const char* key, std::optional<int> device)
 {
     if (list.kind != PickleKind::Container || node(list, offset).kind == ContainerKind::Dict)
-        typeError(offset, "segments", "a list of segments", list);
+        typeError(offset, key, "a list of segments", list);
     const std::vector<PickleValue> segs = node(list, offset).items;
-    m_snapshot.segments.reserve(segs.size());
+    m_snapshot.segments.reserve(m_snapshot.segments.size() + segs.size());
     for (size_t i = 0; i < segs.size(); ++i) {
-        const std::string path = "segments[" + std::to_string(i) + "]";
+        const std::string path = std::string(key) + "[" + std::to_string(i) + "]";
         if (segs[i].kind != PickleKind::Container || node(segs[i], offset).kind != ContainerKind::Dict)
             typeError(offset, path, "a segment dict", segs[i]);
         // A memo reference can name one segment dict many times, and its blocks list many
@@ -606,36 +715,66 @@ void SnapshotBuilder::readSegments(PickleValue list, int64_t offset)
         m_nodes[segs[i].node].cache = kReadAsEntry;
         const Node sn = node(segs[i], offset); // copy: nested reads may grow m_nodes
         Segment seg;
-        if (auto* x = lookup(sn, m_k.device))
-            seg.device = static_cast<int>(toI64(*x, offset, path + ".device"));
-        if (auto* x = lookup(sn, m_k.address))
-            seg.address = toU64(*x, offset, path + ".address");
-        if (auto* x = lookup(sn, m_k.totalSize))
-            seg.totalSize = toU64(*x, offset, path + ".total_size");
-        if (auto* x = lookup(sn, m_k.allocatedSize))
-            seg.allocatedSize = toU64(*x, offset, path + ".allocated_size");
-        if (auto* x = lookup(sn, m_k.activeSize))
-            seg.activeSize = toU64(*x, offset, path + ".active_size");
-        if (auto* x = lookup(sn, m_k.requestedSize))
-            seg.requestedSize = toU64(*x, offset, path + ".requested_size");
-        if (auto* x = lookup(sn, m_k.stream); x && x->kind == PickleKind::Int)
-            seg.stream = static_cast<uint64_t>(x->i);
-        if (auto* x = lookup(sn, m_k.segmentType); x && x->kind == PickleKind::String)
-            seg.largePool = m_snapshot.strings.view(StringId{x->str}) != "small";
-        if (auto* x = lookup(sn, m_k.isExpandable); x && x->kind == PickleKind::Bool)
-            seg.expandable = x->boolean;
-        if (auto* x = lookup(sn, m_k.segmentPoolId); x && x->kind == PickleKind::Container) {
-            const Node& t = node(*x, offset);
-            for (size_t k = 0; k < 2 && k < t.items.size(); ++k)
-                if (t.items[k].kind == PickleKind::Int)
-                    seg.poolId[k] = t.items[k].i;
+        PickleValue blocksValue = PickleValue::none();
+        bool hasBlocks = false;
+        using format::SegmentField;
+        for (size_t f = 0; f + 1 < sn.items.size(); f += 2) {
+            const PickleValue x = sn.items[f + 1];
+            const SegmentField field = m_segmentField(sn.items[f]);
+            const std::string at = path + "." + std::string(format::nameOf(format::kSegmentFields, field));
+            switch (field) {
+            case SegmentField::None: break;
+            case SegmentField::Device: seg.device = static_cast<int>(toI64(x, offset, at)); break;
+            case SegmentField::Address: seg.address = toU64(x, offset, at); break;
+            case SegmentField::TotalSize: seg.totalSize = toU64(x, offset, at); break;
+            case SegmentField::AllocatedSize: seg.allocatedSize = toU64(x, offset, at); break;
+            case SegmentField::ActiveSize: seg.activeSize = toU64(x, offset, at); break;
+            case SegmentField::RequestedSize: seg.requestedSize = toU64(x, offset, at); break;
+            case SegmentField::Stream:
+                if (x.kind == PickleKind::Int)
+                    seg.stream = static_cast<uint64_t>(x.i);
+                else if (x.kind != PickleKind::None)
+                    m_warnings.note(FormatWarning::OddSegmentField);
+                break;
+            case SegmentField::SegmentType:
+                if (x.kind == PickleKind::String)
+                    seg.largePool = m_snapshot.strings.view(StringId{x.str}) != format::kSmallPool;
+                else if (x.kind != PickleKind::None)
+                    m_warnings.note(FormatWarning::OddSegmentField);
+                break;
+            case SegmentField::IsExpandable:
+                if (x.kind == PickleKind::Bool)
+                    seg.expandable = x.boolean;
+                else if (x.kind != PickleKind::None)
+                    m_warnings.note(FormatWarning::OddSegmentField);
+                break;
+            case SegmentField::SegmentPoolId:
+                if (x.kind == PickleKind::Container && node(x, offset).kind != ContainerKind::Dict) {
+                    const Node& t = node(x, offset);
+                    for (size_t k = 0; k < 2 && k < t.items.size(); ++k)
+                        if (t.items[k].kind == PickleKind::Int)
+                            seg.poolId[k] = t.items[k].i;
+                } else if (x.kind == PickleKind::Frozen && (x.node & kPoolToken) && (x.node & ~kPoolToken) < m_pools.size()) {
+                    const PoolId p = m_pools[x.node & ~kPoolToken];
+                    seg.poolId[0] = p.first;
+                    seg.poolId[1] = p.second;
+                } else if (x.kind != PickleKind::None) {
+                    m_warnings.note(FormatWarning::OddSegmentField);
+                }
+                break;
+            case SegmentField::Frames: seg.stack = toStack(x, offset, at); break;
+            case SegmentField::Blocks:
+                blocksValue = x;
+                hasBlocks = true;
+                break;
+            }
         }
-        if (auto* x = lookup(sn, m_k.frames))
-            seg.stack = toStack(*x, offset, path + ".frames");
-        if (auto* x = lookup(sn, m_k.blocks)) {
-            if (x->kind != PickleKind::Container)
-                typeError(offset, path + ".blocks", "a list of blocks", *x);
-            const std::vector<PickleValue> blocks = node(*x, offset).items;
+        if (device)
+            seg.device = *device;
+        if (hasBlocks) {
+            if (blocksValue.kind != PickleKind::Container)
+                typeError(offset, path + ".blocks", "a list of blocks", blocksValue);
+            const std::vector<PickleValue> blocks = node(blocksValue, offset).items;
             uint64_t cursor = seg.address;
             for (size_t j = 0; j < blocks.size(); ++j) {
                 const std::string bpath = path + ".blocks[" + std::to_string(j) + "]";
@@ -647,22 +786,32 @@ void SnapshotBuilder::readSegments(PickleValue list, int64_t offset)
                 const Node bn = node(blocks[j], offset);
                 Block b;
                 b.address = cursor; // 2.0 blocks have no address: they tile the segment in order
-                if (auto* y = lookup(bn, m_k.address))
-                    b.address = toU64(*y, offset, bpath + ".address");
-                if (auto* y = lookup(bn, m_k.size))
-                    b.size = toU64(*y, offset, bpath + ".size");
-                b.requestedSize = b.size;
-                if (auto* y = lookup(bn, m_k.requestedSize))
-                    b.requestedSize = toU64(*y, offset, bpath + ".requested_size");
-                if (auto* y = lookup(bn, m_k.state); y && y->kind == PickleKind::String) {
-                    std::string_view st = m_snapshot.strings.view(StringId{y->str});
-                    b.state = st == "active_allocated"      ? BlockState::ActiveAllocated
-                              : st == "active_pending_free" ? BlockState::ActivePendingFree
-                              : st == "inactive"            ? BlockState::Inactive
-                                                            : BlockState::Unknown;
+                bool hasRequested = false;
+                using format::BlockField;
+                for (size_t f = 0; f + 1 < bn.items.size(); f += 2) {
+                    const PickleValue y = bn.items[f + 1];
+                    const BlockField field = m_blockField(bn.items[f]);
+                    const std::string at = bpath + "." + std::string(format::nameOf(format::kBlockFields, field));
+                    switch (field) {
+                    case BlockField::None:
+                    case BlockField::History: break; // after the block is placed
+                    case BlockField::Address: b.address = toU64(y, offset, at); break;
+                    case BlockField::Size: b.size = toU64(y, offset, at); break;
+                    case BlockField::RequestedSize:
+                        b.requestedSize = toU64(y, offset, at);
+                        hasRequested = true;
+                        break;
+                    case BlockField::State:
+                        if (y.kind == PickleKind::String)
+                            b.state = format::blockStateFromName(m_snapshot.strings.view(StringId{y.str}));
+                        else if (y.kind != PickleKind::None)
+                            m_warnings.note(FormatWarning::OddSegmentField);
+                        break;
+                    case BlockField::Frames: b.stack = toStack(y, offset, at); break;
+                    }
                 }
-                if (auto* y = lookup(bn, m_k.frames))
-                    b.stack = toStack(*y, offset, bpath + ".frames");
+                if (!hasRequested)
+                    b.requestedSize = b.size;
                 cursor = b.address + b.size;
                 seg.blocks.push_back(b);
                 readBlockHistory(bn, seg, offset, bpath);
@@ -681,15 +830,22 @@ void SnapshotBuilder::readAnnotations(PickleValue list, int64_t offset)
             typeError(offset, path, "an annotation dict", items[i]);
         const Node& n = node(items[i], offset);
         Annotation a;
-        if (auto* x = lookup(n, m_k.name))
-            a.name = toStr(*x, offset, path + ".name");
-        if (auto* x = lookup(n, m_k.stage))
-            a.stage = m_snapshot.strings.view(toStr(*x, offset, path + ".stage")) == "END" ? AnnotationStage::End
-                                                                                           : AnnotationStage::Start;
-        if (auto* x = lookup(n, m_k.device))
-            a.device = static_cast<int>(toI64(*x, offset, path + ".device"));
-        if (auto* x = lookup(n, m_k.timeUs))
-            a.timeUs = toI64(*x, offset, path + ".time_us");
+        using format::AnnotationField;
+        for (size_t f = 0; f + 1 < n.items.size(); f += 2) {
+            const PickleValue x = n.items[f + 1];
+            const AnnotationField field = m_annotationField(n.items[f]);
+            const std::string at = path + "." + std::string(format::nameOf(format::kAnnotationFields, field));
+            switch (field) {
+            case AnnotationField::None: break;
+            case AnnotationField::Name: a.name = toStr(x, offset, at); break;
+            case AnnotationField::Stage:
+                a.stage = m_snapshot.strings.view(toStr(x, offset, at)) == format::kStageEnd ? AnnotationStage::End
+                                                                                              : AnnotationStage::Start;
+                break;
+            case AnnotationField::Device: a.device = static_cast<int>(toI64(x, offset, at)); break;
+            case AnnotationField::TimeUs: a.timeUs = toI64(x, offset, at); break;
+            }
+        }
         m_snapshot.annotations.push_back(a);
     }
 }

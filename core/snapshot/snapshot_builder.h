@@ -2,8 +2,11 @@
 
 #include "common/prefaulter.h"
 #include "pickle/pickle_sink.h"
+#include "snapshot/format_keys.h"
+#include "snapshot/format_warnings.h"
 #include "snapshot/snapshot.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,8 @@ class PickleMemo;
  *                                         entry becomes a Frozen token, so the frame list
  *                                         that a free_completed shares costs 4 bytes
  *   dict with filename/name/line       -> FrameId (cached on the node, shared via memo)
+ *   tuple under "pool_id"              -> PoolId; the tuple's node is recycled and its memo
+ *                                         entry becomes a Frozen pool token (kPoolToken bit)
  *   everything else (segments, blocks, annotations, settings) stays a small generic
  *   node until finish() walks the top-level dict. Containers stored inside a generic one
  *   are pinned: never recycled.
@@ -71,6 +76,8 @@ private:
         uint64_t addr = 0, size = 0, stream = 0, deviceFree = 0;
         int64_t time = 0;
         StackId stack;
+        StackId forwardFrames;
+        PoolId pool;
         StringId metadata = StringPool::empty();
         StringId context = StringPool::empty();
         int32_t error = -1; // index into m_rowErrors
@@ -101,7 +108,6 @@ private:
         return m_nodes[v.node];
     }
     [[noreturn, gnu::cold, gnu::noinline]] void failConsumed(int64_t offset) const;
-    const PickleValue* lookup(const Node& dict, StringId key) const;
     void pin(PickleValue v)
     {
         if (v.kind == PickleKind::Container && v.node < m_nodes.size() && m_nodes[v.node].generation == v.generation)
@@ -112,8 +118,10 @@ private:
     void commit(Node& list, uint32_t eventNode, int64_t offset);
 
     // Conversions throw FieldError (relative path, message); callers add their prefix.
-    StackId stackOf(PickleValue v);
+    // allowText: a list of strs (forward_frames) is a stack of frames named by them.
+    StackId stackOf(PickleValue v, bool allowText = false);
     FrameId frameOf(PickleValue v);
+    PoolId poolOf(PickleValue v);
     uint64_t u64(PickleValue v) const;
     int64_t i64(PickleValue v) const;
     StringId str(PickleValue v) const;
@@ -126,9 +134,11 @@ private:
     [[noreturn]] void typeError(int64_t offset, const std::string& path, const char* expected, PickleValue got) const;
     std::string toText(PickleValue v);
 
-    void readSegments(PickleValue list, int64_t offset);
+    void readSegments(PickleValue list, int64_t offset, const char* key, std::optional<int> device);
     void readBlockHistory(const Node& block, Segment& seg, int64_t offset, const std::string& path);
     void readTraces(PickleValue list, int64_t offset);
+    void readHostTraces(PickleValue list, int64_t offset);
+    DeviceTrace takeTable(Node& list, int64_t offset, const std::string& path, int device);
     void readAnnotations(PickleValue list, int64_t offset);
     void readSettings(PickleValue dict, int64_t offset, const std::string& prefix);
 
@@ -146,8 +156,33 @@ private:
     // table's device is known: a list of entries is complete before device_traces names it.
     std::vector<int32_t> m_tableError;
     std::vector<int8_t> m_actionByString; // StringId -> Action + 1; 0 = not looked up yet
-    enum class Field : uint8_t { None, Action, Addr, Size, Stream, TimeUs, Frames, UserMetadata, CompileContext, DeviceFree, ForwardFrames };
+    using Field = format::EntryField;
+    // StringId -> the field of one kind of dict it names (format_keys.h), None past the end.
+    template <class F>
+    struct KeyMap {
+        std::vector<F> byString;
+        F operator()(PickleValue key) const
+        {
+            return key.kind == PickleKind::String && static_cast<size_t>(key.str) < byString.size()
+                       ? byString[static_cast<size_t>(key.str)]
+                       : F::None;
+        }
+    };
+    template <class F, size_t N>
+    KeyMap<F> keyMap(const std::array<std::pair<std::string_view, F>, N>& table);
+    template <class F>
+    const PickleValue* find(const Node& dict, const KeyMap<F>& map, F field) const;
     std::vector<Field> m_fieldOf; // StringId -> the trace entry field it names
+    KeyMap<format::FrameField> m_frameField;
+    KeyMap<format::TopField> m_topField;
+    KeyMap<format::SegmentField> m_segmentField;
+    KeyMap<format::BlockField> m_blockField;
+    KeyMap<format::HistoryField> m_historyField;
+    KeyMap<format::AnnotationField> m_annotationField;
+    mutable FormatWarnings m_warnings;
+    // A Frozen token with this bit is a pool_id tuple (index into m_pools); without, a stack.
+    static constexpr uint32_t kPoolToken = 0x80000000u;
+    std::vector<PoolId> m_pools;
     bool m_fastPath = true;
     struct PendingMemo {
         PickleValue value;
@@ -161,14 +196,7 @@ private:
     };
     std::vector<ShortString> m_shortStrings; // direct-mapped cache in front of the StringPool
     StringId internShort(std::string_view s);
-
-    struct Keys {
-        StringId action, addr, size, stream, timeUs, frames, compileContext, userMetadata, deviceFree, forwardFrames;
-        StringId filename, name, line;
-        StringId segments, deviceTraces, allocatorSettings, externalAnnotations;
-        StringId device, address, totalSize, allocatedSize, activeSize, requestedSize, segmentType, segmentPoolId,
-            isExpandable, blocks, state, history, realSize, stage;
-    } m_k;
+    StringId m_actionKey;
 };
 
 } // namespace memscope

@@ -22,11 +22,14 @@
 #include "snapshot/snapshot_builder.h"
 
 #include "pickle/pickle_memo.h"
+#include "pickle/pickle_opcodes.h"
 
 #include <bit>
 #include <cstring>
 
 namespace memscope {
+
+using namespace pickle_op;
 
 StringId SnapshotBuilder::internShort(std::string_view s)
 {
@@ -70,7 +73,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     const uint8_t* const start = bytes.data() + offset;
     const uint8_t* const end = bytes.data() + bytes.size();
     const uint8_t* p = start;
-    if (end - p < 4 || p[1] != 0x94 || p[2] != '(')
+    if (end - p < 4 || p[1] != kMemoize || p[2] != kMark)
         return 0;
     p += 3;
     const uint64_t memoBase = m_memo->size(); // the dict's own index
@@ -83,10 +86,10 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     // A memo reference: an entry set before this dict, or one this dict has made.
     auto memoRef = [&](PickleValue& v) __attribute__((always_inline)) {
         uint64_t index;
-        if (*p == 'h' && end - p >= 2) {
+        if (*p == kBinGet && end - p >= 2) {
             index = p[1];
             p += 2;
-        } else if (*p == 'j' && end - p >= 5) {
+        } else if (*p == kLongBinGet && end - p >= 5) {
             index = load<uint32_t>(p + 1);
             p += 5;
         } else {
@@ -109,7 +112,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
             return false;
         v = PickleValue::fromString(internShort(std::string_view(reinterpret_cast<const char*>(p), len)));
         p += len;
-        if (p < end && *p == 0x94) {
+        if (p < end && *p == kMemoize) {
             ++p;
             m_fastMemo.push_back({v});
         }
@@ -117,25 +120,25 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     };
     auto value = [&](PickleValue& v) __attribute__((always_inline)) {
         switch (*p) {
-        case 'K':
+        case kBinInt1:
             if (end - p < 2)
                 return false;
             v = PickleValue::fromInt(p[1]);
             p += 2;
             return true;
-        case 'M':
+        case kBinInt2:
             if (end - p < 3)
                 return false;
             v = PickleValue::fromInt(load<uint16_t>(p + 1));
             p += 3;
             return true;
-        case 'J':
+        case kBinInt:
             if (end - p < 5)
                 return false;
             v = PickleValue::fromInt(static_cast<int32_t>(load<uint32_t>(p + 1)));
             p += 5;
             return true;
-        case 0x8a: { // LONG1 of 1 to 8 bytes
+        case kLong1: { // of 1 to 8 bytes
             if (end - p < 2)
                 return false;
             const size_t len = p[1];
@@ -161,23 +164,23 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
             p += 2 + len;
             return true;
         }
-        case 'N':
+        case kNone:
             v = PickleValue::none();
             ++p;
             return true;
-        case 0x88:
-        case 0x89:
-            v = PickleValue::fromBool(*p == 0x88);
+        case kNewTrue:
+        case kNewFalse:
+            v = PickleValue::fromBool(*p == kNewTrue);
             ++p;
             return true;
-        case 'h':
-        case 'j': return memoRef(v);
-        case 0x8c:
+        case kBinGet:
+        case kLongBinGet: return memoRef(v);
+        case kShortBinUnicode:
             if (end - p < 2)
                 return false;
             p += 2;
             return string(p[-1], v);
-        case 'X':
+        case kBinUnicode:
             if (end - p < 5)
                 return false;
             p += 5;
@@ -190,28 +193,28 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     // be a trace entry.
     size_t listSlot = 0;
     auto newFrameList = [&]() {
-        if (end - p < 3 || p[1] != 0x94)
+        if (end - p < 3 || p[1] != kMemoize)
             return false;
         p += 2;
         listSlot = m_fastMemo.size();
         m_fastMemo.push_back({PickleValue::none()});
         m_fastItems.clear();
         PickleValue item;
-        if (*p == '(') {
+        if (*p == kMark) {
             ++p;
-            while (p < end && (*p == 'h' || *p == 'j')) {
+            while (p < end && (*p == kBinGet || *p == kLongBinGet)) {
                 if (!memoRef(item) || item.kind != PickleKind::Container)
                     return false;
                 m_fastItems.push_back(item);
             }
-            if (p >= end || *p != 'e')
+            if (p >= end || *p != kAppends)
                 return false;
             ++p;
-        } else if (*p == 'h' || *p == 'j') {
+        } else if (*p == kBinGet || *p == kLongBinGet) {
             const uint8_t* before = p;
             if (!memoRef(item))
                 return false;
-            if (p < end && *p == 'a' && item.kind == PickleKind::Container) {
+            if (p < end && *p == kAppend && item.kind == PickleKind::Container) {
                 ++p;
                 m_fastItems.push_back(item);
             } else {
@@ -230,7 +233,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     while (true) {
         if (p >= end) [[unlikely]]
             return 0;
-        if (*p == 'u') {
+        if (*p == kSetItems) {
             ++p;
             break;
         }
@@ -241,7 +244,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
         if (field == Field::Frames) {
             if (frames != Frames::Absent)
                 return 0;
-            if (*p == ']') {
+            if (*p == kEmptyList) {
                 if (!newFrameList())
                     return 0;
                 frames = Frames::NewList;
@@ -296,18 +299,20 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
         case Field::Frames:
             if (v.kind != PickleKind::Frozen && v.kind != PickleKind::None && v.kind != PickleKind::Container)
                 return 0;
+            if (v.kind == PickleKind::Frozen && (v.node & kPoolToken))
+                return 0;
             frames = Frames::Value;
             framesValue = v;
             break;
         case Field::UserMetadata:
-            if (v.kind == PickleKind::String)
-                row.metadata = StringId{v.str};
-            break;
         case Field::CompileContext:
             if (v.kind == PickleKind::String)
-                row.context = StringId{v.str};
+                (field == Field::UserMetadata ? row.metadata : row.context) = StringId{v.str};
+            else if (v.kind != PickleKind::None)
+                return 0; // decode() notes it
             break;
-        case Field::ForwardFrames: return 0;
+        case Field::ForwardFrames:
+        case Field::PoolId: return 0; // containers of their own: the VM's business
         }
     }
     if (!sawAction)

@@ -2,6 +2,7 @@
 
 #include "common/load_error.h"
 #include "pickle/pickle_reader.h"
+#include "snapshot/format_keys.h"
 #include "snapshot/json_snapshot_reader.h"
 #include "snapshot/mapped_file.h"
 #include "snapshot/snapshot_builder.h"
@@ -105,6 +106,10 @@ std::shared_ptr<const Snapshot> readSnapshot(std::span<const uint8_t> bytes, con
     s->fileBytes = bytes.size();
     if (bytes.empty())
         throw LoadError(name, 0, {}, "the file is empty, expected a pickled or JSON memory snapshot");
+    if (bytes.size() >= format::kLfsPointerPrefix.size() &&
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), format::kLfsPointerPrefix.size()) ==
+            format::kLfsPointerPrefix)
+        throw LoadError(name, -1, {}, "this file is a Git LFS pointer, not the snapshot: run git lfs pull");
     if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) {
         std::vector<uint8_t> inflated = inflateGzip(bytes, name, options);
         s->format = SnapshotFormat::PickleGzip;

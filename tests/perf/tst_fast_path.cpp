@@ -16,11 +16,12 @@ private slots:
         QTest::addColumn<QString>("file");
         int rows = 0;
         for (const QString& folder : {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR),
-                                      QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real")}) {
+                                      QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"),
+                                      QStringLiteral(MEMSCOPE_TESTDATA_DIR "/formats")}) {
             const QDir dir(folder);
             for (const QString& name : dir.entryList({QStringLiteral("*.pickle")}, QDir::Files, QDir::Name)) {
                 if (name.startsWith(QStringLiteral("evil_")) || name.contains(QStringLiteral("truncated")) ||
-                    name.startsWith(QStringLiteral("not_a_")))
+                    name.startsWith(QStringLiteral("not_a_")) || name.startsWith(QStringLiteral("lfs_")))
                     continue;
                 QTest::newRow(qPrintable(QDir(folder).dirName() + "/" + name)) << dir.filePath(name);
                 ++rows;
@@ -46,7 +47,10 @@ private slots:
             QCOMPARE(a.deviceFree, b.deviceFree);
             QVERIFY(a.stack == b.stack); // same interning order: same ids
             QVERIFY(a.compileContext.size() == b.compileContext.size());
+            QVERIFY(a.pool == b.pool);
+            QVERIFY(a.forwardFrames == b.forwardFrames);
         }
+        QCOMPARE(fast->warnings, vm->warnings);
     }
 };
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "pickle/pickle_opcodes.h"
+
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -91,7 +93,7 @@ inline void putLE(std::string& out, uint64_t v, int bytes)
 
 inline void writeStr(std::string& out, std::string_view s)
 {
-    out += 'X';
+    out += static_cast<char>(pickle_op::kBinUnicode);
     putLE(out, s.size(), 4);
     out += s;
 }
@@ -99,18 +101,20 @@ inline void writeStr(std::string& out, std::string_view s)
 inline void writePy(std::string& out, const Py& p)
 {
     switch (p.kind) {
-    case Py::Kind::None: out += 'N'; break;
+    case Py::Kind::None: out += static_cast<char>(pickle_op::kNone); break;
     case Py::Kind::Int:
         if (p.i >= INT32_MIN && p.i <= INT32_MAX) {
-            out += 'J';
+            out += static_cast<char>(pickle_op::kBinInt);
             putLE(out, static_cast<uint32_t>(static_cast<int32_t>(p.i)), 4);
         } else {
-            out += "\x8a\x08";
+            out += static_cast<char>(pickle_op::kLong1);
+            out += '\x08';
             putLE(out, static_cast<uint64_t>(p.i), 8);
         }
         break;
     case Py::Kind::UInt: // LONG1, 9 bytes: a positive value of up to 64 bits
-        out += "\x8a\x09";
+        out += static_cast<char>(pickle_op::kLong1);
+        out += '\x09';
         putLE(out, p.u, 8);
         out += '\0';
         break;
@@ -118,31 +122,31 @@ inline void writePy(std::string& out, const Py& p)
         uint64_t bits;
         static_assert(sizeof bits == sizeof p.f);
         __builtin_memcpy(&bits, &p.f, sizeof bits);
-        out += 'G';
+        out += static_cast<char>(pickle_op::kBinFloat);
         for (int k = 7; k >= 0; --k)
             out += static_cast<char>((bits >> (8 * k)) & 0xff);
         break;
     }
     case Py::Kind::Str: writeStr(out, p.s); break;
     case Py::Kind::List:
-        out += ']';
+        out += static_cast<char>(pickle_op::kEmptyList);
         for (const Py& item : p.items) {
             writePy(out, item);
-            out += 'a';
+            out += static_cast<char>(pickle_op::kAppend);
         }
         break;
     case Py::Kind::Tuple:
-        out += '(';
+        out += static_cast<char>(pickle_op::kMark);
         for (const Py& item : p.items)
             writePy(out, item);
-        out += 't';
+        out += static_cast<char>(pickle_op::kTuple);
         break;
     case Py::Kind::Dict:
-        out += '}';
+        out += static_cast<char>(pickle_op::kEmptyDict);
         for (const auto& [k, v] : p.keyed) {
             writeStr(out, k);
             writePy(out, v);
-            out += 's';
+            out += static_cast<char>(pickle_op::kSetItem);
         }
         break;
     case Py::Kind::Raw: out += p.s; break;
@@ -152,9 +156,9 @@ inline void writePy(std::string& out, const Py& p)
 // PROTO 2, the value, STOP.
 inline std::string pickled(const Py& root)
 {
-    std::string out = "\x80\x02";
+    std::string out{static_cast<char>(pickle_op::kProto), '\x02'};
     writePy(out, root);
-    out += '.';
+    out += static_cast<char>(pickle_op::kStop);
     return out;
 }
 
