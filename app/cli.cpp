@@ -70,15 +70,9 @@ bool asksForHelp(const std::vector<std::string>& args)
 
 } // namespace
 
-bool isHeadlessCommand(const std::string& name)
-{
-    return findCommand(name) != nullptr;
-}
+bool isHeadlessCommand(const std::string& name) { return findCommand(name) != nullptr; }
 
-std::string versionText()
-{
-    return std::string("memscope ") + MEMSCOPE_VERSION;
-}
+std::string versionText() { return std::string("memscope ") + MEMSCOPE_VERSION; }
 
 std::string helpText(bool gui)
 {

@@ -20,7 +20,7 @@ using HeadlessRun = int (*)(const std::vector<std::string>& args);
 struct HeadlessCommand {
     const char* name;
     HeadlessRun run;
-    const char* usage;   // "usage: memscope NAME …", shown by `memscope NAME --help`
+    const char* usage; // "usage: memscope NAME …", shown by `memscope NAME --help`
     const char* summary; // one line for `memscope --help`
 };
 

@@ -27,7 +27,8 @@ CommandLine::CommandLine(const std::vector<std::string>& args, const Spec& spec)
                     throw UsageError(spec.command + " takes no operand, got '" + a + "'");
                 if (spec.maxOperands == 1)
                     throw UsageError(spec.command + " takes one file, got '" + m_operands.back() + "' and '" + a + "'");
-                throw UsageError(spec.command + " takes " + std::to_string(spec.maxOperands) + " files, got a further '" + a + "'");
+                throw UsageError(spec.command + " takes " + std::to_string(spec.maxOperands) + " files, got a further '" + a +
+                                 "'");
             }
             m_operands.push_back(a);
             continue;
@@ -51,10 +52,7 @@ CommandLine::CommandLine(const std::vector<std::string>& args, const Spec& spec)
     }
 }
 
-bool CommandLine::has(std::string_view flag) const
-{
-    return std::find(m_flags.begin(), m_flags.end(), flag) != m_flags.end();
-}
+bool CommandLine::has(std::string_view flag) const { return std::find(m_flags.begin(), m_flags.end(), flag) != m_flags.end(); }
 
 std::optional<std::string> CommandLine::value(std::string_view option) const
 {
@@ -88,15 +86,9 @@ std::optional<int> CommandLine::device() const
     throw UsageError("--device takes a device ordinal (0, 1, …), got '" + *v + "'");
 }
 
-std::optional<double> CommandLine::positive(std::string_view option) const
-{
-    return number(option, false);
-}
+std::optional<double> CommandLine::positive(std::string_view option) const { return number(option, false); }
 
-std::optional<double> CommandLine::nonNegative(std::string_view option) const
-{
-    return number(option, true);
-}
+std::optional<double> CommandLine::nonNegative(std::string_view option) const { return number(option, true); }
 
 std::optional<double> CommandLine::number(std::string_view option, bool zeroAllowed) const
 {
@@ -107,8 +99,8 @@ std::optional<double> CommandLine::number(std::string_view option, bool zeroAllo
     const double d = std::strtod(v->c_str(), &end);
     if (!v->empty() && end && !*end && std::isfinite(d) && (d > 0 || (zeroAllowed && d == 0)))
         return d;
-    throw UsageError(std::string(option) + (zeroAllowed ? " takes a number >= 0" : " takes a positive number") + ", got '" +
-                     *v + "'");
+    throw UsageError(std::string(option) + (zeroAllowed ? " takes a number >= 0" : " takes a positive number") + ", got '" + *v +
+                     "'");
 }
 
 } // namespace memscope

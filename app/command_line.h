@@ -27,8 +27,8 @@ struct UsageError : std::invalid_argument {
 class CommandLine {
 public:
     struct Spec {
-        std::string command;                           // for messages: "summary takes one file, …"
-        std::vector<std::string> flags;                // "--json"
+        std::string command; // for messages: "summary takes one file, …"
+        std::vector<std::string> flags; // "--json"
         std::vector<std::vector<std::string>> options; // names of each; the first is the one asked by
         size_t maxOperands = 1;
         bool passthrough = false;
@@ -38,7 +38,7 @@ public:
 
     bool has(std::string_view flag) const;
     std::optional<std::string> value(std::string_view option) const; // the last one given
-    std::vector<std::string> values(std::string_view option) const;   // every one, in order
+    std::vector<std::string> values(std::string_view option) const; // every one, in order
     std::string operand() const { return m_operands.empty() ? std::string() : m_operands.front(); }
     const std::vector<std::string>& operands() const { return m_operands; }
     const std::vector<std::string>& passthrough() const { return m_passthrough; }

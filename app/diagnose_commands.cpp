@@ -32,8 +32,7 @@ int runDiagnose(const std::vector<std::string>& args)
         std::cout << file << "\n";
         if (!index && analysis->deviceCount() > 1) {
             const size_t focus = analysis->focusDevice();
-            std::cout << "device " << analysis->replay->devices[focus].device << " first (" << analysis->focusReason()
-                      << ")\n";
+            std::cout << "device " << analysis->replay->devices[focus].device << " first (" << analysis->focusReason() << ")\n";
         }
         std::cout << "\n" << diagnosticsText(findings, *analysis->frames, index);
     }
@@ -44,8 +43,14 @@ int runEstimate(const std::vector<std::string>& args)
 {
     const CommandLine cl(args, {.command = "estimate",
                                 .flags = {"--json"},
-                                .options = {{"--device"}, {"--recorded-batch", "--batch"}, {"--seq"}, {"--bytes-per-param"}, {"--what-if-batch"},
-                                            {"--what-if-seq"}, {"--what-if-states"}, {"--what-if-bytes-per-param"}}});
+                                .options = {{"--device"},
+                                            {"--recorded-batch", "--batch"},
+                                            {"--seq"},
+                                            {"--bytes-per-param"},
+                                            {"--what-if-batch"},
+                                            {"--what-if-seq"},
+                                            {"--what-if-states"},
+                                            {"--what-if-bytes-per-param"}}});
     const std::optional<int> device = cl.device();
     // --recorded-batch is the recorded run's batch (the name `memscope whatif` uses too);
     // --batch is its deprecated alias.

@@ -19,8 +19,7 @@ bool isJobSummary(const std::vector<std::string>& operands)
     if (operands.size() > 1)
         return true;
     std::error_code ec;
-    return operands.size() == 1 &&
-           (std::filesystem::is_directory(operands.front(), ec) || isSummaryFileName(operands.front()));
+    return operands.size() == 1 && (std::filesystem::is_directory(operands.front(), ec) || isSummaryFileName(operands.front()));
 }
 
 int runJobSummary(const std::vector<std::string>& operands, bool json)

@@ -11,8 +11,7 @@ bool isJobSummary(const std::vector<std::string>& operands);
 int runJobSummary(const std::vector<std::string>& operands, bool json);
 // memscope summarize FILE [--rank R] -o OUT: the compact summary a node writes for its rank.
 int runSummarize(const std::vector<std::string>& args);
-inline constexpr char kSummarizeUsage[] =
-    "usage: memscope summarize FILE [--rank R] [--device N] -o OUT (OUT '-' is stdout; "
-    "the job's folder of *.summary.json opens with memscope summary DIR)";
+inline constexpr char kSummarizeUsage[] = "usage: memscope summarize FILE [--rank R] [--device N] -o OUT (OUT '-' is stdout; "
+                                          "the job's folder of *.summary.json opens with memscope summary DIR)";
 
 } // namespace memscope

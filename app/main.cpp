@@ -45,7 +45,8 @@ int main(int argc, char** argv)
     const QCommandLineOption compare(QStringLiteral("compare"),
                                      QStringLiteral("Compare the files (the first is the baseline) in a comparison tab."));
     parser.addOption(compare);
-    parser.addPositionalArgument(QStringLiteral("files"), QStringLiteral("Snapshots to open; a folder, or files named by rank, open as one job."),
+    parser.addPositionalArgument(QStringLiteral("files"),
+                                 QStringLiteral("Snapshots to open; a folder, or files named by rank, open as one job."),
                                  QStringLiteral("[files or folder...]"));
     parser.process(app);
 

@@ -32,10 +32,7 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupts = 0;
 
-void onInterrupt(int)
-{
-    g_interrupts = g_interrupts + 1;
-}
+void onInterrupt(int) { g_interrupts = g_interrupts + 1; }
 
 struct RecordOptions {
     std::string output;
@@ -46,10 +43,7 @@ struct RecordOptions {
     std::vector<std::string> command;
 };
 
-[[noreturn]] void usage(const std::string& why)
-{
-    throw std::invalid_argument(why + "\n" + kRecordUsage);
-}
+[[noreturn]] void usage(const std::string& why) { throw std::invalid_argument(why + "\n" + kRecordUsage); }
 
 RecordOptions parse(const std::vector<std::string>& args)
 {
@@ -112,8 +106,7 @@ pid_t launch(const std::vector<std::string>& command, const std::string& socketP
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) {
         const std::string kv = *e;
-        if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 ||
-            kv.rfind("PYTHONPATH=", 0) == 0)
+        if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 || kv.rfind("PYTHONPATH=", 0) == 0)
             continue;
         env.push_back(kv);
     }
@@ -185,7 +178,7 @@ int runRecord(const std::vector<std::string>& args)
         return 0;
     }
 
-    struct sigaction sa{};
+    struct sigaction sa { };
     sa.sa_handler = onInterrupt;
     ::sigemptyset(&sa.sa_mask);
     ::sigaction(SIGINT, &sa, nullptr);
@@ -220,8 +213,7 @@ int runRecord(const std::vector<std::string>& args)
             } catch (const std::runtime_error& e) {
                 reapChild();
                 if (childDone || g_interrupts) {
-                    std::cerr << "memscope record: " << o.command[0] << " ended before its agent started: " << e.what()
-                              << "\n";
+                    std::cerr << "memscope record: " << o.command[0] << " ended before its agent started: " << e.what() << "\n";
                     break;
                 }
             }

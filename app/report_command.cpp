@@ -55,17 +55,15 @@ int64_t resolveAt(const std::string& at, const DeviceReplay& replay, const Event
 
 } // namespace
 
-void setReportPngWriter(ReportPngWriter writer)
-{
-    pngWriter() = std::move(writer);
-}
+void setReportPngWriter(ReportPngWriter writer) { pngWriter() = std::move(writer); }
 
 int runReport(const std::vector<std::string>& args)
 {
     std::string file, out, at;
     std::optional<int> device;
     try {
-        const CommandLine cl(args, {.command = "report", .flags = {"--help", "-h"}, .options = {{"--device"}, {"--at"}, {"--out"}}});
+        const CommandLine cl(args,
+                             {.command = "report", .flags = {"--help", "-h"}, .options = {{"--device"}, {"--at"}, {"--out"}}});
         if (cl.has("--help") || cl.has("-h")) {
             std::cout << kReportUsage << "\n";
             return 0;
@@ -84,11 +82,10 @@ int runReport(const std::vector<std::string>& args)
     try {
         const auto analysis = analyze(AnalysisSource::file(file));
         const size_t index = analysis->deviceIndex(device);
-        const int64_t event =
-            resolveAt(at, analysis->replay->devices.at(index), analysis->snapshot->devices.at(index).events);
+        const int64_t event = resolveAt(at, analysis->replay->devices.at(index), analysis->snapshot->devices.at(index).events);
         const PointReport point = buildPointReport(*analysis->attribution, index, event);
-        const ReportDataFiles files =
-            writeReportData(*analysis->attribution, point, *analysis->frames, analysis->diagnosis.get(), out);
+        const ReportDataFiles files = writeReportData(*analysis->attribution, point, *analysis->frames, analysis->diagnosis.get(),
+                                                      out);
         if (pngWriter())
             std::cout << pngWriter()(analysis, point, out) << "\n";
         for (const std::string& f : {files.peakCsv, files.timelineCsv, files.json})

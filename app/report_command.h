@@ -10,10 +10,9 @@
 
 namespace memscope {
 
-inline constexpr char kReportUsage[] =
-    "usage: memscope report FILE [--device N] [--at peak|TIME] --out DIR\n"
-    "  TIME: a time_us value as in timeline.csv, or a time since the first event\n"
-    "        with a unit: 1.5s, 350ms, 1200us";
+inline constexpr char kReportUsage[] = "usage: memscope report FILE [--device N] [--at peak|TIME] --out DIR\n"
+                                       "  TIME: a time_us value as in timeline.csv, or a time since the first event\n"
+                                       "        with a unit: 1.5s, 350ms, 1200us";
 
 // `memscope report FILE [--device N] [--at peak|TIME] --out DIR`: writes peak_report.csv,
 // timeline.csv and report.json (core/io/report_files.h), and peak_report.png through the

@@ -13,8 +13,7 @@ namespace memscope {
 
 void installReportPngWriter()
 {
-    setReportPngWriter([](const std::shared_ptr<const Analysis>& analysis, const PointReport& at,
-                          const std::string& directory) {
+    setReportPngWriter([](const std::shared_ptr<const Analysis>& analysis, const PointReport& at, const std::string& directory) {
         // QCustomPlot draws through QWidget, which needs a QApplication; the report never
         // shows a window, so Qt's offscreen platform serves when no platform was asked for.
         std::unique_ptr<QApplication> app;

@@ -126,8 +126,9 @@ int runWhatIf(const std::vector<std::string>& args)
     const size_t index = analysis->deviceIndex(device);
     const Replay& replay = *analysis->replay;
     const DeviceReplay& dr = replay.devices[index];
-    const DeviceAttribution* attribution =
-        analysis->attribution && index < analysis->attribution->devices.size() ? &analysis->attribution->devices[index] : nullptr;
+    const DeviceAttribution* attribution = analysis->attribution && index < analysis->attribution->devices.size()
+                                               ? &analysis->attribution->devices[index]
+                                               : nullptr;
 
     const AllocatorSettings recorded = AllocatorSettings::fromSnapshot(analysis->snapshot->allocatorSettings);
     AllocatorSettings settings = recorded;
@@ -158,8 +159,7 @@ int runWhatIf(const std::vector<std::string>& args)
         if (!attribution)
             throw UsageError(file + ": no attribution for this device, so nothing is known to grow with the batch");
         search = findMaxBatch(replay, index, *attribution, whatOptions, recordedBatch);
-        what = search->atMax ? *search->atMax
-                             : simulateBatch(replay, index, *attribution, whatOptions, 1.0, recordedBatch);
+        what = search->atMax ? *search->atMax : simulateBatch(replay, index, *attribution, whatOptions, 1.0, recordedBatch);
     } else if (batch) {
         if (!attribution)
             throw UsageError(file + ": no attribution for this device, so nothing is known to grow with the batch");
@@ -172,8 +172,8 @@ int runWhatIf(const std::vector<std::string>& args)
     if (json) {
         std::ostringstream o;
         o << "{\n  \"file\": " << jsonString(file) << ",\n  \"device\": " << dr.device
-          << ",\n  \"recorded_settings\": " << jsonString(recorded.toConf()) << ",\n  \"settings\": "
-          << jsonString(settings.toConf()) << ",\n  \"capacity_bytes\": ";
+          << ",\n  \"recorded_settings\": " << jsonString(recorded.toConf())
+          << ",\n  \"settings\": " << jsonString(settings.toConf()) << ",\n  \"capacity_bytes\": ";
         if (capacity)
             o << *capacity;
         else
@@ -187,9 +187,8 @@ int runWhatIf(const std::vector<std::string>& args)
           << ", \"segment_run_mismatches\": " << exact.segmentRunMismatches
           << ", \"layout_matches\": " << (exact.layoutMatches ? "true" : "false")
           << ", \"first_mismatch\": " << jsonString(exact.firstMismatch) << ", \"caveat\": " << jsonString(exact.caveat)
-          << "},\n  \"reserved_peak_bytes\": " << what.reservedPeak << ",\n  \"allocated_peak_bytes\": "
-          << what.allocatedPeak << ",\n  \"requested_peak_bytes\": " << what.requestedPeak
-          << ",\n  \"reserved_peak_event\": " << what.reservedPeakEvent
+          << "},\n  \"reserved_peak_bytes\": " << what.reservedPeak << ",\n  \"allocated_peak_bytes\": " << what.allocatedPeak
+          << ",\n  \"requested_peak_bytes\": " << what.requestedPeak << ",\n  \"reserved_peak_event\": " << what.reservedPeakEvent
           << ",\n  \"fragmentation_bytes\": " << what.fragmentationAtPeak()
           << ",\n  \"fragmentation_fraction\": " << what.fragmentationFraction()
           << ",\n  \"largest_free_block_at_peak_bytes\": " << what.largestFreeAtReservedPeak
@@ -197,12 +196,12 @@ int runWhatIf(const std::vector<std::string>& args)
           << ",\n  \"recorded_ooms_avoided\": " << what.recordedOomsAvoided << ",\n  \"oom\": ";
         oomJson(o, what.oom);
         if (search) {
-            o << ",\n  \"max_batch\": " << search->maxBatch << ",\n  \"max_batch_unbounded\": "
-              << (search->unbounded ? "true" : "false") << ",\n  \"probes\": [";
+            o << ",\n  \"max_batch\": " << search->maxBatch
+              << ",\n  \"max_batch_unbounded\": " << (search->unbounded ? "true" : "false") << ",\n  \"probes\": [";
             for (size_t k = 0; k < search->probes.size(); ++k)
-                o << (k ? ", " : "") << "{\"batch\": " << search->probes[k].batch << ", \"fits\": "
-                  << (search->probes[k].fits ? "true" : "false") << ", \"reserved_peak_bytes\": "
-                  << search->probes[k].reservedPeak << "}";
+                o << (k ? ", " : "") << "{\"batch\": " << search->probes[k].batch
+                  << ", \"fits\": " << (search->probes[k].fits ? "true" : "false")
+                  << ", \"reserved_peak_bytes\": " << search->probes[k].reservedPeak << "}";
             o << "]";
         }
         o << "\n}\n";
@@ -218,8 +217,8 @@ int runWhatIf(const std::vector<std::string>& args)
                   << formatBytes(exact.reservedPeak) << " (recorded " << formatBytes(dr.peakReserved.bytes) << ")\n";
     else
         std::cout << "not exact (" << (exact.firstMismatch.empty() ? exact.layoutMismatch : exact.firstMismatch)
-                  << "); reserved peak " << formatBytes(exact.reservedPeak) << " (recorded "
-                  << formatBytes(dr.peakReserved.bytes) << ")\n";
+                  << "); reserved peak " << formatBytes(exact.reservedPeak) << " (recorded " << formatBytes(dr.peakReserved.bytes)
+                  << ")\n";
     if (!exact.caveat.empty())
         std::cout << "  note: " << exact.caveat << "\n";
     std::cout << "\nwhat-if settings: " << settingsText(settings) << "\n"

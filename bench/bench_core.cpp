@@ -172,7 +172,9 @@ int main(int argc, char** argv)
     for (const std::string& file : benchFiles()) {
         const std::string name = baseName(file);
         benchmark::RegisterBenchmark(("Load/" + name).c_str(), load, file)->Unit(benchmark::kMillisecond)->UseRealTime();
-        benchmark::RegisterBenchmark(("LoadGeneric/" + name).c_str(), loadGeneric, file)->Unit(benchmark::kMillisecond)->UseRealTime();
+        benchmark::RegisterBenchmark(("LoadGeneric/" + name).c_str(), loadGeneric, file)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
         benchmark::RegisterBenchmark(("Replay/" + name).c_str(), replay, file)->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark(("Attribution/" + name).c_str(), attribution, file)
             ->Unit(benchmark::kMillisecond)
@@ -181,8 +183,8 @@ int main(int argc, char** argv)
         benchmark::RegisterBenchmark(("LodBuild/" + name).c_str(), lodBuild, file)->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark(("LodQuery/" + name).c_str(), lodQuery, file)
             ->Unit(benchmark::kMicrosecond)
-            ->Arg(0)   // the whole trace
-            ->Arg(6)   // 1/64 of it
+            ->Arg(0) // the whole trace
+            ->Arg(6) // 1/64 of it
             ->Arg(12); // 1/4096 of it
         benchmark::RegisterBenchmark(("EndToEnd/" + name).c_str(), endToEnd, file)->Unit(benchmark::kMillisecond)->UseRealTime();
     }

@@ -95,13 +95,14 @@ public:
         if (!m_cpp)
             return stack(std::move(py));
         std::vector<int> all;
-        static const char* alloc[] = {"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)",
-                                      "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(void**, signed char, unsigned long, CUstream_st*)",
-                                      "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)",
-                                      "at::TensorBase at::detail::_empty_generic<long>(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, c10::ScalarType, std::optional<c10::MemoryFormat>)",
-                                      "at::detail::empty_generic(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, c10::ScalarType, std::optional<c10::MemoryFormat>)",
-                                      "at::detail::empty_cuda(c10::ArrayRef<long>, c10::ScalarType, std::optional<c10::Device>, std::optional<c10::MemoryFormat>)",
-                                      "at::native::empty_cuda(c10::ArrayRef<long>, std::optional<c10::ScalarType>, std::optional<c10::Layout>, std::optional<c10::Device>, std::optional<bool>, std::optional<c10::MemoryFormat>)"};
+        static const char* alloc[] = {
+            "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)",
+            "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(void**, signed char, unsigned long, CUstream_st*)",
+            "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)",
+            "at::TensorBase at::detail::_empty_generic<long>(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, c10::ScalarType, std::optional<c10::MemoryFormat>)",
+            "at::detail::empty_generic(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, c10::ScalarType, std::optional<c10::MemoryFormat>)",
+            "at::detail::empty_cuda(c10::ArrayRef<long>, c10::ScalarType, std::optional<c10::Device>, std::optional<c10::MemoryFormat>)",
+            "at::native::empty_cuda(c10::ArrayRef<long>, std::optional<c10::ScalarType>, std::optional<c10::Layout>, std::optional<c10::Device>, std::optional<bool>, std::optional<c10::MemoryFormat>)"};
         int line = 0;
         for (const char* f : alloc)
             all.push_back(frame(f, "??", line++ % 3));
@@ -121,15 +122,25 @@ public:
     {
         if (!m_cpp)
             return 0;
-        return stack({frame("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)", "??", 0),
-                      frame("at::native::empty_cuda(c10::ArrayRef<long>, std::optional<c10::ScalarType>, std::optional<c10::Layout>, std::optional<c10::Device>, std::optional<bool>, std::optional<c10::MemoryFormat>)", "??", 0),
-                      frame("at::_ops::" + op + "::call", "??", 0),
-                      frame("torch::autograd::generated::" + op + "Backward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)", "??", 0),
-                      frame("torch::autograd::Node::operator()(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)", "??", 0),
-                      frame("torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, torch::autograd::Node*, torch::autograd::InputBuffer&, std::shared_ptr<torch::autograd::ReadyQueue> const&)", "??", 0),
-                      frame("torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)", "??", 0),
-                      frame("torch::autograd::Engine::thread_init(int, std::shared_ptr<torch::autograd::ReadyQueue> const&, bool)", "??", 0),
-                      frame("start_thread", "??", 0)});
+        return stack(
+            {frame(
+                 "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)",
+                 "??", 0),
+             frame(
+                 "at::native::empty_cuda(c10::ArrayRef<long>, std::optional<c10::ScalarType>, std::optional<c10::Layout>, std::optional<c10::Device>, std::optional<bool>, std::optional<c10::MemoryFormat>)",
+                 "??", 0),
+             frame("at::_ops::" + op + "::call", "??", 0),
+             frame("torch::autograd::generated::" + op +
+                       "Backward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)",
+                   "??", 0),
+             frame("torch::autograd::Node::operator()(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)", "??", 0),
+             frame(
+                 "torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, torch::autograd::Node*, torch::autograd::InputBuffer&, std::shared_ptr<torch::autograd::ReadyQueue> const&)",
+                 "??", 0),
+             frame("torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)", "??", 0),
+             frame("torch::autograd::Engine::thread_init(int, std::shared_ptr<torch::autograd::ReadyQueue> const&, bool)", "??",
+                   0),
+             frame("start_thread", "??", 0)});
     }
 
     std::vector<FrameDef>& frames() { return m_frames; }
@@ -164,7 +175,7 @@ struct SegmentDef {
 
 class Simulation {
 public:
-    Simulation(const Options& o, Stacks& stacks) : m_o(o), m_stacks(stacks), m_rng(o.seed) {}
+    Simulation(const Options& o, Stacks& stacks) : m_o(o), m_stacks(stacks), m_rng(o.seed) { }
 
     std::vector<Event> events;
     std::vector<SegmentDef> segments;
@@ -179,7 +190,7 @@ public:
 
     // Thrown before an operation once the trace holds the requested number of events, so
     // the final allocator state always matches the events (the count overshoots by <= 1).
-    struct Full {};
+    struct Full { };
     bool full() const { return static_cast<int64_t>(events.size()) >= m_o.events; }
 
     uint64_t alloc(uint64_t size, int stack)
@@ -192,7 +203,9 @@ public:
         auto it = pool.lower_bound({rounded, 0});
         bool fromNewSegment = false;
         if (it == pool.end()) {
-            const uint64_t segSize = small ? (2u << 20) : rounded < (10u << 20) ? (20u << 20) : (rounded + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+            const uint64_t segSize = small                   ? (2u << 20)
+                                     : rounded < (10u << 20) ? (20u << 20)
+                                                             : (rounded + (2u << 20) - 1) / (2u << 20) * (2u << 20);
             m_nextAddr += (m_rng() % 4) * (2u << 20); // the driver's address space has gaps
             const uint64_t segAddr = m_nextAddr;
             m_nextAddr += segSize;
@@ -327,15 +340,18 @@ void simulate(const Options& o, Simulation& sim, Stacks& st)
     const int fModelFwd = st.frame("forward", model, 88);
     auto fwdStack = [&](std::vector<int> inner, int blockLine, const std::string& op) {
         std::vector<int> s = std::move(inner);
-        for (int f : {fCall, fWrapped, st.frame("forward", model, blockLine), fCall, fWrapped, fModelFwd, fCall, fWrapped,
-                      fStep, fMain, fModule})
+        for (int f : {fCall, fWrapped, st.frame("forward", model, blockLine), fCall, fWrapped, fModelFwd, fCall, fWrapped, fStep,
+                      fMain, fModule})
             s.push_back(f);
         return st.python(std::move(s), op);
     };
-    const int sInit = st.python({st.frame("__init__", "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 106),
-                                 st.frame("__init__", model, 31), st.frame("build_model", train, 60), fMain, fModule}, "empty");
+    const int sInit = st.python(
+        {st.frame("__init__", "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 106),
+         st.frame("__init__", model, 31), st.frame("build_model", train, 60), fMain, fModule},
+        "empty");
     const int sTo = st.python({st.frame("convert", mod, 1370), st.frame("_apply", mod, 965), st.frame("_apply", mod, 934),
-                               st.frame("to", mod, 1384), st.frame("build_model", train, 64), fMain, fModule}, "_to_copy");
+                               st.frame("to", mod, 1384), st.frame("build_model", train, 64), fMain, fModule},
+                              "_to_copy");
     const int sInput = st.python({st.frame("get_batch", train, 120), fStep, fMain, fModule}, "randn");
     const int sStepEnd = st.python({fStep, fMain, fModule}, "empty");
     const std::string lin = "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/linear.py";
@@ -346,8 +362,8 @@ void simulate(const Options& o, Simulation& sim, Stacks& st)
     // samples/llm_*: q/k/v/o and MLP projections, two norms, two activations), so the
     // trace has the distinct stacks of a real model, not one per kind.
     std::vector<int> sLinears, sGelus, sNorms;
-    for (auto [line, op] : {std::pair<int, const char*>{41, "addmm"}, {42, "addmm"}, {43, "addmm"}, {47, "addmm"},
-                            {52, "addmm"}, {54, "addmm"}})
+    for (auto [line, op] :
+         {std::pair<int, const char*>{41, "addmm"}, {42, "addmm"}, {43, "addmm"}, {47, "addmm"}, {52, "addmm"}, {54, "addmm"}})
         sLinears.push_back(fwdStack({st.frame("forward", lin, 125)}, line, op));
     sGelus.push_back(fwdStack({st.frame("forward", act, 734)}, 53, "gelu"));
     sGelus.push_back(fwdStack({st.frame("softmax", fn, 2140), st.frame("attention", model, 45)}, 44, "_softmax"));
@@ -355,21 +371,29 @@ void simulate(const Options& o, Simulation& sim, Stacks& st)
         sNorms.push_back(fwdStack({st.frame("layer_norm", fn, 2901), st.frame("forward", norm, 217)}, line, "native_layer_norm"));
     std::vector<int> sDropouts, sTemps;
     for (int line : {46, 57})
-        sDropouts.push_back(fwdStack({st.frame("dropout", fn, 1422), st.frame("forward", "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/dropout.py", 70)}, line, "native_dropout"));
+        sDropouts.push_back(
+            fwdStack({st.frame("dropout", fn, 1422),
+                      st.frame("forward", "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/modules/dropout.py", 70)},
+                     line, "native_dropout"));
     for (auto [line, op] : {std::pair<int, const char*>{39, "mul"}, {40, "cat"}, {48, "add"}, {55, "add"}})
         sTemps.push_back(fwdStack({}, line, op));
     const int sHead = fwdStack({st.frame("forward", lin, 125)}, 92, "mm");
-    const int sLoss = st.python({st.frame("cross_entropy", fn, 3494), st.frame("compute_loss", train, 133), fStep, fMain, fModule}, "log_softmax");
+    const int sLoss = st.python(
+        {st.frame("cross_entropy", fn, 3494), st.frame("compute_loss", train, 133), fStep, fMain, fModule}, "log_softmax");
     const std::string adam = "/opt/torch/.venv/lib/python3.12/site-packages/torch/optim/adam.py";
     const std::string optim = "/opt/torch/.venv/lib/python3.12/site-packages/torch/optim/optimizer.py";
     const int fOptStep = st.frame("step", train, 146);
-    const int sAdamInit = st.python({st.frame("_init_group", adam, 175), st.frame("step", adam, 238), st.frame("_use_grad", optim, 79),
-                                     st.frame("wrapper", optim, 485), fOptStep, fMain, fModule}, "zeros_like");
+    const int sAdamInit = st.python({st.frame("_init_group", adam, 175), st.frame("step", adam, 238),
+                                     st.frame("_use_grad", optim, 79), st.frame("wrapper", optim, 485), fOptStep, fMain, fModule},
+                                    "zeros_like");
     std::vector<int> sAdamForeach;
     for (auto [line, op] : {std::pair<int, const char*>{610, "_foreach_mul"}, {626, "_foreach_sqrt"}})
-        sAdamForeach.push_back(st.python({st.frame("_multi_tensor_adam", adam, line), st.frame("adam", adam, 902), st.frame("step", adam, 247),
-                                          st.frame("_use_grad", optim, 79), st.frame("wrapper", optim, 485), fOptStep, fMain, fModule}, op));
-    const int sZeroGrad = st.python({st.frame("zero_grad", optim, 993), st.frame("train_step", train, 139), fMain, fModule}, "empty");
+        sAdamForeach.push_back(
+            st.python({st.frame("_multi_tensor_adam", adam, line), st.frame("adam", adam, 902), st.frame("step", adam, 247),
+                       st.frame("_use_grad", optim, 79), st.frame("wrapper", optim, 485), fOptStep, fMain, fModule},
+                      op));
+    const int sZeroGrad = st.python({st.frame("zero_grad", optim, 993), st.frame("train_step", train, 139), fMain, fModule},
+                                    "empty");
 
     std::vector<Layer> layers;
     std::vector<int> layerStack; // the call site of each layer
@@ -416,9 +440,7 @@ void simulate(const Options& o, Simulation& sim, Stacks& st)
             pendingTemps.pop_front();
         }
     };
-    auto temp = [&](uint64_t size, int allocStack, int life) {
-        pendingTemps.emplace_back(life, sim.alloc(size, allocStack));
-    };
+    auto temp = [&](uint64_t size, int allocStack, int life) { pendingTemps.emplace_back(life, sim.alloc(size, allocStack)); };
     auto drainTemps = [&](int stack) {
         while (!pendingTemps.empty()) {
             sim.free(pendingTemps.front().second, stack);
@@ -427,97 +449,98 @@ void simulate(const Options& o, Simulation& sim, Stacks& st)
     };
 
     try {
-    for (int step = 0;; ++step) {
-        const uint64_t input = sim.alloc(actBytes, sInput);
-        const uint64_t target = sim.alloc(B * 8, sInput);
-        // Forward: every layer output and norm statistics are saved for backward.
-        std::vector<std::vector<uint64_t>> saved(layers.size());
-        for (size_t l = 0; l < layers.size() && !sim.full(); ++l) {
-            switch (layers[l]) {
-            case Layer::Linear:
-            case Layer::Gelu: saved[l].push_back(sim.alloc(actBytes, layerStack[l])); break;
-            case Layer::LayerNorm:
-                saved[l].push_back(sim.alloc(actBytes, layerStack[l]));
-                saved[l].push_back(sim.alloc(B * 4, layerStack[l]));
-                saved[l].push_back(sim.alloc(B * 4, layerStack[l]));
-                break;
+        for (int step = 0;; ++step) {
+            const uint64_t input = sim.alloc(actBytes, sInput);
+            const uint64_t target = sim.alloc(B * 8, sInput);
+            // Forward: every layer output and norm statistics are saved for backward.
+            std::vector<std::vector<uint64_t>> saved(layers.size());
+            for (size_t l = 0; l < layers.size() && !sim.full(); ++l) {
+                switch (layers[l]) {
+                case Layer::Linear:
+                case Layer::Gelu: saved[l].push_back(sim.alloc(actBytes, layerStack[l])); break;
+                case Layer::LayerNorm:
+                    saved[l].push_back(sim.alloc(actBytes, layerStack[l]));
+                    saved[l].push_back(sim.alloc(B * 4, layerStack[l]));
+                    saved[l].push_back(sim.alloc(B * 4, layerStack[l]));
+                    break;
+                }
+                if (rng() % 4 == 0) { // dropout keeps its mask for backward
+                    saved[l].push_back(sim.alloc(actBytes, sDropouts[l % 2]));
+                    saved[l].push_back(sim.alloc(B * W, sDropouts[l % 2]));
+                }
+                if (rng() % 3 == 0)
+                    temp(rng() % 2 ? actBytes : 4 + (rng() % 16) * 512, rng() % 2 ? layerStack[l] : sTemps[l % sTemps.size()],
+                         1 + static_cast<int>(rng() % 6));
+                tickTemps(layerStack[l]);
             }
-            if (rng() % 4 == 0) { // dropout keeps its mask for backward
-                saved[l].push_back(sim.alloc(actBytes, sDropouts[l % 2]));
-                saved[l].push_back(sim.alloc(B * W, sDropouts[l % 2]));
-            }
-            if (rng() % 3 == 0)
-                temp(rng() % 2 ? actBytes : 4 + (rng() % 16) * 512, rng() % 2 ? layerStack[l] : sTemps[l % sTemps.size()], 1 + static_cast<int>(rng() % 6));
-            tickTemps(layerStack[l]);
-        }
-        drainTemps(sStepEnd);
-        const uint64_t logits = sim.alloc(B * V * 4, sHead);
-        const uint64_t logSoftmax = sim.alloc(B * V * 4, sLoss);
-        const uint64_t loss = sim.alloc(4, sLoss);
-        sim.advance(2000);
+            drainTemps(sStepEnd);
+            const uint64_t logits = sim.alloc(B * V * 4, sHead);
+            const uint64_t logSoftmax = sim.alloc(B * V * 4, sLoss);
+            const uint64_t loss = sim.alloc(4, sLoss);
+            sim.advance(2000);
 
-        // Backward on autograd's thread.
-        const int sBack = st.backward("mm");
-        const int sBackAdd = st.backward("add");
-        uint64_t gradOut = sim.alloc(B * V * 4, sBack);
-        sim.free(logSoftmax, 0);
-        if (!params[headParam].grad)
-            params[headParam].grad = sim.alloc(params[headParam].size, sBack);
-        sim.free(logits, 0);
-        {
-            const uint64_t g = sim.alloc(actBytes, sBack);
+            // Backward on autograd's thread.
+            const int sBack = st.backward("mm");
+            const int sBackAdd = st.backward("add");
+            uint64_t gradOut = sim.alloc(B * V * 4, sBack);
+            sim.free(logSoftmax, 0);
+            if (!params[headParam].grad)
+                params[headParam].grad = sim.alloc(params[headParam].size, sBack);
+            sim.free(logits, 0);
+            {
+                const uint64_t g = sim.alloc(actBytes, sBack);
+                sim.free(gradOut, 0);
+                gradOut = g;
+            }
+            for (size_t l = layers.size(); l-- > 0;) {
+                const uint64_t gradIn = sim.alloc(actBytes, layers[l] == Layer::Gelu ? st.backward("gelu_backward") : sBack);
+                for (size_t p : layerParams[l])
+                    if (!params[p].grad)
+                        params[p].grad = sim.alloc(params[p].size, sBackAdd);
+                if (rng() % 3 == 0)
+                    temp(rng() % 2 ? actBytes : W * 4, sBackAdd, 1 + static_cast<int>(rng() % 4));
+                for (uint64_t a : saved[l])
+                    sim.free(a, 0);
+                sim.free(gradOut, 0);
+                gradOut = gradIn;
+                tickTemps(0);
+            }
+            drainTemps(0);
             sim.free(gradOut, 0);
-            gradOut = g;
-        }
-        for (size_t l = layers.size(); l-- > 0;) {
-            const uint64_t gradIn = sim.alloc(actBytes, layers[l] == Layer::Gelu ? st.backward("gelu_backward") : sBack);
-            for (size_t p : layerParams[l])
-                if (!params[p].grad)
-                    params[p].grad = sim.alloc(params[p].size, sBackAdd);
-            if (rng() % 3 == 0)
-                temp(rng() % 2 ? actBytes : W * 4, sBackAdd, 1 + static_cast<int>(rng() % 4));
-            for (uint64_t a : saved[l])
-                sim.free(a, 0);
-            sim.free(gradOut, 0);
-            gradOut = gradIn;
-            tickTemps(0);
-        }
-        drainTemps(0);
-        sim.free(gradOut, 0);
-        sim.advance(2000);
+            sim.advance(2000);
 
-        // optimizer.step(): Adam, foreach over all parameters.
-        sim.annotate(true, "Optimizer.step#Adam.step");
-        for (Param& p : params) {
-            if (!p.expAvg) {
-                p.expAvg = sim.alloc(p.size, sAdamInit);
-                p.expAvgSq = sim.alloc(p.size, sAdamInit);
+            // optimizer.step(): Adam, foreach over all parameters.
+            sim.annotate(true, "Optimizer.step#Adam.step");
+            for (Param& p : params) {
+                if (!p.expAvg) {
+                    p.expAvg = sim.alloc(p.size, sAdamInit);
+                    p.expAvgSq = sim.alloc(p.size, sAdamInit);
+                }
             }
-        }
-        for (int pass = 0; pass < 2; ++pass) {
-            std::vector<uint64_t> temps;
-            for (const Param& p : params)
-                temps.push_back(sim.alloc(p.size, sAdamForeach[static_cast<size_t>(pass)]));
-            for (uint64_t t : temps)
-                sim.free(t, sAdamForeach[static_cast<size_t>(pass)]);
-        }
-        sim.annotate(false, "Optimizer.step#Adam.step");
+            for (int pass = 0; pass < 2; ++pass) {
+                std::vector<uint64_t> temps;
+                for (const Param& p : params)
+                    temps.push_back(sim.alloc(p.size, sAdamForeach[static_cast<size_t>(pass)]));
+                for (uint64_t t : temps)
+                    sim.free(t, sAdamForeach[static_cast<size_t>(pass)]);
+            }
+            sim.annotate(false, "Optimizer.step#Adam.step");
 
-        // optimizer.zero_grad(): set_to_none frees every gradient.
-        sim.annotate(true, "Optimizer.zero_grad#Adam.zero_grad");
-        for (Param& p : params) {
-            if (p.grad)
-                sim.free(p.grad, sZeroGrad);
-            p.grad = 0;
+            // optimizer.zero_grad(): set_to_none frees every gradient.
+            sim.annotate(true, "Optimizer.zero_grad#Adam.zero_grad");
+            for (Param& p : params) {
+                if (p.grad)
+                    sim.free(p.grad, sZeroGrad);
+                p.grad = 0;
+            }
+            sim.annotate(false, "Optimizer.zero_grad#Adam.zero_grad");
+            sim.free(loss, sStepEnd);
+            sim.free(target, sStepEnd);
+            sim.free(input, sStepEnd);
+            if (o.emptyCacheEvery > 0 && (step + 1) % o.emptyCacheEvery == 0)
+                sim.emptyCache(sStepEnd);
+            sim.advance(5000);
         }
-        sim.annotate(false, "Optimizer.zero_grad#Adam.zero_grad");
-        sim.free(loss, sStepEnd);
-        sim.free(target, sStepEnd);
-        sim.free(input, sStepEnd);
-        if (o.emptyCacheEvery > 0 && (step + 1) % o.emptyCacheEvery == 0)
-            sim.emptyCache(sStepEnd);
-        sim.advance(5000);
-    }
     } catch (const Simulation::Full&) {
     }
 }
@@ -528,8 +551,8 @@ struct Keys {
     PyPickler::Obj action, addr, size, stream, timeUs, compileContext, userMetadata, frames, empty;
     PyPickler::Obj actions[5];
     PyPickler::Obj name, filename, line;
-    PyPickler::Obj device, address, totalSize, allocatedSize, activeSize, requestedSize, segmentType, large, small,
-        segmentPoolId, isExpandable, blocks, state, activeAllocated, inactive;
+    PyPickler::Obj device, address, totalSize, allocatedSize, activeSize, requestedSize, segmentType, large, small, segmentPoolId,
+        isExpandable, blocks, state, activeAllocated, inactive;
 };
 
 void writeFrames(PyPickler& p, Keys& k, Stacks& st, int stack)
@@ -775,8 +798,9 @@ void writeSnapshot(const Options& o, Simulation& sim, Stacks& st, std::FILE* out
 
 [[noreturn]] void usage(const char* msg)
 {
-    std::fprintf(stderr, "memscope_gen_snapshot: %s\nusage: memscope_gen_snapshot --events N --out FILE [--seed S] [--layers L] "
-                         "[--width W] [--batch B] [--vocab V] [--stacks python|all] [--empty-cache-every K]\n",
+    std::fprintf(stderr,
+                 "memscope_gen_snapshot: %s\nusage: memscope_gen_snapshot --events N --out FILE [--seed S] [--layers L] "
+                 "[--width W] [--batch B] [--vocab V] [--stacks python|all] [--empty-cache-every K]\n",
                  msg);
     std::exit(2);
 }
@@ -793,20 +817,29 @@ int main(int argc, char** argv)
                 usage((a + " needs a value").c_str());
             return argv[++i];
         };
-        if (a == "--events") o.events = std::stoll(value());
-        else if (a == "--out") o.out = value();
-        else if (a == "--seed") o.seed = std::stoull(value());
-        else if (a == "--layers") o.layers = std::stoi(value());
-        else if (a == "--width") o.width = std::stoll(value());
-        else if (a == "--batch") o.batch = std::stoll(value());
-        else if (a == "--vocab") o.vocab = std::stoll(value());
-        else if (a == "--empty-cache-every") o.emptyCacheEvery = std::stoi(value());
+        if (a == "--events")
+            o.events = std::stoll(value());
+        else if (a == "--out")
+            o.out = value();
+        else if (a == "--seed")
+            o.seed = std::stoull(value());
+        else if (a == "--layers")
+            o.layers = std::stoi(value());
+        else if (a == "--width")
+            o.width = std::stoll(value());
+        else if (a == "--batch")
+            o.batch = std::stoll(value());
+        else if (a == "--vocab")
+            o.vocab = std::stoll(value());
+        else if (a == "--empty-cache-every")
+            o.emptyCacheEvery = std::stoi(value());
         else if (a == "--stacks") {
             const std::string s = value();
             if (s != "python" && s != "all")
                 usage("--stacks is python or all");
             o.cppStacks = s == "all";
-        } else usage(("unknown argument " + a).c_str());
+        } else
+            usage(("unknown argument " + a).c_str());
     }
     if (o.out.empty() || o.events <= 0 || o.layers < 1 || o.width < 1 || o.batch < 1)
         usage("--out and a positive --events are required");
@@ -829,11 +862,11 @@ int main(int argc, char** argv)
                      "{\"events\": %zu, \"allocs\": %lld, \"requested_peak\": %lld, \"reserved_peak\": %lld, "
                      "\"file_bytes\": %ld, \"stacks\": %zu, \"frames\": %zu, \"segments\": %zu, \"seed\": %llu}\n",
                      sim.events.size(), static_cast<long long>(sim.allocCount), static_cast<long long>(sim.requestedPeak),
-                     static_cast<long long>(sim.reservedPeak), bytes, stacks.count(), stacks.frames().size(),
-                     sim.segments.size(), static_cast<unsigned long long>(o.seed));
+                     static_cast<long long>(sim.reservedPeak), bytes, stacks.count(), stacks.frames().size(), sim.segments.size(),
+                     static_cast<unsigned long long>(o.seed));
         std::fclose(j);
     }
-    std::printf("%s: %zu events, %ld bytes, requested peak %lld, reserved peak %lld\n", o.out.c_str(), sim.events.size(),
-                bytes, static_cast<long long>(sim.requestedPeak), static_cast<long long>(sim.reservedPeak));
+    std::printf("%s: %zu events, %ld bytes, requested peak %lld, reserved peak %lld\n", o.out.c_str(), sim.events.size(), bytes,
+                static_cast<long long>(sim.requestedPeak), static_cast<long long>(sim.reservedPeak));
     return 0;
 }

@@ -31,10 +31,7 @@ using namespace memscope;
 
 namespace {
 
-double now()
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // CPU seconds of the whole process (all threads): steadier than wall time on a busy machine.
 double cpu()
@@ -167,28 +164,29 @@ int main(int argc, char** argv)
         long long wantRequested = jsonNumber(text, "requested_peak");
         if (wantRequested < 0)
             wantRequested = jsonNumber(text, "requested_bytes.all.peak");
-        const long long wantReserved =
-            jsonNumber(text, "reserved_peak") >= 0 ? jsonNumber(text, "reserved_peak") : jsonNumber(text, "max_reserved");
+        const long long wantReserved = jsonNumber(text, "reserved_peak") >= 0 ? jsonNumber(text, "reserved_peak")
+                                                                              : jsonNumber(text, "max_reserved");
         const DeviceReplay& d = replay->devices.at(0);
         ok = d.peakRequested.bytes == wantRequested && d.peakReserved.bytes == wantReserved;
-        checkText = ", \"check\": \"" + std::string(ok ? "ok" : "MISMATCH") + "\", \"requested_peak\": " +
-                    std::to_string(d.peakRequested.bytes) + ", \"expected_requested_peak\": " + std::to_string(wantRequested) +
+        checkText = ", \"check\": \"" + std::string(ok ? "ok" : "MISMATCH") +
+                    "\", \"requested_peak\": " + std::to_string(d.peakRequested.bytes) +
+                    ", \"expected_requested_peak\": " + std::to_string(wantRequested) +
                     ", \"reserved_peak\": " + std::to_string(d.peakReserved.bytes) +
                     ", \"expected_reserved_peak\": " + std::to_string(wantReserved);
     }
 
-    std::printf("{\"file\": \"%s\", \"file_bytes\": %llu, \"events\": %lld, \"strings\": %zu, \"frames\": %zu, \"stacks\": %zu,\n"
-                " \"load_s\": %.3f, \"replay_s\": %.3f, \"attribution_s\": %.3f, \"queries_s\": %.3f, \"lod_s\": %.3f, "
-                "\"total_s\": %.3f, \"attribution\": %s,\n"
-                " \"cpu_load_s\": %.3f, \"cpu_replay_s\": %.3f, \"cpu_attribution_s\": %.3f, \"cpu_total_s\": %.3f,\n"
-                " \"rss_after_load_mib\": %.1f, \"peak_rss_after_load_mib\": %.1f, \"rss_after_replay_mib\": %.1f, "
-                "\"rss_after_attribution_mib\": %.1f, \"peak_rss_mib\": %.1f,\n"
-                " \"columns_mib\": %.1f, \"replay_mib\": %.1f, \"checkpoints_mib\": %.1f, \"live_at_peak\": %lld, \"query_sum\": %zu%s}\n",
-                file.c_str(), static_cast<unsigned long long>(snap->fileBytes), static_cast<long long>(events),
-                snap->strings.size(), snap->frames.size(), snap->stacks.size(), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4,
-                t5 - t0, "true", c1 - c0, c2 - c1, c3 - c2, c5 - c0, rssAfterLoad / 1024.0, peakAfterLoad / 1024.0,
-                rssAfterReplay / 1024.0, rssAfterAttribution / 1024.0, peakRssKiB() / 1024.0, columns / 1048576.0,
-                replayBytes / 1048576.0, checkpointBytes / 1048576.0, static_cast<long long>(liveAtPeak), querySum,
-                checkText.c_str());
+    std::printf(
+        "{\"file\": \"%s\", \"file_bytes\": %llu, \"events\": %lld, \"strings\": %zu, \"frames\": %zu, \"stacks\": %zu,\n"
+        " \"load_s\": %.3f, \"replay_s\": %.3f, \"attribution_s\": %.3f, \"queries_s\": %.3f, \"lod_s\": %.3f, "
+        "\"total_s\": %.3f, \"attribution\": %s,\n"
+        " \"cpu_load_s\": %.3f, \"cpu_replay_s\": %.3f, \"cpu_attribution_s\": %.3f, \"cpu_total_s\": %.3f,\n"
+        " \"rss_after_load_mib\": %.1f, \"peak_rss_after_load_mib\": %.1f, \"rss_after_replay_mib\": %.1f, "
+        "\"rss_after_attribution_mib\": %.1f, \"peak_rss_mib\": %.1f,\n"
+        " \"columns_mib\": %.1f, \"replay_mib\": %.1f, \"checkpoints_mib\": %.1f, \"live_at_peak\": %lld, \"query_sum\": %zu%s}\n",
+        file.c_str(), static_cast<unsigned long long>(snap->fileBytes), static_cast<long long>(events), snap->strings.size(),
+        snap->frames.size(), snap->stacks.size(), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0, "true", c1 - c0, c2 - c1,
+        c3 - c2, c5 - c0, rssAfterLoad / 1024.0, peakAfterLoad / 1024.0, rssAfterReplay / 1024.0, rssAfterAttribution / 1024.0,
+        peakRssKiB() / 1024.0, columns / 1048576.0, replayBytes / 1048576.0, checkpointBytes / 1048576.0,
+        static_cast<long long>(liveAtPeak), querySum, checkText.c_str());
     return ok ? 0 : 1;
 }

@@ -10,10 +10,7 @@ namespace {
 constexpr size_t kFrameTarget = 64 * 1024;
 }
 
-PyPickler::PyPickler(std::FILE* out) : m_out(out)
-{
-    m_frame.reserve(kFrameTarget * 2);
-}
+PyPickler::PyPickler(std::FILE* out) : m_out(out) { m_frame.reserve(kFrameTarget * 2); }
 
 void PyPickler::putLE(uint64_t v, int bytes)
 {

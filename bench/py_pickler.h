@@ -28,7 +28,7 @@ public:
 
     explicit PyPickler(std::FILE* out);
 
-    void begin();  // PROTO 4
+    void begin(); // PROTO 4
     void finish(); // STOP and the last frame
 
     // One object boundary: Python commits a frame of >= 64 KiB here.
@@ -48,9 +48,9 @@ public:
     void openList(Obj* o = nullptr);
     void mark();
     void setItems(); // closes a MARK of k v pairs
-    void setItem();  // one k v pair, no MARK
-    void appends();  // closes a MARK of items
-    void append();   // one item, no MARK
+    void setItem(); // one k v pair, no MARK
+    void appends(); // closes a MARK of items
+    void append(); // one item, no MARK
     void tuple2(Obj* o = nullptr); // after its two items
 
     uint64_t bytesWritten() const { return m_written + m_frame.size(); }

@@ -9,10 +9,7 @@
 
 namespace memscope {
 
-Loader::Loader(QObject* parent) : QObject(parent)
-{
-    qRegisterMetaType<std::shared_ptr<const memscope::Document>>();
-}
+Loader::Loader(QObject* parent) : QObject(parent) { qRegisterMetaType<std::shared_ptr<const memscope::Document>>(); }
 
 Loader::~Loader()
 {
@@ -70,9 +67,8 @@ void Loader::startNext()
             if (percent != lastPercent) {
                 lastPercent = percent;
                 const QString name = QString::fromUtf8(analysisStageName(stage));
-                QMetaObject::invokeMethod(self, [self, path, whole, name] {
-                    emit self->progressChanged(path, whole, name);
-                }, Qt::QueuedConnection);
+                QMetaObject::invokeMethod(
+                    self, [self, path, whole, name] { emit self->progressChanged(path, whole, name); }, Qt::QueuedConnection);
             }
             return !cancel->load();
         };
@@ -84,12 +80,15 @@ void Loader::startNext()
             if (analysis->stage == AnalysisStage::Diagnosed)
                 return; // handed over below, with the end of the load
             const bool curves = analysis->stage == AnalysisStage::Replayed;
-            QMetaObject::invokeMethod(self, [self, path, d = doc, curves] {
+            QMetaObject::invokeMethod(
+                self,
+                [self, path, d = doc, curves] {
                 if (curves)
                     emit self->curvesReady(path, d);
                 else
                     emit self->attributed(path, d);
-            }, Qt::QueuedConnection);
+                },
+                Qt::QueuedConnection);
         };
         QString error;
         bool cancelled = false;
@@ -106,7 +105,9 @@ void Loader::startNext()
         }
         if (cancelled || !error.isEmpty())
             doc.reset();
-        QMetaObject::invokeMethod(self, [self, path, doc, error, cancelled] {
+        QMetaObject::invokeMethod(
+            self,
+            [self, path, doc, error, cancelled] {
             self->m_worker->wait();
             self->m_worker->deleteLater();
             self->m_worker = nullptr;
@@ -117,7 +118,8 @@ void Loader::startNext()
             else
                 emit self->loadFailed(path, error);
             self->startNext();
-        }, Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
     });
     m_worker->start();
 }

@@ -58,15 +58,9 @@ QString canonical(const QString& path)
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent)
-    , m_loader(new Loader(this))
-    , m_stack(new QStackedWidget(this))
-    , m_tabs(new QTabWidget(this))
-    , m_banner(new QFrame(this))
-    , m_bannerText(new QLabel(m_banner))
-    , m_loadLabel(new QLabel(this))
-    , m_progress(new QProgressBar(this))
-    , m_cancel(new QPushButton(tr("Cancel"), this))
+    : QMainWindow(parent), m_loader(new Loader(this)), m_stack(new QStackedWidget(this)), m_tabs(new QTabWidget(this)),
+      m_banner(new QFrame(this)), m_bannerText(new QLabel(m_banner)), m_loadLabel(new QLabel(this)),
+      m_progress(new QProgressBar(this)), m_cancel(new QPushButton(tr("Cancel"), this))
 {
     setWindowTitle(QStringLiteral("memscope"));
     setAcceptDrops(true);
@@ -127,11 +121,10 @@ MainWindow::MainWindow(QWidget* parent)
         m_progress->show();
         m_cancel->show();
     });
-    connect(m_loader, &Loader::progressChanged, this,
-            [this](const QString&, double f, const QString& stage) {
-                m_progress->setValue(static_cast<int>(f * 100));
-                m_progress->setFormat(stage + QStringLiteral(" %p%"));
-            });
+    connect(m_loader, &Loader::progressChanged, this, [this](const QString&, double f, const QString& stage) {
+        m_progress->setValue(static_cast<int>(f * 100));
+        m_progress->setFormat(stage + QStringLiteral(" %p%"));
+    });
     connect(m_loader, &Loader::snapshotLoaded, this, &MainWindow::onLoaded);
     connect(m_loader, &Loader::loadFailed, this, &MainWindow::onFailed);
     connect(m_loader, &Loader::loadCancelled, this, [this](const QString& path) {
@@ -263,13 +256,16 @@ void MainWindow::createActions()
               [](SnapshotTab* t) { t->timeline()->clearRangeSelection(); });
     view->addSeparator();
     using Detail = SnapshotTab::DetailTab;
-    tabAction(view, tr("&Breakdown"), QKeySequence(Qt::CTRL | Qt::Key_1), [](SnapshotTab* t) { t->showDetail(Detail::Breakdown); });
+    tabAction(view, tr("&Breakdown"), QKeySequence(Qt::CTRL | Qt::Key_1),
+              [](SnapshotTab* t) { t->showDetail(Detail::Breakdown); });
     tabAction(view, tr("&Allocations Timeline"), QKeySequence(Qt::CTRL | Qt::Key_2),
               [](SnapshotTab* t) { t->showDetail(Detail::Allocations); });
     tabAction(view, tr("Allocator &State"), QKeySequence(Qt::CTRL | Qt::Key_3),
               [](SnapshotTab* t) { t->showDetail(Detail::Allocator); });
-    tabAction(view, tr("&Diagnostics"), QKeySequence(Qt::CTRL | Qt::Key_4), [](SnapshotTab* t) { t->showDetail(Detail::Diagnostics); });
-    tabAction(view, tr("&Estimator"), QKeySequence(Qt::CTRL | Qt::Key_5), [](SnapshotTab* t) { t->showDetail(Detail::Estimator); });
+    tabAction(view, tr("&Diagnostics"), QKeySequence(Qt::CTRL | Qt::Key_4),
+              [](SnapshotTab* t) { t->showDetail(Detail::Diagnostics); });
+    tabAction(view, tr("&Estimator"), QKeySequence(Qt::CTRL | Qt::Key_5),
+              [](SnapshotTab* t) { t->showDetail(Detail::Estimator); });
     tabAction(view, tr("&Find Allocations…"), QKeySequence::Find, [](SnapshotTab* t) {
         t->showDetail(Detail::Allocations);
         t->allocations()->searchField()->setFocus();
@@ -293,35 +289,17 @@ void MainWindow::createActions()
     help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 
-int MainWindow::tabCount() const
-{
-    return m_tabs->count();
-}
+int MainWindow::tabCount() const { return m_tabs->count(); }
 
-SnapshotTab* MainWindow::tab(int index) const
-{
-    return qobject_cast<SnapshotTab*>(m_tabs->widget(index));
-}
+SnapshotTab* MainWindow::tab(int index) const { return qobject_cast<SnapshotTab*>(m_tabs->widget(index)); }
 
-SnapshotTab* MainWindow::currentTab() const
-{
-    return qobject_cast<SnapshotTab*>(m_tabs->currentWidget());
-}
+SnapshotTab* MainWindow::currentTab() const { return qobject_cast<SnapshotTab*>(m_tabs->currentWidget()); }
 
-QString MainWindow::errorText() const
-{
-    return m_bannerText->text();
-}
+QString MainWindow::errorText() const { return m_bannerText->text(); }
 
-bool MainWindow::isErrorVisible() const
-{
-    return !m_banner->isHidden();
-}
+bool MainWindow::isErrorVisible() const { return !m_banner->isHidden(); }
 
-void MainWindow::openFile(const QString& path)
-{
-    openFiles({path});
-}
+void MainWindow::openFile(const QString& path) { openFiles({path}); }
 
 bool MainWindow::isJob(const QStringList& paths)
 {
@@ -334,10 +312,7 @@ bool MainWindow::isJob(const QStringList& paths)
     return ranked >= 2 && ranked == paths.size();
 }
 
-JobTab* MainWindow::jobTab(int index) const
-{
-    return qobject_cast<JobTab*>(m_tabs->widget(index));
-}
+JobTab* MainWindow::jobTab(int index) const { return qobject_cast<JobTab*>(m_tabs->widget(index)); }
 
 void MainWindow::openJob(const QStringList& paths)
 {
@@ -365,7 +340,9 @@ void MainWindow::openJob(const QStringList& paths)
         }
         if (m_closing)
             return;
-        QMetaObject::invokeMethod(this, [this, set, error, title] {
+        QMetaObject::invokeMethod(
+            this,
+            [this, set, error, title] {
             m_jobThread->wait();
             m_jobThread->deleteLater();
             m_jobThread = nullptr;
@@ -376,7 +353,8 @@ void MainWindow::openJob(const QStringList& paths)
                 showError(tr("Could not open the job %1: %2").arg(title, error));
             else
                 onJobOpened(title, set);
-        }, Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
     });
     m_jobThread->start();
 }
@@ -509,10 +487,7 @@ void MainWindow::updateActions()
         a->setEnabled(any);
 }
 
-QStringList MainWindow::recentFiles() const
-{
-    return QSettings().value(QStringLiteral("recentFiles")).toStringList();
-}
+QStringList MainWindow::recentFiles() const { return QSettings().value(QStringLiteral("recentFiles")).toStringList(); }
 
 void MainWindow::addRecent(const QString& path)
 {
@@ -533,8 +508,8 @@ void MainWindow::rebuildRecentMenu()
     QString links;
     for (int i = 0; i < recent.size(); ++i) {
         const QString p = recent[i];
-        QAction* a = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(p).fileName()),
-                                             this, [this, p] { openFile(p); });
+        QAction* a = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(QFileInfo(p).fileName()), this,
+                                             [this, p] { openFile(p); });
         a->setToolTip(p);
         a->setStatusTip(p);
         if (i < 6)
@@ -701,10 +676,7 @@ void MainWindow::dropEvent(QDropEvent* event)
     }
 }
 
-ComparisonView* MainWindow::comparisonTab(int index) const
-{
-    return qobject_cast<ComparisonView*>(m_tabs->widget(index));
-}
+ComparisonView* MainWindow::comparisonTab(int index) const { return qobject_cast<ComparisonView*>(m_tabs->widget(index)); }
 
 void MainWindow::chooseComparison()
 {

@@ -30,9 +30,9 @@ class SnapshotTab;
  * the command line, and load on the Loader's thread with a progress bar and Cancel in the
  * status bar. A folder (dropped, named on the command line, File > Open Folder) or several
  * files named by rank open as one distributed job (a JobTab: core/job's RankSet, summarised
- * on a thread of its own); a rank opened from it gets a snapshot tab. A failed load shows its error in a banner above the tabs and leaves the open
- * tabs as they were. Window geometry, the splitter layout, the x-axis mode and recent
- * files are kept in QSettings.
+ * on a thread of its own); a rank opened from it gets a snapshot tab. A failed load shows its error in a banner above the tabs
+ * and leaves the open tabs as they were. Window geometry, the splitter layout, the x-axis mode and recent files are kept in
+ * QSettings.
  */
 class MainWindow : public QMainWindow {
     Q_OBJECT

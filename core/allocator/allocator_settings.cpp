@@ -165,7 +165,8 @@ void AllocatorSettings::apply(std::string_view conf)
                     i += 2;
                     checkDivisions(key, value);
                     if (bound == ">") {
-                        std::fill(roundupPower2Divisions.begin() + static_cast<std::ptrdiff_t>(std::min(lastIndex + 1, kRoundupIntervals)),
+                        std::fill(roundupPower2Divisions.begin() +
+                                      static_cast<std::ptrdiff_t>(std::min(lastIndex + 1, kRoundupIntervals)),
                                   roundupPower2Divisions.end(), value);
                     } else {
                         const uint64_t b = parseUnsigned(key, bound);
@@ -191,9 +192,9 @@ void AllocatorSettings::apply(std::string_view conf)
                 roundupPower2Divisions.fill(value);
             }
         } else if (key == "pinned_num_register_threads" || key == "pinned_use_cuda_host_register" ||
-                   key == "pinned_use_background_threads" || key == "release_lock_on_cudamalloc" ||
-                   key == "backend" || key == "graph_capture_record_stream_reuse" ||
-                   key == "pinned_reserve_segment_size_mb" || key == "per_process_memory_fraction") {
+                   key == "pinned_use_background_threads" || key == "release_lock_on_cudamalloc" || key == "backend" ||
+                   key == "graph_capture_record_stream_reuse" || key == "pinned_reserve_segment_size_mb" ||
+                   key == "per_process_memory_fraction") {
             (void)at(i, key); // does not change where device memory goes
         } else {
             throw std::invalid_argument("unknown allocator setting '" + key +

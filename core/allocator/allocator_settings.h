@@ -15,10 +15,10 @@ struct AllocatorSettings {
     static constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
     static constexpr size_t kRoundupIntervals = 16; // 1 MiB, 2 MiB, … 32 GiB and above
 
-    uint64_t maxSplitSize = kNoLimit;               // max_split_size_mb
+    uint64_t maxSplitSize = kNoLimit; // max_split_size_mb
     uint64_t maxNonSplitRoundingSize = 20ull << 20; // max_non_split_rounding_mb (torch's default: 20 MiB)
-    double garbageCollectionThreshold = 0.0;        // garbage_collection_threshold, (0, 1); 0 = off
-    bool expandableSegments = false;                // expandable_segments
+    double garbageCollectionThreshold = 0.0; // garbage_collection_threshold, (0, 1); 0 = off
+    bool expandableSegments = false; // expandable_segments
     // roundup_power2_divisions per size interval [2^k MiB, 2^(k+1) MiB) (the first also below
     // 1 MiB, the last also above); 0 or 1 = plain 512-byte rounding.
     std::array<uint64_t, kRoundupIntervals> roundupPower2Divisions{};

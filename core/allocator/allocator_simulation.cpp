@@ -86,14 +86,14 @@ SimulationResult simulateDevice(const Replay& replay, size_t deviceIndex, const 
     size_t runEnd = 0;
     std::vector<bool> consumed(n, false);
     size_t recordedReleases = 0; // releases the trace shows before this step's entry
-    bool failAll = false;       // a recorded oom: every attempt fails
+    bool failAll = false; // a recorded oom: every attempt fails
 
     CachingAllocatorModel::Options mo;
     mo.settings = options.settings;
     mo.capacity = options.capacity;
-    mo.deviceTotal = options.deviceTotal ? options.deviceTotal
+    mo.deviceTotal = options.deviceTotal                               ? options.deviceTotal
                      : options.capacity != AllocatorSettings::kNoLimit ? options.capacity
-                                                                        : 150ull << 30;
+                                                                       : 150ull << 30;
     CachingAllocatorModel::Hooks hooks;
     CachingAllocatorModel* modelPtr = nullptr;
     if (follow) {
@@ -162,7 +162,8 @@ SimulationResult simulateDevice(const Replay& replay, size_t deviceIndex, const 
     }
     result.startStateGuessed = !early.empty() || dr.preexistingCount > 0;
     if (dr.truncated)
-        result.caveat = "the trace is truncated (" + dr.truncationReason + "): the allocator's state before it is rebuilt, not known";
+        result.caveat = "the trace is truncated (" + dr.truncationReason +
+                        "): the allocator's state before it is rebuilt, not known";
     else if (result.startStateGuessed)
         result.caveat = "the recording started after " + std::to_string(dr.preexistingCount) + " allocation(s) and " +
                         std::to_string(early.size()) + " segment(s) existed: their layout is rebuilt, not known";
@@ -281,7 +282,8 @@ SimulationResult simulateDevice(const Replay& replay, size_t deviceIndex, const 
                 ++result.allocsChecked;
                 if (!b) {
                     ++result.addressMismatches;
-                    noteMismatch(static_cast<int64_t>(i), "event " + std::to_string(i) + ": the model ran out of memory where the program did not");
+                    noteMismatch(static_cast<int64_t>(i),
+                                 "event " + std::to_string(i) + ": the model ran out of memory where the program did not");
                 } else {
                     if (id.valid())
                         blockOf[static_cast<size_t>(id.value)] = *b;
@@ -380,10 +382,9 @@ SimulationResult simulateDevice(const Replay& replay, size_t deviceIndex, const 
             }
             if (!same) {
                 result.layoutMatches = false;
-                result.layoutMismatch = "segment at " + hex(d.address) + " (" + std::to_string(d.totalSize) +
-                                        " B, " + std::to_string(d.blocks.size()) + " blocks) differs: the model has " +
-                                        hex(m.addr) + " (" + std::to_string(m.total()) + " B, " +
-                                        std::to_string(m.blocks.size()) + " blocks)";
+                result.layoutMismatch = "segment at " + hex(d.address) + " (" + std::to_string(d.totalSize) + " B, " +
+                                        std::to_string(d.blocks.size()) + " blocks) differs: the model has " + hex(m.addr) +
+                                        " (" + std::to_string(m.total()) + " B, " + std::to_string(m.blocks.size()) + " blocks)";
             }
         }
         result.exact = result.addressMismatches == 0 && result.segmentRunMismatches == 0 && result.layoutMatches &&

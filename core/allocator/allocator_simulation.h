@@ -35,7 +35,7 @@ namespace memscope {
 struct SimulationOptions {
     AllocatorSettings settings;
     uint64_t capacity = AllocatorSettings::kNoLimit; // bytes the allocator may reserve
-    uint64_t deviceTotal = 0;                        // 0: capacity, else 150 GB (expandable ranges)
+    uint64_t deviceTotal = 0; // 0: capacity, else 150 GB (expandable ranges)
     bool followRecording = false;
     // The size of each allocation (for the batch what-if); empty: as recorded.
     std::function<uint64_t(AllocationId id, uint64_t recorded)> sizeOf;
@@ -43,12 +43,12 @@ struct SimulationOptions {
 };
 
 struct SimulatedOom {
-    int64_t event = -1;       // the alloc (or oom) entry of the trace
+    int64_t event = -1; // the alloc (or oom) entry of the trace
     int64_t timeUs = 0;
-    uint64_t size = 0;        // bytes asked (as the program asked them)
+    uint64_t size = 0; // bytes asked (as the program asked them)
     uint64_t roundedSize = 0; // as the allocator rounds them
     Phase phase = Phase::Other;
-    int64_t reserved = 0;     // bytes reserved when it failed
+    int64_t reserved = 0; // bytes reserved when it failed
     int64_t allocated = 0;
 };
 

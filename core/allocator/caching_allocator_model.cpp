@@ -147,8 +147,8 @@ bool CachingAllocatorModel::findsCachedBlock(uint64_t size, uint64_t stream) con
     return true;
 }
 
-std::optional<CachingAllocatorModel::BlockRef> CachingAllocatorModel::findFreeBlock(uint64_t size, uint64_t stream,
-                                                                                    bool small, bool countSearch)
+std::optional<CachingAllocatorModel::BlockRef> CachingAllocatorModel::findFreeBlock(uint64_t size, uint64_t stream, bool small,
+                                                                                    bool countSearch)
 {
     const AllocatorSettings& s = m_options.settings;
     if (countSearch && m_options.capacity != AllocatorSettings::kNoLimit && s.garbageCollectionThreshold > 0.0)
@@ -291,8 +291,7 @@ bool CachingAllocatorModel::deviceGrants(uint64_t bytes)
 {
     if (m_hooks.failDeviceAlloc && m_hooks.failDeviceAlloc(bytes))
         return false;
-    return m_options.capacity == AllocatorSettings::kNoLimit ||
-           static_cast<uint64_t>(m_reserved) + bytes <= m_options.capacity;
+    return m_options.capacity == AllocatorSettings::kNoLimit || static_cast<uint64_t>(m_reserved) + bytes <= m_options.capacity;
 }
 
 uint64_t CachingAllocatorModel::segmentAddress(uint64_t bytes, bool expandable)
@@ -472,8 +471,7 @@ void CachingAllocatorModel::garbageCollect()
 
 // --- expandable segments -------------------------------------------------------------------
 
-std::optional<CachingAllocatorModel::BlockRef> CachingAllocatorModel::allocExpandable(uint64_t size, uint64_t stream,
-                                                                                      bool small)
+std::optional<CachingAllocatorModel::BlockRef> CachingAllocatorModel::allocExpandable(uint64_t size, uint64_t stream, bool small)
 {
     BlockRef c = findExpandableBlock(size, stream, small);
     if (!blk(c).mapped && !mapBlock(c, std::min(blk(c).size, size)))
@@ -633,7 +631,7 @@ bool CachingAllocatorModel::seedSegment(uint64_t addr, uint64_t size, uint64_t s
 }
 
 std::optional<CachingAllocatorModel::BlockRef> CachingAllocatorModel::seedAllocation(uint64_t addr, uint64_t size,
-                                                                                    uint64_t requested, uint64_t stream)
+                                                                                     uint64_t requested, uint64_t stream)
 {
     BlockRef host = -1;
     for (auto& [key, p] : m_pools) {

@@ -165,7 +165,7 @@ private:
     using SizeKey = std::tuple<uint64_t, uint64_t, BlockRef>; // size, address, block
     using AddrKey = std::pair<uint64_t, BlockRef>;
     struct Pool {
-        std::set<SizeKey> blocks;   // free, mapped
+        std::set<SizeKey> blocks; // free, mapped
         std::set<AddrKey> unmapped; // expandable address space without pages
     };
     using PoolKey = std::pair<bool, uint64_t>; // small, stream

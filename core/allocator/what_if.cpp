@@ -62,7 +62,7 @@ MaxBatchResult findMaxBatch(const Replay& replay, size_t deviceIndex, const Devi
         }
         return fits;
     };
-    int64_t lo = 0;  // fits (0: nothing known to fit)
+    int64_t lo = 0; // fits (0: nothing known to fit)
     int64_t hi = -1; // fails
     int64_t start = std::max<int64_t>(1, static_cast<int64_t>(std::llround(recordedBatch)));
     if (probe(start)) {

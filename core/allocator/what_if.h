@@ -31,8 +31,8 @@ struct BatchProbe {
 };
 
 struct MaxBatchResult {
-    int64_t maxBatch = 0;      // 0: not even batch 1 fits
-    bool unbounded = false;    // fits at the largest batch probed (nothing grows with the batch?)
+    int64_t maxBatch = 0; // 0: not even batch 1 fits
+    bool unbounded = false; // fits at the largest batch probed (nothing grows with the batch?)
     std::vector<BatchProbe> probes;
     std::optional<SimulationResult> atMax; // the replay at maxBatch
 };

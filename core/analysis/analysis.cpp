@@ -12,14 +12,10 @@ namespace memscope {
 const char* analysisStageName(AnalysisStage stage)
 {
     switch (stage) {
-    case AnalysisStage::Loaded:
-        return "loading";
-    case AnalysisStage::Replayed:
-        return "replaying";
-    case AnalysisStage::Attributed:
-        return "attributing";
-    case AnalysisStage::Diagnosed:
-        return "diagnosing";
+    case AnalysisStage::Loaded: return "loading";
+    case AnalysisStage::Replayed: return "replaying";
+    case AnalysisStage::Attributed: return "attributing";
+    case AnalysisStage::Diagnosed: return "diagnosing";
     }
     return "analysing";
 }
@@ -170,8 +166,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisSource& source, const Anal
     diagnosed->stage = AnalysisStage::Diagnosed;
     diagnosed->diagnosis = diagnose(*attributed->attribution, *attributed->frames);
     for (size_t i = 0; i < replayed->replay->devices.size(); ++i)
-        diagnosed->training.push_back(
-            measureTraining(replayed->replay->devices[i], attributed->attribution->devices[i]));
+        diagnosed->training.push_back(measureTraining(replayed->replay->devices[i], attributed->attribution->devices[i]));
     publish(diagnosed);
     return diagnosed;
 }

@@ -35,16 +35,16 @@ double analysisFraction(AnalysisStage stage, double fraction);
 
 // What to analyse: a file on disk, or a snapshot already in memory (a live recording).
 struct AnalysisSource {
-    std::string path;                         // a file, when snapshot is null
+    std::string path; // a file, when snapshot is null
     std::shared_ptr<const Snapshot> snapshot; // a recording in memory
-    std::string name;                         // shown and used in messages; the path for files
+    std::string name; // shown and used in messages; the path for files
 
     static AnalysisSource file(std::string path);
     static AnalysisSource recording(std::shared_ptr<const Snapshot> snapshot, std::string name);
 };
 
 struct AnalysisOptions {
-    LoadOptions load;                               // its progress is set by analyze()
+    LoadOptions load; // its progress is set by analyze()
     AnalysisStage until = AnalysisStage::Diagnosed; // the last stage to run
 };
 
@@ -60,12 +60,12 @@ public:
     std::string name;
     AnalysisStage stage = AnalysisStage::Loaded;
     std::shared_ptr<const Snapshot> snapshot;
-    std::shared_ptr<const Replay> replay;                  // from Replayed
-    std::shared_ptr<const Attribution> attribution;        // from Attributed
-    bool attributed = false;                               // every device has category curves
-    std::shared_ptr<const FrameClassifier> frames;         // from Attributed
-    std::shared_ptr<const DiagnosisResult> diagnosis;      // from Diagnosed
-    std::vector<TrainingMeasurement> training;             // from Diagnosed, per device index
+    std::shared_ptr<const Replay> replay; // from Replayed
+    std::shared_ptr<const Attribution> attribution; // from Attributed
+    bool attributed = false; // every device has category curves
+    std::shared_ptr<const FrameClassifier> frames; // from Attributed
+    std::shared_ptr<const DiagnosisResult> diagnosis; // from Diagnosed
+    std::vector<TrainingMeasurement> training; // from Diagnosed, per device index
 
     bool reached(AnalysisStage s) const { return static_cast<int>(stage) >= static_cast<int>(s); }
     size_t deviceCount() const { return snapshot ? snapshot->devices.size() : 0; }

@@ -40,9 +40,9 @@ struct Iteration {
  */
 struct DeviceAttribution {
     int device = 0;
-    std::vector<Phase> eventPhase;            // per event
+    std::vector<Phase> eventPhase; // per event
     std::vector<Category> allocationCategory; // per AllocationId
-    std::vector<Phase> allocationPhase;       // phase in which it was allocated (Other for pre-existing)
+    std::vector<Phase> allocationPhase; // phase in which it was allocated (Other for pre-existing)
     std::vector<int32_t> allocationIteration; // iteration of its alloc; -1 outside any (and pre-existing)
     std::vector<Iteration> iterations;
     // Bytes live per category after each event: categoryBytes[c][i].

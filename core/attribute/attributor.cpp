@@ -21,8 +21,8 @@ struct Categorizer {
     StackHints& hints;
     DeviceAttribution& out;
     std::vector<int64_t> forwardStarts; // sorted first-forward events of the iterations
-    int firstFullIteration = -1;        // the first iteration with a forward
-    int64_t workEnd = 0;                // after the last event of any phase: what follows is teardown
+    int firstFullIteration = -1; // the first iteration with a forward
+    int64_t workEnd = 0; // after the last event of any phase: what follows is teardown
 
     // Kept until training is over: never freed, or freed only in the teardown after the last
     // phase (a program that frees its model and clears cuBLAS workspaces before it dumps).
@@ -186,16 +186,12 @@ struct Categorizer {
             // this dead forward buffer for a .grad
             if (!alive && pr == Phase::ZeroGrad)
                 return Category::Gradient;
-            if (it >= 0 && !seg.iterationHasBackward[static_cast<size_t>(it)] && graphKept[static_cast<size_t>(it)] &&
-                outlives)
+            if (it >= 0 && !seg.iterationHasBackward[static_cast<size_t>(it)] && graphKept[static_cast<size_t>(it)] && outlives)
                 return Category::Activation;
             return Category::Intermediate;
-        case Phase::Backward:
-            return outlives ? Category::Gradient : Category::Intermediate;
-        case Phase::OptimizerStep:
-            return outlives ? Category::OptimizerState : Category::Intermediate;
-        case Phase::ZeroGrad:
-            return Category::Intermediate;
+        case Phase::Backward: return outlives ? Category::Gradient : Category::Intermediate;
+        case Phase::OptimizerStep: return outlives ? Category::OptimizerState : Category::Intermediate;
+        case Phase::ZeroGrad: return Category::Intermediate;
         }
         return Category::Intermediate;
     }
@@ -343,7 +339,8 @@ DeviceAttribution attributeDevice(const Snapshot& snapshot, const DeviceReplay& 
     prefault.start();
     const DeviceTrace* trace = snapshot.device(d.device);
     StackHints hints(snapshot);
-    PhaseSegmentation seg = trace ? segmentPhases(snapshot, *trace, hints, d.truncated || d.unmatchedFrees > 0) : PhaseSegmentation{};
+    PhaseSegmentation seg = trace ? segmentPhases(snapshot, *trace, hints, d.truncated || d.unmatchedFrees > 0)
+                                  : PhaseSegmentation{};
     seg.eventPhase.resize(static_cast<size_t>(d.eventCount), Phase::Other);
 
     Categorizer{snapshot, d, seg, hints, out, {}, -1}.run();

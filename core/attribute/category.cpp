@@ -66,13 +66,13 @@ uint32_t categoryColor(Category c)
 {
     // Colour-blind-safe (Okabe–Ito based), readable on light and dark backgrounds.
     switch (c) {
-    case Category::Parameter: return 0x0072B2;      // blue
+    case Category::Parameter: return 0x0072B2; // blue
     case Category::OptimizerState: return 0xE69F00; // orange
-    case Category::Gradient: return 0xCC79A7;       // purple-pink
-    case Category::Activation: return 0x009E73;     // green
-    case Category::Input: return 0xF0E442;          // yellow
-    case Category::Intermediate: return 0x56B4E9;   // sky blue
-    case Category::Other: return 0x999999;          // grey
+    case Category::Gradient: return 0xCC79A7; // purple-pink
+    case Category::Activation: return 0x009E73; // green
+    case Category::Input: return 0xF0E442; // yellow
+    case Category::Intermediate: return 0x56B4E9; // sky blue
+    case Category::Other: return 0x999999; // grey
     }
     return 0x999999;
 }

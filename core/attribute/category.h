@@ -9,13 +9,13 @@ namespace memscope {
 
 // What an allocation's bytes are for. Definitions: samples/RECORDING.md ("Oracle labels").
 enum class Category : uint8_t {
-    Parameter,      // model weights and buffers
+    Parameter, // model weights and buffers
     OptimizerState, // tensors the optimizer keeps between steps
-    Gradient,       // .grad of parameters
-    Activation,     // tensors saved in forward for backward
-    Input,          // the batch
-    Intermediate,   // everything else: temporaries of forward, backward, the optimizer step; workspaces
-    Other,          // nothing can be known (e.g. pre-existing blocks with no frames)
+    Gradient, // .grad of parameters
+    Activation, // tensors saved in forward for backward
+    Input, // the batch
+    Intermediate, // everything else: temporaries of forward, backward, the optimizer step; workspaces
+    Other, // nothing can be known (e.g. pre-existing blocks with no frames)
 };
 inline constexpr int kCategoryCount = 7;
 inline constexpr std::array<Category, kCategoryCount> kAllCategories{
@@ -25,8 +25,8 @@ inline constexpr std::array<Category, kCategoryCount> kAllCategories{
 // The phase of the training step an event falls in.
 enum class Phase : uint8_t { Forward, Backward, OptimizerStep, ZeroGrad, Other };
 inline constexpr int kPhaseCount = 5;
-inline constexpr std::array<Phase, kPhaseCount> kAllPhases{Phase::Forward, Phase::Backward, Phase::OptimizerStep,
-                                                           Phase::ZeroGrad, Phase::Other};
+inline constexpr std::array<Phase, kPhaseCount> kAllPhases{Phase::Forward, Phase::Backward, Phase::OptimizerStep, Phase::ZeroGrad,
+                                                           Phase::Other};
 
 // Stable machine names: "PARAMETER", "OPTIMIZER_STATE", ... (the oracle labels' spelling).
 std::string_view categoryName(Category c);

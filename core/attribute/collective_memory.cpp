@@ -7,10 +7,7 @@ namespace memscope {
 
 namespace {
 
-bool contains(std::string_view s, std::string_view part)
-{
-    return s.find(part) != std::string_view::npos;
-}
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 bool endsWith(std::string_view s, std::string_view tail)
 {
@@ -68,16 +65,11 @@ FrameVerdict pythonFrame(std::string file, std::string_view name)
 std::string_view collectiveKindName(CollectiveKind kind)
 {
     switch (kind) {
-    case CollectiveKind::None:
-        return "none";
-    case CollectiveKind::GradientBucket:
-        return "gradient_bucket";
-    case CollectiveKind::CollectiveBuffer:
-        return "collective_buffer";
-    case CollectiveKind::FsdpUnsharded:
-        return "fsdp_unsharded";
-    case CollectiveKind::PendingFree:
-        return "pending_free";
+    case CollectiveKind::None: return "none";
+    case CollectiveKind::GradientBucket: return "gradient_bucket";
+    case CollectiveKind::CollectiveBuffer: return "collective_buffer";
+    case CollectiveKind::FsdpUnsharded: return "fsdp_unsharded";
+    case CollectiveKind::PendingFree: return "pending_free";
     }
     return "none";
 }
@@ -85,16 +77,11 @@ std::string_view collectiveKindName(CollectiveKind kind)
 std::string_view collectiveKindLabel(CollectiveKind kind)
 {
     switch (kind) {
-    case CollectiveKind::None:
-        return "Not communication";
-    case CollectiveKind::GradientBucket:
-        return "DDP gradient buckets";
-    case CollectiveKind::CollectiveBuffer:
-        return "Collective buffers";
-    case CollectiveKind::FsdpUnsharded:
-        return "FSDP unsharded parameters";
-    case CollectiveKind::PendingFree:
-        return "Frees pending on other streams";
+    case CollectiveKind::None: return "Not communication";
+    case CollectiveKind::GradientBucket: return "DDP gradient buckets";
+    case CollectiveKind::CollectiveBuffer: return "Collective buffers";
+    case CollectiveKind::FsdpUnsharded: return "FSDP unsharded parameters";
+    case CollectiveKind::PendingFree: return "Frees pending on other streams";
     }
     return "";
 }
@@ -184,8 +171,7 @@ Collectives findCollectives(const Replay& replay)
                             live[static_cast<size_t>(CollectiveKind::PendingFree)] -= size;
                     }
                     break;
-                default:
-                    break;
+                default: break;
                 }
             }
             const int64_t t = total();

@@ -42,10 +42,10 @@ std::string_view collectiveKindLabel(CollectiveKind kind);
 
 struct DeviceCollectives {
     std::vector<CollectiveKind> allocationKind; // per AllocationId (never PendingFree)
-    std::vector<int64_t> bytes;                 // per event: communication bytes live after it
-    std::array<int64_t, kCollectiveKindCount> atPeak{};  // by kind, at the requested peak
+    std::vector<int64_t> bytes; // per event: communication bytes live after it
+    std::array<int64_t, kCollectiveKindCount> atPeak{}; // by kind, at the requested peak
     std::array<int64_t, kCollectiveKindCount> maximum{}; // by kind, highest over the trace
-    int64_t peakBytes = 0;                               // max of bytes
+    int64_t peakBytes = 0; // max of bytes
     EventIndex peakEvent;
     int64_t allocations = 0; // allocations of a kind other than None
 

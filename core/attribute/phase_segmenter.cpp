@@ -34,8 +34,8 @@ struct TimeRange {
 };
 
 struct AnnotationRanges {
-    std::vector<TimeRange> steps;        // optimizer step / zero_grad, sorted by start
-    std::vector<int64_t> profilerSteps;  // ProfilerStep#N start times, sorted
+    std::vector<TimeRange> steps; // optimizer step / zero_grad, sorted by start
+    std::vector<int64_t> profilerSteps; // ProfilerStep#N start times, sorted
 };
 
 AnnotationRanges readAnnotations(const Snapshot& s, int device)
@@ -132,8 +132,7 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
         // silent ones are judged in context below.
         const bool closure = h & kHintClosure;
         const bool silent = !(h & kHintFramed) && silentKind[kindOf(ev.action[k])];
-        const bool ownEvidence =
-            (h & (kHintForward | kHintBackward)) || closure || (!(h & kHintFramed) && framesSeen) || silent;
+        const bool ownEvidence = (h & (kHintForward | kHintBackward)) || closure || (!(h & kHintFramed) && framesSeen) || silent;
         Raw r = Raw::User;
         if (annotated != Raw::User && !ownEvidence)
             r = annotated;
@@ -268,8 +267,7 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
             const int64_t step = p == Phase::Forward && ev.hasTime ? stepHolding(t) : -1;
             const bool nested = p == Phase::Forward && (step >= 0 || (h & kHintClosure));
             if (p == Phase::Forward && inIteration && !closed && stepping && ev.hasTime)
-                closed = endedBetween(stepEnds, forwardTime, t) ||
-                         (backwardSeen && endedBetween(zeroGradEnds, backwardTime, t));
+                closed = endedBetween(stepEnds, forwardTime, t) || (backwardSeen && endedBetween(zeroGradEnds, backwardTime, t));
             if (p == Phase::Forward && inIteration && closed && nested && iterationNested &&
                 (step >= 0 ? step == iterationStep : iterationStep < 0 && !leftOptimizer))
                 closed = false;
@@ -279,7 +277,8 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
                     const int64_t floor = starts.empty() ? 0 : starts.back() + 1;
                     int64_t e = i;
                     if (step >= 0)
-                        while (e > floor && ev.timeUs[static_cast<size_t>(e - 1)] >= optimizerSteps[static_cast<size_t>(step)].start)
+                        while (e > floor &&
+                               ev.timeUs[static_cast<size_t>(e - 1)] >= optimizerSteps[static_cast<size_t>(step)].start)
                             --e;
                     else
                         while (e > floor && (hints.of(ev.stack[static_cast<size_t>(e - 1)]) & kHintOptimizer))

@@ -10,8 +10,8 @@ namespace memscope {
 // Phases of every event of one device and the iterations they form; see attributor.h.
 struct PhaseSegmentation {
     std::vector<Phase> eventPhase;
-    std::vector<Iteration> iterations;  // peaks not filled
-    std::vector<int64_t> firstForward;  // per iteration: its first Forward event, -1 if none
+    std::vector<Iteration> iterations; // peaks not filled
+    std::vector<int64_t> firstForward; // per iteration: its first Forward event, -1 if none
     std::vector<uint8_t> iterationHasBackward;
 
     // The iteration holding event i, -1 when it lies before the first one.

@@ -105,8 +105,9 @@ uint16_t StackHints::of(StackId stack)
         const uint16_t fh = frameHints(f);
         if ((fh & kHintOptimizer) && !(acc & kHintOptimizer) && calledBack)
             acc |= kHintClosure;
-        if (!(acc & kHintOptimizer) && (fh & (kHintForward | kHintBackward | kHintZeroGrad) ||
-                                        (!(fh & kHintLibraryPy) && endsWithPath(m_snapshot.str(m_snapshot.frames.frame(f).filename), ".py"))))
+        if (!(acc & kHintOptimizer) &&
+            (fh & (kHintForward | kHintBackward | kHintZeroGrad) ||
+             (!(fh & kHintLibraryPy) && endsWithPath(m_snapshot.str(m_snapshot.frames.frame(f).filename), ".py"))))
             calledBack = true;
         acc |= fh;
     }

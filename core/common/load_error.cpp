@@ -16,11 +16,8 @@ std::string compose(const std::string& file, int64_t offset, const std::string& 
 } // namespace
 
 LoadError::LoadError(std::string file, int64_t offset, std::string keyPath, std::string message)
-    : std::runtime_error(compose(file, offset, keyPath, message))
-    , m_file(std::move(file))
-    , m_offset(offset)
-    , m_keyPath(std::move(keyPath))
-    , m_message(std::move(message))
+    : std::runtime_error(compose(file, offset, keyPath, message)), m_file(std::move(file)), m_offset(offset),
+      m_keyPath(std::move(keyPath)), m_message(std::move(message))
 {
 }
 

@@ -13,7 +13,7 @@ public:
     LoadError(std::string file, int64_t offset, std::string keyPath, std::string message);
 
     const std::string& file() const { return m_file; }
-    int64_t offset() const { return m_offset; }           // -1 when not known
+    int64_t offset() const { return m_offset; } // -1 when not known
     const std::string& keyPath() const { return m_keyPath; } // empty when not known
     const std::string& message() const { return m_message; }
 
@@ -27,7 +27,7 @@ private:
 // Thrown when the caller's cancellation callback asked to stop.
 class LoadCancelled : public std::runtime_error {
 public:
-    LoadCancelled() : std::runtime_error("loading cancelled") {}
+    LoadCancelled() : std::runtime_error("loading cancelled") { }
 };
 
 } // namespace memscope

@@ -5,10 +5,7 @@
 
 namespace memscope {
 
-StringPool::StringPool()
-{
-    intern(std::string_view{});
-}
+StringPool::StringPool() { intern(std::string_view{}); }
 
 std::string_view StringPool::store(std::string_view s)
 {

@@ -13,7 +13,7 @@ struct StrongId {
     Rep value = -1;
 
     constexpr StrongId() = default;
-    constexpr explicit StrongId(Rep v) : value(v) {}
+    constexpr explicit StrongId(Rep v) : value(v) { }
     constexpr bool valid() const { return value >= 0; }
     constexpr explicit operator bool() const { return valid(); }
     constexpr auto operator<=>(const StrongId&) const = default;

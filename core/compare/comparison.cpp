@@ -105,8 +105,9 @@ void binRun(const ComparedRun& run, const AlignedAxis& axis, AlignedCurves& curv
         const int64_t e = highest[b] != kNone ? highest[b] : carried;
         curves.total[side][b] = d.requestedAfter(e);
         for (size_t c = 0; c < kCategoryCount; ++c)
-            curves.byCategory[side][c][b] =
-                !curvesOk ? 0 : e >= 0 ? a.categoryBytes[c][static_cast<size_t>(e)] : a.categoryAtStart[c];
+            curves.byCategory[side][c][b] = !curvesOk ? 0
+                                            : e >= 0  ? a.categoryBytes[c][static_cast<size_t>(e)]
+                                                      : a.categoryAtStart[c];
         if (last[b] != kNone)
             carried = last[b];
     }
@@ -122,8 +123,7 @@ bool isPythonFile(std::string_view file)
 // recorded with stacks="python"; a stack with no Python frame is keyed by its summary.
 class StackKeys {
 public:
-    StackKeys(const Snapshot& snapshot, const FrameClassifier& frames)
-        : m_snapshot(snapshot), m_frames(frames) {}
+    StackKeys(const Snapshot& snapshot, const FrameClassifier& frames) : m_snapshot(snapshot), m_frames(frames) { }
     const std::string& key(StackId stack)
     {
         auto [it, inserted] = m_keys.try_emplace(stack.value);
@@ -195,8 +195,7 @@ SiteChange changeOf(double a, double b, bool inA, bool inB)
     return b > a ? SiteChange::Grown : b < a ? SiteChange::Shrunk : SiteChange::Same;
 }
 
-void collectSites(const ComparedRun& run, const AlignedAxis& axis, size_t side,
-                  std::unordered_map<std::string, SiteAcc>& sites)
+void collectSites(const ComparedRun& run, const AlignedAxis& axis, size_t side, std::unordered_map<std::string, SiteAcc>& sites)
 {
     const Analysis& an = *run.analysis;
     const DeviceReplay& d = an.replay->devices.at(run.deviceIndex);
@@ -282,16 +281,11 @@ double alignedPhaseWidth(Phase p) { return kSlotEdges[slotOf(p) + 1] - kSlotEdge
 const char* siteChangeName(SiteChange c)
 {
     switch (c) {
-    case SiteChange::Added:
-        return "added";
-    case SiteChange::Removed:
-        return "removed";
-    case SiteChange::Grown:
-        return "grown";
-    case SiteChange::Shrunk:
-        return "shrunk";
-    case SiteChange::Same:
-        break;
+    case SiteChange::Added: return "added";
+    case SiteChange::Removed: return "removed";
+    case SiteChange::Grown: return "grown";
+    case SiteChange::Shrunk: return "shrunk";
+    case SiteChange::Same: break;
     }
     return "same";
 }
@@ -337,8 +331,7 @@ AlignedAxis alignEvents(const DeviceAttribution& attribution, int64_t eventCount
             const double x0 = base + kSlotEdges[s], w = kSlotEdges[s + 1] - kSlotEdges[s];
             const int64_t first = std::max<int64_t>(pr.firstEvent, 0), last = std::min(pr.lastEvent, eventCount - 1);
             for (int64_t e = first; e <= last; ++e)
-                axis.position[static_cast<size_t>(e)] =
-                    x0 + w * static_cast<double>(done[s]++) / static_cast<double>(count[s]);
+                axis.position[static_cast<size_t>(e)] = x0 + w * static_cast<double>(done[s]++) / static_cast<double>(count[s]);
         }
     }
     const int64_t tail = its.back().lastEvent + 1;
@@ -360,9 +353,8 @@ std::vector<size_t> Comparison::sitesByLifetime() const
     std::vector<size_t> order(sites.size());
     for (size_t i = 0; i < order.size(); ++i)
         order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-        return std::abs(sites[x].lifetimeDelta()) > std::abs(sites[y].lifetimeDelta());
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return std::abs(sites[x].lifetimeDelta()) > std::abs(sites[y].lifetimeDelta()); });
     return order;
 }
 

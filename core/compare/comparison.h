@@ -52,8 +52,8 @@ namespace memscope {
  */
 
 // Slots of one iteration on the normalised axis, in order.
-inline constexpr std::array<Phase, 5> kAlignedPhaseOrder{Phase::Other, Phase::Forward, Phase::Backward,
-                                                         Phase::OptimizerStep, Phase::ZeroGrad};
+inline constexpr std::array<Phase, 5> kAlignedPhaseOrder{Phase::Other, Phase::Forward, Phase::Backward, Phase::OptimizerStep,
+                                                         Phase::ZeroGrad};
 // Where phase p's slot starts within an iteration, and its width.
 double alignedPhaseOffset(Phase p);
 double alignedPhaseWidth(Phase p);
@@ -61,8 +61,8 @@ double alignedPhaseWidth(Phase p);
 // A position on the normalised axis for every event of one device.
 struct AlignedAxis {
     std::vector<double> position; // per event, non-decreasing
-    int iterations = 0;           // [0, iterations) are iterations; [-1, 0) setup; [n, n+1) tail
-    double begin = -1;            // the axis covers [begin, end)
+    int iterations = 0; // [0, iterations) are iterations; [-1, 0) setup; [n, n+1) tail
+    double begin = -1; // the axis covers [begin, end)
     double end = 0;
 };
 AlignedAxis alignEvents(const DeviceAttribution& attribution, int64_t eventCount);
@@ -84,8 +84,8 @@ struct ComparedRun {
     int device = 0;
     int64_t events = 0;
     int iterations = 0;
-    PointReport peak;                        // buildPointReport at peakEvent: report.json's "peak"
-    double peakPosition = 0;                 // the peak on the normalised axis
+    PointReport peak; // buildPointReport at peakEvent: report.json's "peak"
+    double peakPosition = 0; // the peak on the normalised axis
     std::array<PhasePeak, kPhaseCount> phases; // by static_cast<size_t>(Phase)
     // Bytes allocated in each phase over the whole trace, by category: where memory is made
     // (checkpointing moves activations' bytes from the forward to the backward's recomputation).
@@ -98,8 +98,8 @@ enum class SiteChange { Added, Removed, Grown, Shrunk, Same };
 const char* siteChangeName(SiteChange c); // "added", "removed", "grown", "shrunk", "same"
 
 struct CallSiteDelta {
-    std::string key;      // the stack as text, one frame a line
-    std::string summary;  // the user frames, innermost first (FrameClassifier::stackSummary)
+    std::string key; // the stack as text, one frame a line
+    std::string summary; // the user frames, innermost first (FrameClassifier::stackSummary)
     std::string topFrame; // the innermost user frame, or the library summary
     Category category = Category::Other; // holding most of its bytes (B's, else A's)
     int64_t bytesA = 0, bytesB = 0; // live at each run's peak
@@ -116,7 +116,7 @@ struct AlignedCurves {
     double begin = -1;
     double width = 0;
     size_t bins = 0;
-    std::array<std::vector<int64_t>, 2> total;                                 // [run][bin]
+    std::array<std::vector<int64_t>, 2> total; // [run][bin]
     std::array<std::array<std::vector<int64_t>, kCategoryCount>, 2> byCategory; // [run][category][bin]
     double x(size_t bin) const { return begin + (static_cast<double>(bin) + 0.5) * width; }
     int64_t deltaTotal(size_t bin) const { return total[1][bin] - total[0][bin]; }
@@ -143,7 +143,7 @@ struct Comparison {
 };
 
 struct CompareOptions {
-    std::optional<int> device;      // the same ordinal in both; focusDevice() of each when empty
+    std::optional<int> device; // the same ordinal in both; focusDevice() of each when empty
     int binsPerIteration = 200;
     size_t maxBins = 20000; // long runs get fewer bins per iteration (each keeps its highest event)
 };

@@ -121,10 +121,7 @@ std::string percent(int64_t delta, int64_t base)
     return buf;
 }
 
-std::string byteIterations(double v)
-{
-    return formatBytes(static_cast<int64_t>(std::llround(v))) + "·it";
-}
+std::string byteIterations(double v) { return formatBytes(static_cast<int64_t>(std::llround(v))) + "·it"; }
 
 } // namespace
 
@@ -151,8 +148,8 @@ std::string comparisonText(const Comparison& c, const ComparisonWriteOptions& op
         const int64_t va = a.peak.byCategory[i], vb = b.peak.byCategory[i];
         if (va == 0 && vb == 0)
             continue;
-        o << "  " << pad(std::string(categoryLabel(cat)), 18) << pad(formatBytes(va), 12, true)
-          << pad(formatBytes(vb), 12, true) << pad(signedBytes(vb - va), 14, true) << "  " << percent(vb - va, va) << "\n";
+        o << "  " << pad(std::string(categoryLabel(cat)), 18) << pad(formatBytes(va), 12, true) << pad(formatBytes(vb), 12, true)
+          << pad(signedBytes(vb - va), 14, true) << "  " << percent(vb - va, va) << "\n";
     }
     o << "\n";
 
@@ -187,8 +184,9 @@ std::string comparisonText(const Comparison& c, const ComparisonWriteOptions& op
     o << "\n";
 
     auto siteLine = [&](const CallSiteDelta& s, bool lifetime) {
-        o << "  " << pad(siteChangeName(s.change), 8) << pad(lifetime ? byteIterations(s.lifetimeDelta()) : signedBytes(s.delta()), 14, true)
-          << "  " << pad(std::string(categoryName(s.category)), 16) << (s.summary.empty() ? s.topFrame : s.summary);
+        o << "  " << pad(siteChangeName(s.change), 8)
+          << pad(lifetime ? byteIterations(s.lifetimeDelta()) : signedBytes(s.delta()), 14, true) << "  "
+          << pad(std::string(categoryName(s.category)), 16) << (s.summary.empty() ? s.topFrame : s.summary);
         if (!lifetime && (s.countA || s.countB))
             o << "  [" << s.countA << " → " << s.countB << ", " << s.matched << " same size]";
         o << "\n";
@@ -278,8 +276,8 @@ void writeComparisonCsv(std::ostream& out, const Comparison& c)
         std::to_string(b.peak.requested), std::to_string(c.peakDelta()));
     for (Category cat : kAllCategories) {
         const size_t i = static_cast<size_t>(cat);
-        row("category", categoryName(cat), phaseName(a.peak.phase), phaseName(b.peak.phase),
-            std::to_string(a.peak.byCategory[i]), std::to_string(b.peak.byCategory[i]), std::to_string(c.categoryDelta(cat)));
+        row("category", categoryName(cat), phaseName(a.peak.phase), phaseName(b.peak.phase), std::to_string(a.peak.byCategory[i]),
+            std::to_string(b.peak.byCategory[i]), std::to_string(c.categoryDelta(cat)));
     }
     for (Phase p : kAllPhases) {
         const PhasePeak& pa = a.phases[static_cast<size_t>(p)];

@@ -33,8 +33,8 @@ namespace memscope {
  *   x,a_total,b_total,delta_total,a_PARAMETER,…,b_PARAMETER,…,delta_PARAMETER,…
  */
 struct ComparisonWriteOptions {
-    size_t callSites = 15;        // rows of each call-site table (text and JSON)
-    std::string gateJson;         // gateResultsJson(...), "" when no rule was given
+    size_t callSites = 15; // rows of each call-site table (text and JSON)
+    std::string gateJson; // gateResultsJson(...), "" when no rule was given
     bool gatePass = true;
 };
 

@@ -88,8 +88,8 @@ std::optional<int64_t> parseByteSize(std::string_view text)
         return std::nullopt;
     const std::string unit = lower(t.substr(unitAt));
     static const std::pair<const char*, double> kUnits[] = {
-        {"", 1},           {"b", 1},          {"kib", 1024.0},   {"mib", 1048576.0},
-        {"gib", 1073741824.0}, {"tib", 1099511627776.0}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}};
+        {"", 1},     {"b", 1},    {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0},
+        {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9},     {"tb", 1e12}};
     for (const auto& [name, scale] : kUnits)
         if (unit == name) {
             const double bytes = std::round(*v * scale);
@@ -114,8 +114,8 @@ GateRule parseGateRule(GateRule::Kind kind, std::string_view option, std::string
         const std::string name = upper(trim(text.substr(0, eq)));
         r.category = categoryFromName(name);
         if (!r.category)
-            throw GateRuleError(r.option + ": unknown category '" + trim(text.substr(0, eq)) + "' (one of " +
-                                categoryList() + ")");
+            throw GateRuleError(r.option + ": unknown category '" + trim(text.substr(0, eq)) + "' (one of " + categoryList() +
+                                ")");
         limit = text.substr(eq + 1);
     }
     const std::string l = trim(limit);
@@ -151,8 +151,8 @@ std::vector<GateResult> checkPeak(const PointReport& peak, const std::vector<Gat
             what = std::string(categoryName(*rule.category)) + " at the peak";
         }
         g.ok = g.value <= g.limit;
-        g.message = what + " " + formatBytes(g.value) + (g.ok ? " <= " : " > ") + formatBytes(g.limit) + " (" +
-                    ruleText(rule) + ")";
+        g.message = what + " " + formatBytes(g.value) + (g.ok ? " <= " : " > ") + formatBytes(g.limit) + " (" + ruleText(rule) +
+                    ")";
         out.push_back(std::move(g));
     }
     return out;
@@ -185,8 +185,8 @@ std::vector<GateResult> checkGrowth(const Comparison& comparison, const std::vec
             g.limit = rule.bytes;
             g.ok = g.value <= g.limit;
         }
-        g.message = what + " grew " + signedBytes(g.value) + " from " + formatBytes(g.base) +
-                    (g.ok ? ", within " : ", over ") + limitText(rule, g.limit) + " (" + ruleText(rule) + ")";
+        g.message = what + " grew " + signedBytes(g.value) + " from " + formatBytes(g.base) + (g.ok ? ", within " : ", over ") +
+                    limitText(rule, g.limit) + " (" + ruleText(rule) + ")";
         out.push_back(std::move(g));
     }
     return out;

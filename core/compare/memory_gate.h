@@ -41,10 +41,10 @@ struct GateRule {
     enum class Kind { MaxPeak, MaxCategory, PeakGrowth, CategoryGrowth };
     Kind kind = Kind::MaxPeak;
     std::optional<Category> category;
-    int64_t bytes = 0;        // the limit in bytes, unless `percent`
+    int64_t bytes = 0; // the limit in bytes, unless `percent`
     std::optional<double> percent;
-    std::string option;       // "--max-peak"
-    std::string text;         // the argument as given: "ACTIVATION=20GiB"
+    std::string option; // "--max-peak"
+    std::string text; // the argument as given: "ACTIVATION=20GiB"
     bool growth() const { return kind == Kind::PeakGrowth || kind == Kind::CategoryGrowth; }
 };
 
@@ -56,7 +56,7 @@ struct GateResult {
     bool ok = true;
     int64_t value = 0; // the figure checked: bytes at the peak, or growth in bytes
     int64_t limit = 0; // in bytes (a percentage turned into bytes of A's figure)
-    int64_t base = 0;  // A's figure, for growth rules
+    int64_t base = 0; // A's figure, for growth rules
     std::string message; // "ACTIVATION at the peak 3.17 GiB > 2 GiB (--max-category ACTIVATION=2GiB)"
 };
 

@@ -94,14 +94,13 @@ std::optional<Diagnostic> detectCacheRelease(const DeviceContext& ctx)
     d.device = ctx.device();
     d.bytes = total;
     d.event = big.first;
-    const std::string who = big.emptyCache ? "torch.cuda.empty_cache()"
+    const std::string who = big.emptyCache      ? "torch.cuda.empty_cache()"
                             : big.underPressure ? "the allocator (to satisfy a failed cudaMalloc)"
                                                 : "the allocator";
     d.message = formatBytes(total) + " of cached memory handed back to the driver in " + std::to_string(releases.size()) +
                 (releases.size() == 1 ? " release" : " releases") + ": " + who + " at " + where + " returned " +
-                formatBytes(big.bytes) + " (" + std::to_string(big.segments) +
-                (big.segments == 1 ? " segment" : " segments") + "), reserved " + formatBytes(before) + " -> " +
-                formatBytes(after);
+                formatBytes(big.bytes) + " (" + std::to_string(big.segments) + (big.segments == 1 ? " segment" : " segments") +
+                "), reserved " + formatBytes(before) + " -> " + formatBytes(after);
     d.detail = "Freed tensors stay in PyTorch's cache until it is emptied; at this release " +
                formatBytes(rep.requestedAfter(big.last)) + " was still requested by live tensors.";
     if (pressure)

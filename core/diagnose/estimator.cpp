@@ -116,13 +116,13 @@ Estimate estimate(const EstimatorInputs& in)
     e.dominant = e.optimizerPeak > e.forwardBackwardPeak ? PeakPhase::OptimizerStep : PeakPhase::ForwardBackward;
     e.peak = std::max(e.forwardBackwardPeak, e.optimizerPeak);
     if (in.tokensKnown)
-        e.heuristicActivations =
-            bytes(heuristicActivationsPerToken(in.parameters) * in.batch * in.sequence * in.bytesPerParameter);
+        e.heuristicActivations = bytes(heuristicActivationsPerToken(in.parameters) * in.batch * in.sequence *
+                                       in.bytesPerParameter);
     return e;
 }
 
-EstimatorInputs inputsFromMeasurement(const TrainingMeasurement& m, std::optional<double> batch,
-                                      std::optional<double> sequence, double bytesPerParameter)
+EstimatorInputs inputsFromMeasurement(const TrainingMeasurement& m, std::optional<double> batch, std::optional<double> sequence,
+                                      double bytesPerParameter)
 {
     EstimatorInputs in;
     in.bytesPerParameter = bytesPerParameter > 0 ? bytesPerParameter : 4;

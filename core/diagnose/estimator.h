@@ -33,23 +33,23 @@ namespace memscope {
  * calling estimate() again answers what-if questions ("batch 2 instead of 16").
  */
 struct EstimatorInputs {
-    double parameters = 0;             // N
-    double bytesPerParameter = 4;      // P
-    double optimizerStates = 0;        // K
+    double parameters = 0; // N
+    double bytesPerParameter = 4; // P
+    double optimizerStates = 0; // K
     double optimizerIntermediates = 0; // I
-    double batch = 1;                  // B
-    double sequence = 1;               // L
-    double activationsPerToken = 0;    // A
-    bool training = true;              // gradients and the optimizer step exist
-    bool tokensKnown = false;          // B and L are the run's (else 1 = the recorded batch)
-    bool activationsMeasured = false;  // A came from the snapshot (else the heuristic)
+    double batch = 1; // B
+    double sequence = 1; // L
+    double activationsPerToken = 0; // A
+    bool training = true; // gradients and the optimizer step exist
+    bool tokensKnown = false; // B and L are the run's (else 1 = the recorded batch)
+    bool activationsMeasured = false; // A came from the snapshot (else the heuristic)
 };
 
 // 4.6894e-4 x N + 1.8494e6
 double heuristicActivationsPerToken(double parameters);
 
 enum class PeakPhase : uint8_t { ForwardBackward, OptimizerStep };
-std::string_view peakPhaseName(PeakPhase p);  // "forward_backward", "optimizer_step"
+std::string_view peakPhaseName(PeakPhase p); // "forward_backward", "optimizer_step"
 std::string_view peakPhaseLabel(PeakPhase p); // "forward/backward", "optimizer step"
 
 struct Estimate {
@@ -60,7 +60,7 @@ struct Estimate {
     int64_t optimizerIntermediates = 0;
     int64_t activations = 0;
     int64_t forwardBackwardPeak = 0; // parameters + optimizer state + activations
-    int64_t optimizerPeak = 0;       // parameters + optimizer state + gradients + intermediates
+    int64_t optimizerPeak = 0; // parameters + optimizer state + gradients + intermediates
     int64_t peak = 0;
     PeakPhase dominant = PeakPhase::ForwardBackward;
     // What the heuristic A would predict for the activations at this B and L (0 without them).
@@ -76,19 +76,19 @@ EstimatorInputs inputsFromMeasurement(const TrainingMeasurement& m, std::optiona
 
 // One row of predicted next to measured; measured < 0: not measurable from the snapshot.
 struct EstimateRow {
-    std::string key;   // "parameters", "gradients", "optimizer_state", "optimizer_intermediates",
-                       // "activations", "forward_backward_peak", "optimizer_step_peak", "peak"
+    std::string key; // "parameters", "gradients", "optimizer_state", "optimizer_intermediates",
+                     // "activations", "forward_backward_peak", "optimizer_step_peak", "peak"
     std::string label;
     int64_t predicted = 0;
     int64_t measured = -1;
 };
 
 struct EstimateReport {
-    Estimate recorded;                 // the model filled from the snapshot
-    std::optional<Estimate> whatIf;    // the model with the user's edits
+    Estimate recorded; // the model filled from the snapshot
+    std::optional<Estimate> whatIf; // the model with the user's edits
     TrainingMeasurement measured;
     std::optional<PeakPhase> measuredDominant; // from the phase of the measured peak
-    std::vector<EstimateRow> rows;             // recorded model vs measured
+    std::vector<EstimateRow> rows; // recorded model vs measured
 };
 
 EstimateReport buildEstimateReport(const TrainingMeasurement& m, const EstimatorInputs& recorded,

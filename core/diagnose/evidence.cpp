@@ -92,9 +92,6 @@ std::string lowerFirst(std::string_view label)
     return s;
 }
 
-std::string percentText(double fraction)
-{
-    return std::to_string(static_cast<long long>(std::llround(fraction * 100.0))) + "%";
-}
+std::string percentText(double fraction) { return std::to_string(static_cast<long long>(std::llround(fraction * 100.0))) + "%"; }
 
 } // namespace memscope

@@ -85,16 +85,16 @@ std::optional<Diagnostic> detectGrowth(const DeviceContext& ctx, const std::vect
     d.severity = d.bytes * 2 >= r.peakRequested.bytes ? Severity::Error : Severity::Warning;
     setEvidence(d, r, retained);
     const FrameId site = dominantUserFrame(ctx.frames, r, retained);
-    const std::string where = site.valid() ? ctx.frames.frameText(site)
-                                           : (d.sites.empty() ? std::string("(no frames)") : siteText(ctx.frames, d.sites.front().stack));
+    const std::string where = site.valid()
+                                  ? ctx.frames.frameText(site)
+                                  : (d.sites.empty() ? std::string("(no frames)") : siteText(ctx.frames, d.sites.front().stack));
 
     d.message = "Memory grows by " + formatBytes(perIteration) + " per iteration over " + std::to_string(n) +
                 " passes: tensors allocated under " + where + " stay alive after their pass";
     d.detail = "Live memory before each pass: " + formatBytes(live[0]) + " at the first, " + formatBytes(live[n - 1]) +
                " at the last (" + formatBytes(liveStep) + " more each pass), " + formatBytes(endLive) +
                " when the loop ends. Each steady pass leaves " + std::to_string(tensorsPerPass) + " tensors (" +
-               formatBytes(perIteration) + ") from " +
-               std::to_string(sitesPerPass) + " call sites alive to the end" +
+               formatBytes(perIteration) + ") from " + std::to_string(sitesPerPass) + " call sites alive to the end" +
                (graphKept ? ": a kept result still references its autograd graph (the activations of its forward)."
                           : ": results of each pass are kept on the GPU.") +
                " The first pass is left out of the rate (warm-up: " + formatBytes(live[1] - live[0]) + ").";

@@ -97,10 +97,9 @@ std::optional<Diagnostic> detectMissingNoGrad(const DeviceContext& ctx, const st
     d.iterations = static_cast<int>(found.size());
     setEvidence(d, r, example->ids);
     const FrameId site = dominantUserFrame(ctx.frames, r, example->ids);
-    d.message = std::to_string(keeping) + " of " + std::to_string(found.size()) +
-                " forward passes with no backward keep " + formatBytes(kept) + " of activations alive (" +
-                std::to_string(example->ids.size()) + " tensors from " + std::to_string(example->sites) +
-                " call sites): inference without torch.no_grad()";
+    d.message = std::to_string(keeping) + " of " + std::to_string(found.size()) + " forward passes with no backward keep " +
+                formatBytes(kept) + " of activations alive (" + std::to_string(example->ids.size()) + " tensors from " +
+                std::to_string(example->sites) + " call sites): inference without torch.no_grad()";
     d.detail = "When a pass makes its last allocation, " + std::to_string(example->ids.size()) + " of its " +
                std::to_string(example->allocations) +
                " allocations are still alive, from all over the model: autograd saved them for a backward that never "

@@ -25,8 +25,7 @@ std::vector<Diagnostic> detectOutOfMemory(const DeviceContext& ctx)
         std::array<int64_t, kCategoryCount> byCategory{};
         for (AllocationId id : liveIds)
             if (static_cast<size_t>(id.value) < ctx.attribution.allocationCategory.size())
-                byCategory[static_cast<size_t>(ctx.attribution.category(id))] +=
-                    static_cast<int64_t>(r.allocation(id).size);
+                byCategory[static_cast<size_t>(ctx.attribution.category(id))] += static_cast<int64_t>(r.allocation(id).size);
 
         Diagnostic d;
         d.kind = DiagnosticKind::OutOfMemory;
@@ -62,12 +61,13 @@ std::vector<Diagnostic> detectOutOfMemory(const DeviceContext& ctx)
                 cats += cats.empty() ? "" : ", ";
                 cats += std::string(categoryLabel(c)) + " " + formatBytes(byCategory[static_cast<size_t>(c)]);
             }
-        d.detail = "At the failed allocation (" + siteText(ctx.frames, ev.stack[static_cast<size_t>(i)]) +
-                   ") the process held " + formatBytes(reserved) + " reserved: " + formatBytes(live) + " requested by " +
-                   std::to_string(liveIds.size()) + " live tensors and " + formatBytes(unused) +
-                   " cached but unused. Largest live tensor " + formatBytes(largest) +
-                   (d.sites.empty() ? std::string() : ", largest call site " + siteText(ctx.frames, d.sites.front().stack) +
-                                                          " with " + formatBytes(d.sites.front().bytes)) +
+        d.detail = "At the failed allocation (" + siteText(ctx.frames, ev.stack[static_cast<size_t>(i)]) + ") the process held " +
+                   formatBytes(reserved) + " reserved: " + formatBytes(live) + " requested by " + std::to_string(liveIds.size()) +
+                   " live tensors and " + formatBytes(unused) + " cached but unused. Largest live tensor " +
+                   formatBytes(largest) +
+                   (d.sites.empty() ? std::string()
+                                    : ", largest call site " + siteText(ctx.frames, d.sites.front().stack) + " with " +
+                                          formatBytes(d.sites.front().bytes)) +
                    (cats.empty() ? std::string(".") : ". Live by category: " + cats + ".");
         d.fix = fix;
         d.figures = {{"requested_size", "Asked for", asked},

@@ -74,8 +74,9 @@ std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMea
             d.fix += " Below " + formatBytes(m.optimizerPeak) + " the optimizer step becomes the peak.";
         break;
     case DiagnosticKind::OptimizerBoundPeak:
-        d.message = where + (phase == Phase::OptimizerStep ? ", is optimizer-bound: gradients "
-                                                           : ", is bound by gradients and optimizer state: gradients ") +
+        d.message = where +
+                    (phase == Phase::OptimizerStep ? ", is optimizer-bound: gradients "
+                                                   : ", is bound by gradients and optimizer state: gradients ") +
                     formatBytes(gradients) + " and temporaries " + formatBytes(bytesOfCategory(Category::Intermediate)) +
                     " on top of parameters " + formatBytes(bytesOfCategory(Category::Parameter)) + " and optimizer state " +
                     formatBytes(bytesOfCategory(Category::OptimizerState)) +
@@ -88,8 +89,10 @@ std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMea
             d.fix += " The forward/backward peaks at " + formatBytes(m.forwardBackwardPeak) + ".";
         break;
     default:
-        d.message = where + (training ? "" : oomAfterPeak ? " (then the run ran out of memory)"
-                                                          : " (no training step in the trace)") +
+        d.message = where +
+                    (training       ? ""
+                     : oomAfterPeak ? " (then the run ran out of memory)"
+                                    : " (no training step in the trace)") +
                     ": " + split;
         if (!training && oomAfterPeak && phase == Phase::Forward)
             d.fix = "This forward pass never finished (see the OOM finding): a smaller batch or sequence length, "
@@ -124,12 +127,14 @@ std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMea
     setEvidence(d, r, movable);
 
     for (Category c : kAllCategories)
-        d.figures.push_back({"peak_" + std::string(categoryName(c)), "At the peak: " + std::string(categoryLabel(c)),
-                             bytesOfCategory(c)});
+        d.figures.push_back(
+            {"peak_" + std::string(categoryName(c)), "At the peak: " + std::string(categoryLabel(c)), bytesOfCategory(c)});
     d.figures.push_back({"forward_backward_peak", "Highest in forward/backward", m.forwardBackwardPeak});
     d.figures.push_back({"optimizer_step_peak", "Highest in the optimizer step", m.optimizerPeak});
-    d.figures.push_back({"iterations_peaking_in_forward_backward", "Iterations peaking in forward/backward", fbIterations, false});
-    d.figures.push_back({"iterations_peaking_in_optimizer_step", "Iterations peaking in the optimizer step", optIterations, false});
+    d.figures.push_back(
+        {"iterations_peaking_in_forward_backward", "Iterations peaking in forward/backward", fbIterations, false});
+    d.figures.push_back(
+        {"iterations_peaking_in_optimizer_step", "Iterations peaking in the optimizer step", optIterations, false});
     return d;
 }
 

@@ -67,7 +67,7 @@ struct LoopKey {
 
 struct LoopInfo {
     std::vector<int64_t> backEdges; // events starting a pass
-    int32_t lastLine = 0;           // the highest line a back-edge leaves from
+    int32_t lastLine = 0; // the highest line a back-edge leaves from
     int64_t coverage = 0;
 };
 
@@ -99,8 +99,8 @@ std::vector<Pass> findRepeatedPasses(const Snapshot& snapshot, const DeviceTrace
                 const Frame& a = paths.frame(p[d]);
                 const Frame& b = paths.frame(q[d]);
                 if (a.filename == b.filename && a.name == b.name && a.line < b.line) {
-                    LoopKey key{std::vector<FrameId>(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(d)), a.filename,
-                                a.name, a.line};
+                    LoopKey key{std::vector<FrameId>(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(d)), a.filename, a.name,
+                                a.line};
                     LoopInfo& info = loops[key];
                     info.backEdges.push_back(i);
                     info.lastLine = std::max(info.lastLine, b.line);

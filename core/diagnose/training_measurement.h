@@ -34,12 +34,12 @@ struct TrainingMeasurement {
     int64_t forwardBackwardPeak = 0; // max requested over forward/backward events
     int64_t forwardBackwardPeakEvent = -1;
     int64_t forwardBackwardExtra = 0;
-    int64_t optimizerPeak = 0;       // max requested over optimizer-step events
+    int64_t optimizerPeak = 0; // max requested over optimizer-step events
     int64_t optimizerPeakEvent = -1;
     int64_t optimizerExtra = 0;
     int64_t optimizerIntermediates = 0;
 
-    int64_t peak = 0;      // the global requested peak
+    int64_t peak = 0; // the global requested peak
     int64_t peakEvent = -1;
     Phase peakPhase = Phase::Other;
 

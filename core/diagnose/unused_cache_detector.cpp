@@ -75,13 +75,14 @@ std::optional<Diagnostic> detectUnusedCache(const DeviceContext& ctx)
     d.device = ctx.device();
     d.bytes = unused;
     d.event = last;
-    d.message = formatBytes(unused) + " cached but unused (" + formatBytes(reserved) + " reserved, " +
-                formatBytes(inUse) + " in use)";
+    d.message = formatBytes(unused) + " cached but unused (" + formatBytes(reserved) + " reserved, " + formatBytes(inUse) +
+                " in use)";
     if (haveSegments) {
         d.message += "; empty_cache() would return " + formatBytes(releasable) + "; largest free block " +
                      formatBytes(largestFree) + " of " + formatBytes(freeTotal) + " free";
         d.detail = "At the end of the recording the allocator held " + std::to_string(segments) + " segments. " +
-                   std::to_string(releasableSegments) + " of them hold no live block: torch.cuda.empty_cache() would "
+                   std::to_string(releasableSegments) +
+                   " of them hold no live block: torch.cuda.empty_cache() would "
                    "hand those back to the driver. The free memory is " +
                    std::to_string(static_cast<long long>(fragmentation * 100.0 + 0.5)) +
                    "% fragmented (1 - largest free block / free total). At the reserved peak (" + formatBytes(peakReserved) +

@@ -15,16 +15,16 @@ bool isCaptureMachinery(const Snapshot& s, FrameId id)
     const Frame& f = s.frames.frame(id);
     const std::string_view file = s.str(f.filename);
     const std::string_view name = s.str(f.name);
-    if (file.find("CUDACachingAllocator") != std::string_view::npos ||
-        file.find("memory_snapshot") != std::string_view::npos || name.find("torch::unwind") != std::string_view::npos ||
-        name.find("CapturedTraceback") != std::string_view::npos ||
+    if (file.find("CUDACachingAllocator") != std::string_view::npos || file.find("memory_snapshot") != std::string_view::npos ||
+        name.find("torch::unwind") != std::string_view::npos || name.find("CapturedTraceback") != std::string_view::npos ||
         name.find("CUDACachingAllocator") != std::string_view::npos)
         return true;
     // Tensor-creation plumbing under every op: the op itself says more.
-    for (std::string_view p : {"at::detail::empty", "at::native::empty", "at::empty", "at::_ops::empty", "at::TensorIteratorBase::",
-                               "at::(anonymous namespace)::create_out", "at::(anonymous namespace)::wrapper_CUDA__empty",
-                               "at::(anonymous namespace)::(anonymous namespace)::wrapper_CUDA__empty", "c10::impl::",
-                               "at::native::(anonymous namespace)::resize", "at::native::resize_"})
+    for (std::string_view p :
+         {"at::detail::empty", "at::native::empty", "at::empty", "at::_ops::empty",
+          "at::TensorIteratorBase::", "at::(anonymous namespace)::create_out", "at::(anonymous namespace)::wrapper_CUDA__empty",
+          "at::(anonymous namespace)::(anonymous namespace)::wrapper_CUDA__empty",
+          "c10::impl::", "at::native::(anonymous namespace)::resize", "at::native::resize_"})
         if (name.starts_with(p))
             return true;
     return false;
@@ -94,7 +94,8 @@ void writeAllocationsCsv(std::ostream& out, const Attribution& attribution, size
         line += ',';
         line += std::to_string(al.freeEvent.value);
         line += ',';
-        line += al.preexisting() || !trace ? std::string() : std::to_string(trace->events.timeUs[static_cast<size_t>(al.allocEvent.value)]);
+        line += al.preexisting() || !trace ? std::string()
+                                           : std::to_string(trace->events.timeUs[static_cast<size_t>(al.allocEvent.value)]);
         line += ',';
         line += std::to_string(al.addr);
         line += ',';

@@ -23,7 +23,6 @@ std::string diagnosticsToJson(const Diagnostics& diagnostics, const Replay& repl
                               std::optional<size_t> device = {}, int indent = 2, size_t maxAllocations = 20);
 
 // The `memscope diagnose` text: one block per finding (severity, message, fix, call sites).
-std::string diagnosticsText(const Diagnostics& diagnostics, const FrameClassifier& frames,
-                            std::optional<size_t> device = {});
+std::string diagnosticsText(const Diagnostics& diagnostics, const FrameClassifier& frames, std::optional<size_t> device = {});
 
 } // namespace memscope

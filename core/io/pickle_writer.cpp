@@ -202,7 +202,7 @@ struct SettingNode {
 
 class SnapshotPickler {
 public:
-    explicit SnapshotPickler(const Snapshot& s) : m_s(s) {}
+    explicit SnapshotPickler(const Snapshot& s) : m_s(s) { }
 
     std::string run()
     {
@@ -477,10 +477,7 @@ private:
 
 } // namespace
 
-std::string pickleSnapshot(const Snapshot& snapshot)
-{
-    return SnapshotPickler(snapshot).run();
-}
+std::string pickleSnapshot(const Snapshot& snapshot) { return SnapshotPickler(snapshot).run(); }
 
 void writePickleSnapshotFile(const Snapshot& snapshot, const std::string& path)
 {

@@ -61,7 +61,7 @@ PointReport buildPointReport(const Attribution& attribution, size_t deviceIndex,
         l.size = static_cast<int64_t>(al.size);
         l.category = static_cast<size_t>(id.value) < a.allocationCategory.size() ? a.category(id) : Category::Other;
         l.phase = static_cast<size_t>(id.value) < a.allocationPhase.size() ? a.allocationPhase[static_cast<size_t>(id.value)]
-                                                                            : Phase::Other;
+                                                                           : Phase::Other;
         l.allocEvent = al.allocEvent.valid() ? al.allocEvent.value : -1;
         l.freeEvent = al.freeEvent.valid() ? al.freeEvent.value : -1;
         l.allocTimeUs = timeOf(al.allocEvent);

@@ -20,10 +20,10 @@ struct LiveAllocation {
     int64_t size = 0;
     Category category = Category::Other;
     Phase phase = Phase::Other; // phase of its alloc
-    int64_t allocEvent = -1;    // -1: existed before the trace
-    int64_t freeEvent = -1;     // -1: alive at the end
-    int64_t allocTimeUs = 0;    // 0 when allocEvent is -1
-    int64_t freeTimeUs = 0;     // 0 when freeEvent is -1
+    int64_t allocEvent = -1; // -1: existed before the trace
+    int64_t freeEvent = -1; // -1: alive at the end
+    int64_t allocTimeUs = 0; // 0 when allocEvent is -1
+    int64_t freeTimeUs = 0; // 0 when freeEvent is -1
     StackId stack;
 };
 
@@ -48,8 +48,8 @@ struct PointReport {
     int iteration = -1; // index into DeviceAttribution::iterations, -1 outside any
     std::array<int64_t, kCategoryCount> byCategory{};
     std::array<int64_t, kCategoryCount> countByCategory{};
-    std::vector<LiveAllocation> live;  // largest first
-    std::vector<CallSite> callSites;   // most bytes first
+    std::vector<LiveAllocation> live; // largest first
+    std::vector<CallSite> callSites; // most bytes first
 };
 
 PointReport buildPointReport(const Attribution& attribution, size_t deviceIndex, int64_t event);

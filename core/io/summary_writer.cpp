@@ -8,7 +8,6 @@
 
 namespace memscope {
 
-
 std::string summaryJson(const Replay& replay, std::optional<int> device, std::optional<int> focus)
 {
     nlohmann::ordered_json root;
@@ -53,17 +52,17 @@ std::string summaryText(const Replay& replay, std::optional<int> device, std::op
     out += s.format == SnapshotFormat::Json ? "JSON" : s.format == SnapshotFormat::PickleGzip ? "gzip pickle" : "pickle";
     if (s.format != SnapshotFormat::Json)
         out += " protocol " + std::to_string(s.pickleProtocol);
-    out += ", " + std::to_string(s.segments.size()) + " segments, " + std::to_string(s.annotations.size()) +
-           " annotations, " + std::to_string(s.stacks.size()) + " distinct stacks\n";
+    out += ", " + std::to_string(s.segments.size()) + " segments, " + std::to_string(s.annotations.size()) + " annotations, " +
+           std::to_string(s.stacks.size()) + " distinct stacks\n";
     for (const DeviceReplay& d : replay.devices) {
         if (device && d.device != *device)
             continue;
         const EventTable& ev = s.devices[static_cast<size_t>(&d - replay.devices.data())].events;
         const int64_t t0 = ev.count() ? ev.timeUs.front() : 0;
         char line[512];
-        out += deviceName(d.device) + ": " + std::to_string(d.eventCount) + " events, " +
-               std::to_string(d.allocations.size()) + " allocations" +
-               (focus && *focus == d.device && !device && replay.devices.size() > 1 ? " (shown first)" : "") + "\n";
+        out += deviceName(d.device) + ": " + std::to_string(d.eventCount) + " events, " + std::to_string(d.allocations.size()) +
+               " allocations" + (focus && *focus == d.device && !device && replay.devices.size() > 1 ? " (shown first)" : "") +
+               "\n";
         std::snprintf(line, sizeof line, "  peak requested: %s (%lld bytes) at event %lld, %.3f s\n",
                       formatBytes(d.peakRequested.bytes).c_str(), static_cast<long long>(d.peakRequested.bytes),
                       static_cast<long long>(d.peakRequested.event.value),

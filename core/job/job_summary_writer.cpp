@@ -65,8 +65,8 @@ std::string jobSummaryText(const RankSet& set)
     std::string out = std::to_string(set.size()) + (set.size() == 1 ? " rank" : " ranks") + ", mean requested peak " +
                       formatBytes(static_cast<int64_t>(set.meanPeak() + 0.5)) + "\n";
     char line[1024];
-    std::snprintf(line, sizeof line, "%5s %6s %12s %12s %-14s %9s %12s %8s  %s\n", "rank", "device", "peak", "reserved",
-                  "phase", "at", "comm@peak", "vs mean", "OOM");
+    std::snprintf(line, sizeof line, "%5s %6s %12s %12s %-14s %9s %12s %8s  %s\n", "rank", "device", "peak", "reserved", "phase",
+                  "at", "comm@peak", "vs mean", "OOM");
     out += line;
     const size_t focus = set.focusRank();
     for (size_t i = 0; i < set.size(); ++i) {
@@ -78,7 +78,8 @@ std::string jobSummaryText(const RankSet& set)
         }
         const std::string oom = s.oom ? "OOM in " + (s.oomPhase.empty() ? std::string("?") : s.oomPhase) +
                                             (s.oomWhere.empty() ? "" : " at " + s.oomWhere)
-                                      : s.oomDump ? "OOM dump" : "";
+                                : s.oomDump ? "OOM dump"
+                                            : "";
         std::snprintf(line, sizeof line, "%5d %6d %12s %12s %-14s %8.3fs %12s %+7.1f%%  %s%s\n", s.rank, s.device,
                       formatBytes(s.peakRequested).c_str(), formatBytes(s.peakReserved).c_str(),
                       s.peakPhase.empty() ? "-" : s.peakPhase.c_str(), s.peakSeconds(),

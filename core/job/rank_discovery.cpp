@@ -92,10 +92,7 @@ std::optional<int> iterationFromFolderName(std::string_view folderName, bool* ex
     return std::stoi(name.substr(10, end - 10));
 }
 
-bool isSummaryFileName(std::string_view fileName)
-{
-    return endsWith(lower(fileName), ".summary.json");
-}
+bool isSummaryFileName(std::string_view fileName) { return endsWith(lower(fileName), ".summary.json"); }
 
 bool isSnapshotFileName(std::string_view fileName)
 {
@@ -157,8 +154,10 @@ std::vector<RankFile> discoverRanks(const std::vector<std::string>& paths)
             for (const fs::path& f : files)
                 add(f, true);
             if (found.size() == before)
-                throw std::runtime_error(p + ": holds no snapshot (*.pickle, *.pickle.gz, *snapshot*.json) or "
-                                             "*.summary.json within " + std::to_string(kMaxDepth) + " levels");
+                throw std::runtime_error(p +
+                                         ": holds no snapshot (*.pickle, *.pickle.gz, *snapshot*.json) or "
+                                         "*.summary.json within " +
+                                         std::to_string(kMaxDepth) + " levels");
         } else {
             add(fs::path(p), false);
         }

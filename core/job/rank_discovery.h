@@ -26,10 +26,10 @@ namespace memscope {
  * to it, or alone when the snapshot stayed on its node.
  */
 struct RankFile {
-    std::string path;        // the snapshot; empty when only its summary is here
+    std::string path; // the snapshot; empty when only its summary is here
     std::string summaryPath; // its .summary.json; empty when there is none
     std::optional<int> rank; // from the name
-    int iteration = -1;      // N of an iteration_N folder, -1 outside one
+    int iteration = -1; // N of an iteration_N folder, -1 outside one
     bool oomDump = false;
 };
 

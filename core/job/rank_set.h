@@ -14,9 +14,9 @@ namespace memscope {
 // One rank of a job: where it came from, its figures, or why they could not be had.
 struct RankEntry {
     RankFile source;
-    RankSummary summary;   // valid when error is empty
-    std::string error;     // the LoadError's message when the rank's file could not be read
-    double aboveMean = 0;  // (peak requested − the ranks' mean) / mean; 0.25 = 25 % above
+    RankSummary summary; // valid when error is empty
+    std::string error; // the LoadError's message when the rank's file could not be read
+    double aboveMean = 0; // (peak requested − the ranks' mean) / mean; 0.25 = 25 % above
 
     bool ok() const { return error.empty(); }
     bool canLoad() const { return !source.path.empty(); } // its full snapshot is here

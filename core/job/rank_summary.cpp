@@ -140,8 +140,8 @@ std::string rankSummaryJson(const RankSummary& s)
     for (const RankTimelinePoint& p : s.timeline) {
         if (!timeline.empty())
             timeline += ' ';
-        timeline += std::to_string(p.timeUs - s.startUs) + ' ' + std::to_string(p.event) + ' ' + std::to_string(p.low) +
-                     ' ' + std::to_string(p.high);
+        timeline += std::to_string(p.timeUs - s.startUs) + ' ' + std::to_string(p.event) + ' ' + std::to_string(p.low) + ' ' +
+                    std::to_string(p.high);
     }
     j["timeline"] = std::move(timeline);
     return j.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -13,7 +13,7 @@ namespace memscope {
 // One column of a rank's compact timeline: the requested bytes' range over a run of events.
 struct RankTimelinePoint {
     int64_t timeUs = 0; // of the run's first event
-    int64_t event = 0;  // the run's first event
+    int64_t event = 0; // the run's first event
     int64_t low = 0;
     int64_t high = 0;
 };
@@ -28,8 +28,8 @@ inline constexpr size_t kRankTimelinePoints = 256;
 
 struct RankSummary {
     int rank = -1;
-    std::string file;      // the snapshot summarised, as it was named
-    int device = 0;        // the CUDA device shown for the rank (Analysis::focusDevice())
+    std::string file; // the snapshot summarised, as it was named
+    int device = 0; // the CUDA device shown for the rank (Analysis::focusDevice())
     int64_t events = 0;
     int64_t allocations = 0;
     int64_t peakRequested = 0;
@@ -38,7 +38,7 @@ struct RankSummary {
     int64_t peakTimeUs = 0;
     std::string peakPhase; // phaseName(): "forward", "backward", …; empty before attribution
     int peakIteration = -1; // 0-based iteration holding the peak, -1 outside any
-    int64_t startUs = 0;    // the first and last event's time_us
+    int64_t startUs = 0; // the first and last event's time_us
     int64_t endUs = 0;
     std::vector<int64_t> iterationStartUs;
     bool oom = false;
@@ -46,11 +46,11 @@ struct RankSummary {
     int64_t oomTimeUs = 0;
     int64_t oomAskedBytes = 0; // the failed request's size
     std::string oomPhase;
-    std::string oomWhere;      // the innermost user frame of the failed request, as text
-    int iteration = -1;        // the launcher's iteration folder it came from (-1: none)
-    bool oomDump = false;      // the launcher wrote it on an OOM (…_exit, *oom* in the name)
+    std::string oomWhere; // the innermost user frame of the failed request, as text
+    int iteration = -1; // the launcher's iteration folder it came from (-1: none)
+    bool oomDump = false; // the launcher wrote it on an OOM (…_exit, *oom* in the name)
     std::array<int64_t, kCollectiveKindCount> collectiveAtPeak{}; // communication bytes by kind
-    int64_t collectivePeak = 0;                                  // highest communication bytes
+    int64_t collectivePeak = 0; // highest communication bytes
     std::vector<RankTimelinePoint> timeline;
 
     double peakSeconds() const { return static_cast<double>(peakTimeUs - startUs) / 1e6; }

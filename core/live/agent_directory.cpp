@@ -23,17 +23,14 @@ std::string text(const nlohmann::json& j, const char* key)
     return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
-bool processAlive(int pid)
-{
-    return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
-}
+bool processAlive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
 } // namespace
 
 std::string agentDirectory()
 {
     if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime && *runtime) {
-        struct stat st{};
+        struct stat st { };
         if (::stat(runtime, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() && !(st.st_mode & 022))
             return std::string(runtime) + "/memscope";
     }
@@ -43,7 +40,7 @@ std::string agentDirectory()
 
 std::string checkPrivateDirectory(const std::string& path)
 {
-    struct stat st{};
+    struct stat st { };
     if (::lstat(path.c_str(), &st) != 0)
         return path + ": " + std::strerror(errno);
     if (S_ISLNK(st.st_mode))
@@ -114,8 +111,8 @@ std::optional<LiveEndpoint> parseTcpTarget(const std::string& target, const std:
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
         host = host.substr(1, host.size() - 2);
     const std::string port = target.substr(colon + 1);
-    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(port) < 1 || std::stoi(port) > 65535)
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) < 1 ||
+        std::stoi(port) > 65535)
         throw std::invalid_argument(target + ": expected HOST:PORT with a port from 1 to 65535");
     if (token.empty())
         throw std::invalid_argument(target + ": a TCP agent needs its token (--token T; the agent prints "

@@ -17,7 +17,7 @@ struct AgentInfo {
     std::string torchVersion;
     std::string pythonVersion;
     std::vector<std::string> devices;
-    std::string tcp;   // "host:port" when the agent also listens on TCP
+    std::string tcp; // "host:port" when the agent also listens on TCP
     std::string token;
     std::string infoPath;
 };

@@ -24,14 +24,10 @@ namespace {
 
 int64_t nowMs()
 {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string errnoText()
-{
-    return std::strerror(errno);
-}
+std::string errnoText() { return std::strerror(errno); }
 
 bool sendAll(int fd, const std::string& data)
 {
@@ -79,8 +75,7 @@ int connectUnix(const std::string& path, int timeoutMs)
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (path.size() >= sizeof addr.sun_path)
-        throw std::runtime_error(path + ": socket path longer than " + std::to_string(sizeof addr.sun_path - 1) +
-                                 " bytes");
+        throw std::runtime_error(path + ": socket path longer than " + std::to_string(sizeof addr.sun_path - 1) + " bytes");
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     const int64_t deadline = nowMs() + timeoutMs;
     for (;;) {
@@ -139,10 +134,7 @@ int connectTcp(const std::string& host, int port)
 
 } // namespace
 
-std::string LiveEndpoint::describe() const
-{
-    return unixPath.empty() ? tcpHost + ":" + std::to_string(tcpPort) : unixPath;
-}
+std::string LiveEndpoint::describe() const { return unixPath.empty() ? tcpHost + ":" + std::to_string(tcpPort) : unixPath; }
 
 std::string_view liveStateName(LiveState s)
 {
@@ -157,9 +149,9 @@ std::string_view liveStateName(LiveState s)
     return "?";
 }
 
-LiveClient::LiveClient() : LiveClient(Options{}) {}
+LiveClient::LiveClient() : LiveClient(Options{}) { }
 
-LiveClient::LiveClient(Options options) : m_options(std::move(options)) {}
+LiveClient::LiveClient(Options options) : m_options(std::move(options)) { }
 
 LiveClient::~LiveClient()
 {
@@ -334,9 +326,8 @@ bool LiveClient::finished() const
 bool LiveClient::waitFinished(int timeoutMs) const
 {
     std::unique_lock<std::mutex> lock(m_mutex);
-    return m_finishedCv.wait_for(lock, std::chrono::milliseconds(timeoutMs), [&] {
-        return m_state != LiveState::Idle && m_state != LiveState::Streaming;
-    });
+    return m_finishedCv.wait_for(lock, std::chrono::milliseconds(timeoutMs),
+                                 [&] { return m_state != LiveState::Idle && m_state != LiveState::Streaming; });
 }
 
 std::shared_ptr<const Snapshot> LiveClient::snapshot() const

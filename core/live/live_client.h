@@ -26,12 +26,12 @@ struct LiveEndpoint {
 };
 
 enum class LiveState : uint8_t {
-    Idle,      // not connected yet
+    Idle, // not connected yet
     Streaming, // connected, receiving
-    Ended,     // the agent sent END and closed: the recording is complete
-    Lost,      // the connection broke before END (the agent was killed, say)
-    Failed,    // the agent broke the protocol; the connection was closed
-    Detached,  // the user detached
+    Ended, // the agent sent END and closed: the recording is complete
+    Lost, // the connection broke before END (the agent was killed, say)
+    Failed, // the agent broke the protocol; the connection was closed
+    Detached, // the user detached
 };
 
 std::string_view liveStateName(LiveState s);
@@ -50,9 +50,9 @@ std::string_view liveStateName(LiveState s);
 class LiveClient {
 public:
     struct Options {
-        std::string recoveryPath;        // empty: no recovery file
+        std::string recoveryPath; // empty: no recovery file
         uint32_t maxMessage = 16u << 20; // larger messages close the connection
-        int connectTimeoutMs = 10000;    // retry while the socket does not exist yet
+        int connectTimeoutMs = 10000; // retry while the socket does not exist yet
     };
 
     LiveClient();

@@ -4,11 +4,7 @@
 
 namespace memscope {
 
-LiveDecoder::LiveDecoder(LiveRecording& recording, uint32_t maxMessage)
-    : m_recording(recording)
-    , m_maxMessage(maxMessage)
-{
-}
+LiveDecoder::LiveDecoder(LiveRecording& recording, uint32_t maxMessage) : m_recording(recording), m_maxMessage(maxMessage) { }
 
 void LiveDecoder::feed(std::span<const uint8_t> bytes)
 {

@@ -22,7 +22,7 @@ public:
 
     void feed(std::span<const uint8_t> bytes);
 
-    uint64_t offset() const { return m_offset; }        // stream bytes consumed by whole messages
+    uint64_t offset() const { return m_offset; } // stream bytes consumed by whole messages
     size_t pendingBytes() const { return m_buffer.size() - m_start; } // a message still incomplete
     bool failed() const { return m_failed; }
 

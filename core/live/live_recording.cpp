@@ -16,7 +16,7 @@ using live::MessageType;
 
 class Reader {
 public:
-    Reader(std::span<const uint8_t> p, const char* what) : m_p(p), m_what(what) {}
+    Reader(std::span<const uint8_t> p, const char* what) : m_p(p), m_what(what) { }
 
     template <class T>
     T get()
@@ -95,8 +95,7 @@ std::string settingText(const nlohmann::json& v)
     return s + (v.is_object() ? "}" : "]");
 }
 
-void flattenSettings(const nlohmann::json& obj, const std::string& prefix, std::map<std::string, std::string>& out,
-                     int depth)
+void flattenSettings(const nlohmann::json& obj, const std::string& prefix, std::map<std::string, std::string>& out, int depth)
 {
     if (depth > 16)
         throw LiveProtocolError("SETTINGS message: nested deeper than 16 levels");
@@ -159,17 +158,13 @@ LiveRecording::LiveRecording() : m_snapshot(std::make_unique<Snapshot>())
     m_stacks.emplace(0u, StackId{});
 }
 
-std::shared_ptr<const Snapshot> LiveRecording::snapshot() const
-{
-    return copySnapshot(*m_snapshot);
-}
+std::shared_ptr<const Snapshot> LiveRecording::snapshot() const { return copySnapshot(*m_snapshot); }
 
 StringId LiveRecording::stringRef(uint32_t wire, const char* what) const
 {
     auto it = m_strings.find(wire);
     if (it == m_strings.end())
-        throw LiveProtocolError(std::string(what) + " refers to string " + std::to_string(wire) +
-                                ", which was never defined");
+        throw LiveProtocolError(std::string(what) + " refers to string " + std::to_string(wire) + ", which was never defined");
     return it->second;
 }
 
@@ -177,8 +172,7 @@ StackId LiveRecording::stackRef(uint32_t wire, const char* what) const
 {
     auto it = m_stacks.find(wire);
     if (it == m_stacks.end())
-        throw LiveProtocolError(std::string(what) + " refers to stack " + std::to_string(wire) +
-                                ", which was never defined");
+        throw LiveProtocolError(std::string(what) + " refers to stack " + std::to_string(wire) + ", which was never defined");
     return it->second;
 }
 
@@ -224,8 +218,7 @@ void LiveRecording::apply(uint8_t type, std::span<const uint8_t> p)
         m_stats.agentErrors.push_back(str(j, "message"));
         break;
     }
-    default:
-        break; // a newer agent's message type: skipped (docs/PROTOCOL.md, versioning)
+    default: break; // a newer agent's message type: skipped (docs/PROTOCOL.md, versioning)
     }
     ++m_stats.messages;
     m_stats.bytes += p.size() + 5;
@@ -301,8 +294,8 @@ void LiveRecording::applyStack(std::span<const uint8_t> p)
     const auto id = r.get<uint32_t>();
     const auto n = r.get<uint32_t>();
     if (n > live::kMaxStackFrames)
-        throw LiveProtocolError("STACK with " + std::to_string(n) + " frames; at most " +
-                                std::to_string(live::kMaxStackFrames) + " are accepted");
+        throw LiveProtocolError("STACK with " + std::to_string(n) + " frames; at most " + std::to_string(live::kMaxStackFrames) +
+                                " are accepted");
     if (r.remaining() != size_t(n) * 4)
         throw LiveProtocolError("STACK message size does not match its " + std::to_string(n) + " frames");
     if (m_stacks.count(id))
@@ -326,12 +319,11 @@ void LiveRecording::applyEvents(std::span<const uint8_t> p)
     r.get<uint16_t>();
     const auto count = r.get<uint32_t>();
     if (device >= live::kMaxDevices)
-        throw LiveProtocolError("EVENTS for device " + std::to_string(device) + "; at most " +
-                                std::to_string(live::kMaxDevices) + " devices are accepted");
+        throw LiveProtocolError("EVENTS for device " + std::to_string(device) + "; at most " + std::to_string(live::kMaxDevices) +
+                                " devices are accepted");
     if (r.remaining() != size_t(count) * live::kEventRecordSize)
         throw LiveProtocolError("EVENTS message holds " + std::to_string(r.remaining()) + " bytes of records, " +
-                                std::to_string(count) + " events need " +
-                                std::to_string(size_t(count) * live::kEventRecordSize));
+                                std::to_string(count) + " events need " + std::to_string(size_t(count) * live::kEventRecordSize));
     struct Row {
         Action action;
         bool hasTime;
@@ -436,8 +428,8 @@ void LiveRecording::applySegments(std::span<const uint8_t> p)
         s.poolId[0] = r.get<int64_t>();
         s.poolId[1] = r.get<int64_t>();
         if (size_t(blocks) * live::kBlockRecordSize > r.remaining())
-            throw LiveProtocolError("SEGMENTS message: segment " + std::to_string(i) + " announces " +
-                                    std::to_string(blocks) + " blocks, more than the message holds");
+            throw LiveProtocolError("SEGMENTS message: segment " + std::to_string(i) + " announces " + std::to_string(blocks) +
+                                    " blocks, more than the message holds");
         s.blocks.reserve(blocks);
         for (uint32_t k = 0; k < blocks; ++k) {
             Block b;

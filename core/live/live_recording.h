@@ -44,10 +44,10 @@ struct LiveStats {
     uint64_t bytes = 0;
     uint64_t events = 0;
     uint64_t annotations = 0;
-    uint64_t agentDropped = 0;  // events the agent could not queue (STATUS / END)
-    uint64_t agentEvents = 0;   // events the agent has produced so far (STATUS)
-    uint64_t truncated = 0;     // events the agent no longer held when this client joined
-    bool ended = false;         // END received
+    uint64_t agentDropped = 0; // events the agent could not queue (STATUS / END)
+    uint64_t agentEvents = 0; // events the agent has produced so far (STATUS)
+    uint64_t truncated = 0; // events the agent no longer held when this client joined
+    bool ended = false; // END received
     std::string endReason;
     std::string endJson;
     std::vector<std::string> agentErrors;

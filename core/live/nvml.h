@@ -13,7 +13,7 @@ struct GpuProcess {
     int gpu = 0;
     std::string gpuName;
     uint64_t usedBytes = 0; // the driver's count: CUDA context, allocator, NCCL, other libraries
-    bool usedKnown = true;  // false where the driver will not say (containers, permissions)
+    bool usedKnown = true; // false where the driver will not say (containers, permissions)
 };
 
 /*

@@ -35,8 +35,7 @@ PickleValue PickleMemo::getRare(uint32_t e) const
     switch (e >> kPayloadBits) {
     case TString: return PickleValue::fromString(StringId{static_cast<int32_t>(payload)});
     case TBytes: return PickleValue::fromString(StringId{static_cast<int32_t>(payload)}, true);
-    case TContainer:
-        return PickleValue::fromNode(payload, payload < m_generation.size() ? m_generation[payload] : 0);
+    case TContainer: return PickleValue::fromNode(payload, payload < m_generation.size() ? m_generation[payload] : 0);
     case TFrozen: return PickleValue::fromFrozen(payload);
     case TScalar: return payload == 0 ? PickleValue::none() : PickleValue::fromBool(payload == 2);
     case TSide: return m_side[payload];

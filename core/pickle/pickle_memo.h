@@ -52,8 +52,7 @@ public:
         const uint32_t payload = e & kPayloadMask;
         switch (e >> kPayloadBits) {
         case TString: return PickleValue::fromString(StringId{static_cast<int32_t>(payload)});
-        case TContainer:
-            return PickleValue::fromNode(payload, payload < m_generation.size() ? m_generation[payload] : 0);
+        case TContainer: return PickleValue::fromNode(payload, payload < m_generation.size() ? m_generation[payload] : 0);
         case TFrozen: return PickleValue::fromFrozen(payload);
         default: return getRare(e);
         }

@@ -101,22 +101,16 @@ std::string hexByte(uint8_t b)
 } // namespace
 
 PickleReader::PickleReader(std::span<const uint8_t> data, std::string fileName, StringPool& strings, PickleSink& sink)
-    : m_data(data)
-    , m_fileName(std::move(fileName))
-    , m_strings(strings)
-    , m_sink(sink)
+    : m_data(data), m_fileName(std::move(fileName)), m_strings(strings), m_sink(sink)
 {
 }
 
-void PickleReader::fail(int64_t offset, const std::string& message) const
-{
-    throw LoadError(m_fileName, offset, {}, message);
-}
+void PickleReader::fail(int64_t offset, const std::string& message) const { throw LoadError(m_fileName, offset, {}, message); }
 
 void PickleReader::failTruncated(size_t offset, const char* what, size_t count, size_t left) const
 {
-    fail(static_cast<int64_t>(offset), std::string("file ends inside ") + what + " (needs " + std::to_string(count) +
-                                           " bytes, " + std::to_string(left) + " left): the file is truncated");
+    fail(static_cast<int64_t>(offset), std::string("file ends inside ") + what + " (needs " + std::to_string(count) + " bytes, " +
+                                           std::to_string(left) + " left): the file is truncated");
 }
 
 void PickleReader::failOp(size_t offset, const char* opName, const char* problem) const
@@ -168,47 +162,54 @@ void PickleReader::run()
 
     m_shortStrings.assign(kShortStringSlots, ShortString{});
 
-    auto need = [&](size_t opOffset, size_t count, const char* what) __attribute__((always_inline)) {
+    auto need = [&](size_t opOffset, size_t count, const char* what) __attribute__((always_inline))
+    {
         if (count > n - pos) [[unlikely]]
             failTruncated(opOffset, what, count, n - pos);
     };
-    auto readLE = [&](size_t bytes) __attribute__((always_inline)) {
+    auto readLE = [&](size_t bytes) __attribute__((always_inline))
+    {
         uint64_t v = 0;
         for (size_t k = 0; k < bytes; ++k)
             v |= static_cast<uint64_t>(begin[pos + k]) << (8 * k);
         pos += bytes;
         return v;
     };
-    auto push = [&](size_t opOffset, PickleValue v) __attribute__((always_inline)) {
+    auto push = [&](size_t opOffset, PickleValue v) __attribute__((always_inline))
+    {
         if (stack.size() >= m_limits.maxStackDepth) [[unlikely]]
             fail(static_cast<int64_t>(opOffset), "pickle stack deeper than " + std::to_string(m_limits.maxStackDepth));
         stack.push_back(v);
     };
-    auto pop = [&](size_t opOffset, const char* opName) __attribute__((always_inline)) {
+    auto pop = [&](size_t opOffset, const char* opName) __attribute__((always_inline))
+    {
         if (stack.empty() || (!marks.empty() && stack.size() <= marks.back())) [[unlikely]]
             failOp(opOffset, opName, " on an empty stack");
         PickleValue v = stack.back();
         stack.pop_back();
         return v;
     };
-    auto top = [&](size_t opOffset, const char* opName) __attribute__((always_inline)) -> PickleValue& {
+    auto top = [&](size_t opOffset, const char* opName) __attribute__((always_inline))->PickleValue&
+    {
         if (stack.empty() || (!marks.empty() && stack.size() <= marks.back())) [[unlikely]]
             failOp(opOffset, opName, " on an empty stack");
         return stack.back();
     };
-    auto popMark = [&](size_t opOffset, const char* opName) __attribute__((always_inline)) {
+    auto popMark = [&](size_t opOffset, const char* opName) __attribute__((always_inline))
+    {
         if (marks.empty()) [[unlikely]]
             failOp(opOffset, opName, " without a MARK");
         size_t m = marks.back();
         marks.pop_back();
         return m;
     };
-    auto memoPut = [&](size_t opOffset, uint64_t index) __attribute__((always_inline)) {
+    auto memoPut = [&](size_t opOffset, uint64_t index) __attribute__((always_inline))
+    {
         PickleValue v = top(opOffset, "memo store");
         if (index >= memo.size()) {
             if (index - memo.size() > m_limits.maxMemoGap) [[unlikely]]
-                fail(static_cast<int64_t>(opOffset), "memo index " + std::to_string(index) +
-                                                         " is far beyond the memo's size " + std::to_string(memo.size()));
+                fail(static_cast<int64_t>(opOffset),
+                     "memo index " + std::to_string(index) + " is far beyond the memo's size " + std::to_string(memo.size()));
             // Picklers number memo entries from 0, one per PUT: an index past the bytes read
             // so far only grows the memo (a memo bomb).
             if (index > opOffset) [[unlikely]]
@@ -220,7 +221,8 @@ void PickleReader::run()
         if (v.kind == PickleKind::Container)
             m_sink.memoized(v, index);
     };
-    auto memoGet = [&](size_t opOffset, uint64_t index) __attribute__((always_inline)) {
+    auto memoGet = [&](size_t opOffset, uint64_t index) __attribute__((always_inline))
+    {
         const PickleMemo::State state = memo.state(index);
         if (state != PickleMemo::State::Set) [[unlikely]]
             fail(static_cast<int64_t>(opOffset), state == PickleMemo::State::Dead
@@ -231,7 +233,8 @@ void PickleReader::run()
             m_sink.checkReference(v, static_cast<int64_t>(opOffset));
         push(opOffset, v);
     };
-    auto pushString = [&](size_t opOffset, size_t len, bool bytes, const char* what) __attribute__((always_inline)) {
+    auto pushString = [&](size_t opOffset, size_t len, bool bytes, const char* what) __attribute__((always_inline))
+    {
         need(opOffset, len, what);
         std::string_view s(reinterpret_cast<const char*>(begin + pos), len);
         pos += len;
@@ -334,13 +337,13 @@ void PickleReader::run()
     table[pickle_op::kMemoize] = &&op_memoize;
     table[pickle_op::kBinGet] = &&op_binget;
     table[pickle_op::kLongBinGet] = &&op_long_binget;
-#define MEMSCOPE_NEXT()                                                                                                \
-    do {                                                                                                               \
-        if (pos >= fastLimit) [[unlikely]]                                                                             \
-            goto loop_top;                                                                                             \
-        at = pos;                                                                                                      \
-        op = begin[pos++];                                                                                             \
-        goto* table[op];                                                                                               \
+#define MEMSCOPE_NEXT()                                                                                                          \
+    do {                                                                                                                         \
+        if (pos >= fastLimit) [[unlikely]]                                                                                       \
+            goto loop_top;                                                                                                       \
+        at = pos;                                                                                                                \
+        op = begin[pos++];                                                                                                       \
+        goto* table[op];                                                                                                         \
     } while (0)
 #else
 #define MEMSCOPE_NEXT() break
@@ -377,8 +380,8 @@ void PickleReader::run()
             MEMSCOPE_NEXT();
         case pickle_op::kStop: {
             if (stack.size() != 1 || !marks.empty())
-                fail(static_cast<int64_t>(at), "STOP with " + std::to_string(stack.size()) +
-                                                   " values on the stack, expected exactly one");
+                fail(static_cast<int64_t>(at),
+                     "STOP with " + std::to_string(stack.size()) + " values on the stack, expected exactly one");
             m_sink.finish(stack.back(), static_cast<int64_t>(at));
             if (m_progress)
                 m_progress(1.0);
@@ -401,9 +404,7 @@ void PickleReader::run()
             stack.resize(m);
             break;
         }
-        case pickle_op::kDup:
-            push(at, top(at, "DUP"));
-            break;
+        case pickle_op::kDup: push(at, top(at, "DUP")); break;
         case pickle_op::kNone:
         op_none:
             push(at, PickleValue::none());
@@ -553,7 +554,7 @@ void PickleReader::run()
             push(at, container(m_sink.newContainer(ContainerKind::List, static_cast<int64_t>(at))));
             MEMSCOPE_NEXT();
         case pickle_op::kEmptyDict:
-        op_empty_dict: {
+        op_empty_dict : {
             PickleValue fast;
             if (const size_t used = m_sink.fastDict(m_data, at, fast)) {
                 pos = at + used;
@@ -563,9 +564,7 @@ void PickleReader::run()
             push(at, container(m_sink.newContainer(ContainerKind::Dict, static_cast<int64_t>(at))));
             MEMSCOPE_NEXT();
         }
-        case pickle_op::kEmptySet:
-            push(at, container(m_sink.newContainer(ContainerKind::Set, static_cast<int64_t>(at))));
-            break;
+        case pickle_op::kEmptySet: push(at, container(m_sink.newContainer(ContainerKind::Set, static_cast<int64_t>(at)))); break;
         case pickle_op::kEmptyTuple:
         op_empty_tuple:
             push(at, container(m_sink.newTuple({}, static_cast<int64_t>(at))));
@@ -574,7 +573,10 @@ void PickleReader::run()
         case pickle_op::kDict:
         case pickle_op::kTuple:
         case pickle_op::kFrozenSet: {
-            const char* name = op == pickle_op::kList ? "LIST" : op == pickle_op::kDict ? "DICT" : op == pickle_op::kTuple ? "TUPLE" : "FROZENSET";
+            const char* name = op == pickle_op::kList    ? "LIST"
+                               : op == pickle_op::kDict  ? "DICT"
+                               : op == pickle_op::kTuple ? "TUPLE"
+                                                         : "FROZENSET";
             size_t m = popMark(at, name);
             std::span<const PickleValue> items(stack.data() + m, stack.size() - m);
             PickleValue c;
@@ -586,7 +588,8 @@ void PickleReader::run()
                 c = container(m_sink.newContainer(ContainerKind::Dict, static_cast<int64_t>(at)));
                 m_sink.setItems(c, items, static_cast<int64_t>(at));
             } else {
-                c = container(m_sink.newContainer(op == pickle_op::kList ? ContainerKind::List : ContainerKind::Set, static_cast<int64_t>(at)));
+                c = container(m_sink.newContainer(op == pickle_op::kList ? ContainerKind::List : ContainerKind::Set,
+                                                  static_cast<int64_t>(at)));
                 m_sink.append(c, items, static_cast<int64_t>(at));
             }
             stack.resize(m);
@@ -600,8 +603,8 @@ void PickleReader::run()
             size_t count = static_cast<size_t>(op - pickle_op::kTuple1 + 1);
             size_t floor = marks.empty() ? 0 : marks.back();
             if (stack.size() < floor + count)
-                fail(static_cast<int64_t>(at), "TUPLE" + std::to_string(count) + " needs " + std::to_string(count) +
-                                                   " values on the stack");
+                fail(static_cast<int64_t>(at),
+                     "TUPLE" + std::to_string(count) + " needs " + std::to_string(count) + " values on the stack");
             std::span<const PickleValue> items(stack.data() + stack.size() - count, count);
             PickleValue t = container(m_sink.newTuple(items, static_cast<int64_t>(at)));
             stack.resize(stack.size() - count);
@@ -696,9 +699,8 @@ void PickleReader::run()
             MEMSCOPE_NEXT();
         default:
             if (const char* refused = refusedOpcodeName(op))
-                fail(static_cast<int64_t>(at),
-                     std::string("refused pickle opcode ") + refused + " (" + hexByte(op) +
-                         "): it imports or calls code, and a memory snapshot holds only plain data");
+                fail(static_cast<int64_t>(at), std::string("refused pickle opcode ") + refused + " (" + hexByte(op) +
+                                                   "): it imports or calls code, and a memory snapshot holds only plain data");
             fail(static_cast<int64_t>(at), "unknown pickle opcode " + hexByte(op) + ": not a pickle, or a corrupt one");
         }
     }

@@ -25,7 +25,7 @@ public:
     virtual void checkReference(PickleValue value, int64_t offset) = 0;
     // A container was stored in the memo at `index`. A sink that recycles containers
     // must replace or kill those memo entries first (see PickleMemo).
-    virtual void memoized(PickleValue /*container*/, uint64_t /*index*/) {}
+    virtual void memoized(PickleValue /*container*/, uint64_t /*index*/) { }
     // Optional fast path. The VM is at an EMPTY_DICT opcode, bytes[offset]. A sink may run
     // the opcodes that build and fill that dict itself (through the SETITEMS that fills it),
     // leaving the memo exactly as the VM would, and return how many bytes it consumed with

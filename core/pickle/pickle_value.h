@@ -16,7 +16,7 @@ struct PickleValue {
     PickleKind kind = PickleKind::None;
     bool unsignedInt = false; // Int: the bits are a uint64 above INT64_MAX
     bool boolean = false;
-    uint32_t generation = 0;  // Container: guards against a handle the sink recycled
+    uint32_t generation = 0; // Container: guards against a handle the sink recycled
     union {
         int64_t i = 0;
         double f;

@@ -24,8 +24,8 @@ struct SegmentState {
         uint64_t size = 0; // requested
     };
     std::vector<Piece> blocks; // by offset
-    uint64_t requested = 0;    // the blocks' requested bytes
-    uint64_t inUse = 0;        // bytes the blocks cover, rounded
+    uint64_t requested = 0; // the blocks' requested bytes
+    uint64_t inUse = 0; // bytes the blocks cover, rounded
     FreeSpace free;
 };
 
@@ -34,7 +34,7 @@ struct AllocatorState {
     std::vector<SegmentState> segments; // by address
     uint64_t reserved = 0;
     uint64_t requested = 0; // live requested bytes inside segments
-    uint64_t inUse = 0;     // what their blocks cover (reserved = inUse + free.bytes)
+    uint64_t inUse = 0; // what their blocks cover (reserved = inUse + free.bytes)
     FreeSpace free;
     int64_t liveCount = 0;
     int64_t unplacedCount = 0; // live allocations in no known segment

@@ -44,10 +44,7 @@ struct FreeSpace {
         largest = std::max(largest, other.largest);
         count += other.count;
     }
-    double fragmentation() const
-    {
-        return bytes ? 1.0 - static_cast<double>(largest) / static_cast<double>(bytes) : 0.0;
-    }
+    double fragmentation() const { return bytes ? 1.0 - static_cast<double>(largest) / static_cast<double>(bytes) : 0.0; }
 };
 
 // The allocator's block granularity: every block's size is a multiple of it (torch's

@@ -15,7 +15,7 @@ struct SegmentLife {
     uint64_t stream = 0;
     bool largePool = true;
     bool expandable = false;
-    int64_t startEvent = -1;                                // -1: existed before the trace
+    int64_t startEvent = -1; // -1: existed before the trace
     int64_t endEvent = std::numeric_limits<int64_t>::max(); // its segment_free; max: alive at the end
     bool liveAfter(int64_t e) const { return startEvent <= e && e < endEvent; }
 };

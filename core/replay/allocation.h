@@ -9,13 +9,13 @@ namespace memscope {
 // One block's life as the trace tells it: from its `alloc` to the `free_completed` at
 // the same address. Allocations made before recording began have no alloc event.
 struct Allocation {
-    EventIndex allocEvent;         // invalid: existed before the trace starts
+    EventIndex allocEvent; // invalid: existed before the trace starts
     EventIndex freeRequestedEvent; // invalid: never requested
-    EventIndex freeEvent;          // the free_completed; invalid: alive at the end
+    EventIndex freeEvent; // the free_completed; invalid: alive at the end
     uint64_t addr = 0;
     uint64_t size = 0; // requested bytes
     uint64_t stream = 0;
-    StackId stack;     // frames of the alloc (of the block, for reconstructed ones)
+    StackId stack; // frames of the alloc (of the block, for reconstructed ones)
 
     bool preexisting() const { return !allocEvent.valid(); }
     bool aliveAtEnd() const { return !freeEvent.valid(); }

@@ -14,13 +14,13 @@ struct Builder {
     const Snapshot& snap;
     const DeviceTrace& trace;
     DeviceReplay r;
-    std::vector<Allocation> traced;  // in alloc order
-    std::vector<Allocation> early;   // reconstructed: alive before the first event
+    std::vector<Allocation> traced; // in alloc order
+    std::vector<Allocation> early; // reconstructed: alive before the first event
     // During the pass r.eventAllocation holds refs: >= 0 traced index, < 0 ~early index,
     // INT32_MIN none; they are renumbered in place at the end.
     AddressMap live;
 
-    Builder(const Snapshot& s, const DeviceTrace& t) : snap(s), trace(t) {}
+    Builder(const Snapshot& s, const DeviceTrace& t) : snap(s), trace(t) { }
 
     int32_t earlyAlloc(uint64_t addr, uint64_t size, uint64_t stream)
     {
@@ -107,22 +107,13 @@ struct Builder {
                 break;
             }
             case Action::SegmentAlloc:
-            case Action::SegmentMap:
-                res += size;
-                break;
+            case Action::SegmentMap: res += size; break;
             case Action::SegmentFree:
-            case Action::SegmentUnmap:
-                res -= size;
-                break;
-            case Action::Oom:
-                r.oomEvents.push_back(EventIndex{i});
-                break;
-            case Action::Snapshot:
-                r.snapshotEvents.push_back(EventIndex{i});
-                break;
+            case Action::SegmentUnmap: res -= size; break;
+            case Action::Oom: r.oomEvents.push_back(EventIndex{i}); break;
+            case Action::Snapshot: r.snapshotEvents.push_back(EventIndex{i}); break;
             case Action::Annotate:
-            case Action::Unknown:
-                break;
+            case Action::Unknown: break;
             }
             r.eventAllocation.push_back(AllocationId{eventRef});
             r.reserved.push_back(res);
@@ -195,8 +186,8 @@ struct Builder {
         r.allocations.insert(r.allocations.begin(), early.begin(), early.end());
         for (int64_t i = 0; i < n; ++i) {
             const int32_t ref = r.eventAllocation[static_cast<size_t>(i)].value;
-            r.eventAllocation[static_cast<size_t>(i)] =
-                ref == INT32_MIN ? AllocationId{} : AllocationId{ref >= 0 ? ref + earlyCount : ~ref};
+            r.eventAllocation[static_cast<size_t>(i)] = ref == INT32_MIN ? AllocationId{}
+                                                                         : AllocationId{ref >= 0 ? ref + earlyCount : ~ref};
         }
 
         computePeaks();
@@ -229,7 +220,8 @@ struct Builder {
             r.truncationReason = "the allocator reports its trace ring buffer overflowed (trace_alloc_overflowed)";
         } else if (snap.traceMaxEntries > 0 && n >= snap.traceMaxEntries) {
             r.truncated = true;
-            r.truncationReason = "the trace holds " + std::to_string(n) + " entries, the ring buffer's capacity "
+            r.truncationReason = "the trace holds " + std::to_string(n) +
+                                 " entries, the ring buffer's capacity "
                                  "(trace_alloc_max_entries): older entries were dropped";
         } else if (n > 0 && r.unmatchedFrees > 0) {
             // Frees of unknown allocations mean either allocations made before recording
@@ -278,7 +270,8 @@ struct Builder {
         const EventTable& ev = trace.events;
         for (int64_t i = 0; i <= n; ++i) {
             if (i % r.checkpointStride == 0) {
-                std::erase_if(cur, [&](AllocationId id) { return !r.allocations[static_cast<size_t>(id.value)].liveAfter(i - 1); });
+                std::erase_if(cur,
+                              [&](AllocationId id) { return !r.allocations[static_cast<size_t>(id.value)].liveAfter(i - 1); });
                 std::sort(cur.begin(), cur.end());
                 r.checkpoints.push_back(cur);
             }

@@ -25,20 +25,20 @@ namespace memscope {
 struct DeviceReplay {
     int device = 0;
     int64_t eventCount = 0;
-    std::vector<Allocation> allocations;       // pre-existing first, then in alloc order
+    std::vector<Allocation> allocations; // pre-existing first, then in alloc order
     std::vector<AllocationId> eventAllocation; // per event: allocation it allocates or frees
     std::vector<int64_t> requested;
     std::vector<int64_t> reserved;
     int64_t requestedAtStart = 0;
     int64_t reservedAtStart = 0;
-    int64_t preexistingBytes = 0;   // bytes of allocations alive before the first event
+    int64_t preexistingBytes = 0; // bytes of allocations alive before the first event
     int64_t preexistingCount = 0;
     Peak peakRequested;
     Peak peakReserved;
     std::vector<EventIndex> oomEvents;
     std::vector<EventIndex> snapshotEvents;
-    int64_t unmatchedFrees = 0;   // free_completed with no traced alloc
-    int64_t doubleAllocs = 0;     // alloc at an address already live (closed at that event)
+    int64_t unmatchedFrees = 0; // free_completed with no traced alloc
+    int64_t doubleAllocs = 0; // alloc at an address already live (closed at that event)
     bool truncated = false;
     std::string truncationReason;
 

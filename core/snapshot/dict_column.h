@@ -59,10 +59,7 @@ public:
     }
 
     // Bytes held (capacity).
-    size_t bytes() const
-    {
-        return m_codes.capacity() + m_table.capacity() * sizeof(T) + m_values.capacity() * sizeof(T);
-    }
+    size_t bytes() const { return m_codes.capacity() + m_table.capacity() * sizeof(T) + m_values.capacity() * sizeof(T); }
 
 private:
     void widen()

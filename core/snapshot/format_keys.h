@@ -153,7 +153,7 @@ constexpr std::string_view nameOf(const std::array<std::pair<std::string_view, F
 
 // Values with a meaning.
 inline constexpr std::string_view kSmallPool = "small"; // segment_type of the small-block pool
-inline constexpr std::string_view kStageEnd = "END";    // annotation stage; anything else is a start
+inline constexpr std::string_view kStageEnd = "END"; // annotation stage; anything else is a start
 inline constexpr std::string_view kTraceOverflowed = "trace_alloc_overflowed";
 inline constexpr std::string_view kTraceMaxEntries = "trace_alloc_max_entries";
 
@@ -173,9 +173,6 @@ inline constexpr std::string_view kLfsPointerPrefix = "version https://git-lfs";
 
 // A frame's line number that is no line: torch.compile/Inductor frames carry 2^64 - 1 (-1 as
 // an unsigned 64-bit value). Lines outside 1..INT32_MAX are kept as 0: unknown.
-constexpr bool isKnownLine(int64_t line)
-{
-    return line >= 0 && line <= INT32_MAX;
-}
+constexpr bool isKnownLine(int64_t line) { return line >= 0 && line <= INT32_MAX; }
 
 } // namespace memscope::format

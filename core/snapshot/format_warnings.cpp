@@ -8,10 +8,7 @@ namespace memscope {
 
 namespace {
 
-std::string counted(uint64_t n, const char* one, const char* many)
-{
-    return std::to_string(n) + " " + (n == 1 ? one : many);
-}
+std::string counted(uint64_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
 } // namespace
 

@@ -11,10 +11,10 @@ struct Snapshot;
 
 // The odd details a reader tolerates instead of refusing the file.
 enum class FormatWarning : uint8_t {
-    FrameLine,      // a frame's line outside 0..2^31 (2^64 - 1 on torch.compile frames)
-    FrameText,      // a frame's filename/name/fx field that is not text
+    FrameLine, // a frame's line outside 0..2^31 (2^64 - 1 on torch.compile frames)
+    FrameText, // a frame's filename/name/fx field that is not text
     UnsignedSigned, // an integer past 2^63 where a signed one belongs (device, time_us)
-    OddEntryField,  // an unreadable pool_id / forward_frames / user_metadata / compile_context
+    OddEntryField, // an unreadable pool_id / forward_frames / user_metadata / compile_context
     OddSegmentField, // an unreadable segment_pool_id / stream / segment_type / is_expandable / state
     Count
 };

@@ -68,14 +68,13 @@ bool isLibraryFrame(std::string_view file, std::string_view name)
             return false;
         }
         static constexpr std::array<std::string_view, 16> prefixes{
-            "_Py",   "Py",     "_start", "__",   "pthread", "start_thread", "clone",  "THP",
-            "_GLOBAL", "cuda", "cudnn",  "cublas", "cufft",  "curand",       "cusparse", "nccl"};
+            "_Py",     "Py",   "_start", "__",     "pthread", "start_thread", "clone",    "THP",
+            "_GLOBAL", "cuda", "cudnn",  "cublas", "cufft",   "curand",       "cusparse", "nccl"};
         for (std::string_view p : prefixes)
             if (name.substr(0, p.size()) == p)
                 return true;
         static constexpr std::array<std::string_view, 10> namespaces{
-            "torch::", "at::", "c10::", "std::", "caffe2::", "pybind11::", "c10d::", "fmt::", "(anonymous namespace)",
-            "_object"};
+            "torch::", "at::", "c10::", "std::", "caffe2::", "pybind11::", "c10d::", "fmt::", "(anonymous namespace)", "_object"};
         for (std::string_view ns : namespaces)
             if (name.find(ns) != std::string_view::npos)
                 return true;
@@ -155,9 +154,9 @@ std::string FrameClassifier::librarySummary(StackId stack) const
         const Frame& frame = m_snapshot.frames.frame(f);
         const std::string_view file = m_snapshot.str(frame.filename);
         const std::string_view name = m_snapshot.str(frame.name);
-        if (file.find("CUDACachingAllocator") != std::string_view::npos || file.find("memory_snapshot") != std::string_view::npos ||
-            name.find("CachingAllocator") != std::string_view::npos || name.find("unwind") != std::string_view::npos ||
-            name.find("CapturedTraceback") != std::string_view::npos)
+        if (file.find("CUDACachingAllocator") != std::string_view::npos ||
+            file.find("memory_snapshot") != std::string_view::npos || name.find("CachingAllocator") != std::string_view::npos ||
+            name.find("unwind") != std::string_view::npos || name.find("CapturedTraceback") != std::string_view::npos)
             continue;
         return "(library) " + frameText(f);
     }

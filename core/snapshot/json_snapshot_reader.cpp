@@ -18,12 +18,9 @@ using nlohmann::json;
 
 class JsonConverter {
 public:
-    JsonConverter(const std::string& name, Snapshot& s) : m_name(name), m_s(s) {}
+    JsonConverter(const std::string& name, Snapshot& s) : m_name(name), m_s(s) { }
 
-    [[noreturn]] void fail(const std::string& path, const std::string& what) const
-    {
-        throw LoadError(m_name, -1, path, what);
-    }
+    [[noreturn]] void fail(const std::string& path, const std::string& what) const { throw LoadError(m_name, -1, path, what); }
 
     uint64_t u64(const json& v, const std::string& path) const
     {

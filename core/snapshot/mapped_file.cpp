@@ -17,7 +17,7 @@ MappedFile::MappedFile(const std::string& path)
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         throw LoadError(path, -1, {}, std::string("cannot open: ") + std::strerror(errno));
-    struct stat st {};
+    struct stat st { };
     if (::fstat(fd, &st) != 0) {
         int e = errno;
         ::close(fd);

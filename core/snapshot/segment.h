@@ -11,7 +11,7 @@ enum class BlockState : uint8_t { ActiveAllocated, ActivePendingFree, Inactive, 
 
 struct Block {
     uint64_t address = 0;
-    uint64_t size = 0;          // rounded size the allocator carved
+    uint64_t size = 0; // rounded size the allocator carved
     uint64_t requestedSize = 0; // what the program asked for
     BlockState state = BlockState::Unknown;
     StackId stack;

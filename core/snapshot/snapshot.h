@@ -29,12 +29,12 @@ struct Snapshot {
 
     // device_traces in order (device = its index), then host_traces as device -1 ("host").
     std::vector<DeviceTrace> devices;
-    std::vector<Segment> segments;    // state at dump time, all devices
+    std::vector<Segment> segments; // state at dump time, all devices
     std::vector<Annotation> annotations;
     std::map<std::string, std::string> allocatorSettings; // scalar settings, printed as text
-    bool traceOverflowed = false;     // allocator_settings.trace_alloc_overflowed
-    int64_t traceMaxEntries = -1;     // allocator_settings.trace_alloc_max_entries, -1 if absent
-    bool blockHistoryFormat = false;  // PyTorch 2.0 block `history` lists were seen
+    bool traceOverflowed = false; // allocator_settings.trace_alloc_overflowed
+    int64_t traceMaxEntries = -1; // allocator_settings.trace_alloc_max_entries, -1 if absent
+    bool blockHistoryFormat = false; // PyTorch 2.0 block `history` lists were seen
     // Odd details the reader tolerated, one short counted message each ("3 frames had a line
     // number past 2^63 (torch.compile): shown as unknown"). Empty when nothing was odd.
     std::vector<std::string> warnings;

@@ -53,9 +53,7 @@ SnapshotBuilder::KeyMap<F> SnapshotBuilder::keyMap(const std::array<std::pair<st
     return map;
 }
 
-SnapshotBuilder::SnapshotBuilder(Snapshot& snapshot, std::string fileName)
-    : m_snapshot(snapshot)
-    , m_fileName(std::move(fileName))
+SnapshotBuilder::SnapshotBuilder(Snapshot& snapshot, std::string fileName) : m_snapshot(snapshot), m_fileName(std::move(fileName))
 {
     m_fieldOf = keyMap(format::kEntryFields).byString;
     m_actionKey = m_snapshot.strings.intern(format::nameOf(format::kEntryFields, Field::Action));
@@ -99,15 +97,9 @@ PickleValue SnapshotBuilder::newTuple(std::span<const PickleValue> items, int64_
     return v;
 }
 
-void SnapshotBuilder::failConsumed(int64_t offset) const
-{
-    throw LoadError(m_fileName, offset, {}, kConsumed);
-}
+void SnapshotBuilder::failConsumed(int64_t offset) const { throw LoadError(m_fileName, offset, {}, kConsumed); }
 
-void SnapshotBuilder::checkReference(PickleValue value, int64_t offset)
-{
-    node(value, offset);
-}
+void SnapshotBuilder::checkReference(PickleValue value, int64_t offset) { node(value, offset); }
 
 void SnapshotBuilder::memoized(PickleValue container, uint64_t index)
 {
@@ -115,9 +107,8 @@ void SnapshotBuilder::memoized(PickleValue container, uint64_t index)
         return;
     Node& n = m_nodes[container.node];
     n.memoIndex = n.memoIndex == kMemoNone || n.memoIndex == static_cast<int64_t>(index) ? static_cast<int64_t>(index)
-                                                                                          : kMemoMany;
+                                                                                         : kMemoMany;
 }
-
 
 void SnapshotBuilder::recycle(uint32_t index)
 {
@@ -627,7 +618,8 @@ DeviceTrace SnapshotBuilder::takeTable(Node& dn, int64_t offset, const std::stri
     }
     DeviceTrace t;
     t.device = device;
-    if (dn.table >= 0 && static_cast<size_t>(dn.table) < m_tableError.size() && m_tableError[static_cast<size_t>(dn.table)] >= 0) {
+    if (dn.table >= 0 && static_cast<size_t>(dn.table) < m_tableError.size() &&
+        m_tableError[static_cast<size_t>(dn.table)] >= 0) {
         const RowError& e = m_rowErrors[static_cast<size_t>(m_tableError[static_cast<size_t>(dn.table)])];
         throw LoadError(m_fileName, e.offset, path + "[" + std::to_string(e.row) + "]." + e.key, e.message);
     }
@@ -840,7 +832,7 @@ void SnapshotBuilder::readAnnotations(PickleValue list, int64_t offset)
             case AnnotationField::Name: a.name = toStr(x, offset, at); break;
             case AnnotationField::Stage:
                 a.stage = m_snapshot.strings.view(toStr(x, offset, at)) == format::kStageEnd ? AnnotationStage::End
-                                                                                              : AnnotationStage::Start;
+                                                                                             : AnnotationStage::Start;
                 break;
             case AnnotationField::Device: a.device = static_cast<int>(toI64(x, offset, at)); break;
             case AnnotationField::TimeUs: a.timeUs = toI64(x, offset, at); break;

@@ -94,9 +94,9 @@ private:
         std::vector<PickleValue> items; // dict: key, value, key, value, ...
     };
     struct RowError {
-        std::string key;  // the entry's key, then a path inside its value
+        std::string key; // the entry's key, then a path inside its value
         std::string message;
-        size_t row = 0;      // once appended: its row in the table
+        size_t row = 0; // once appended: its row in the table
         int64_t offset = -1; // and the APPEND's byte offset
     };
 
@@ -187,7 +187,7 @@ private:
     struct PendingMemo {
         PickleValue value;
     };
-    std::vector<PendingMemo> m_fastMemo;  // memo entries of one fast-decoded entry, in order
+    std::vector<PendingMemo> m_fastMemo; // memo entries of one fast-decoded entry, in order
     std::vector<PickleValue> m_fastItems; // frame dict handles of a new frame list
     struct ShortString {
         uint64_t w[2] = {0, 0};

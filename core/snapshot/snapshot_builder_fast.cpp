@@ -84,7 +84,8 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     const size_t fieldCount = m_fieldOf.size();
 
     // A memo reference: an entry set before this dict, or one this dict has made.
-    auto memoRef = [&](PickleValue& v) __attribute__((always_inline)) {
+    auto memoRef = [&](PickleValue & v) __attribute__((always_inline))
+    {
         uint64_t index;
         if (*p == kBinGet && end - p >= 2) {
             index = p[1];
@@ -118,7 +119,8 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
         }
         return true;
     };
-    auto value = [&](PickleValue& v) __attribute__((always_inline)) {
+    auto value = [&](PickleValue & v) __attribute__((always_inline))
+    {
         switch (*p) {
         case kBinInt1:
             if (end - p < 2)

@@ -95,9 +95,7 @@ std::string segmentsLimitError(std::span<const Segment> segments)
 
 void checkSnapshotLimits(const Snapshot& s, const std::string& fileName)
 {
-    auto fail = [&](const std::string& path, const std::string& message) {
-        throw LoadError(fileName, -1, path, message);
-    };
+    auto fail = [&](const std::string& path, const std::string& message) { throw LoadError(fileName, -1, path, message); };
     if (s.devices.size() > kMaxDevices)
         fail("device_traces", "holds " + std::to_string(s.devices.size()) + " per-device traces; at most " +
                                   std::to_string(kMaxDevices) + " are accepted (one per GPU)");

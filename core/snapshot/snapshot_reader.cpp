@@ -30,9 +30,10 @@ std::vector<uint8_t> inflateGzip(std::span<const uint8_t> in, const std::string&
     size_t produced = 0;
     // Real snapshots compress 10-30x; deflate can reach ~1000x. Past 256x (and 256 MiB) the
     // file is a decompression bomb, refused before it can take the memory.
-    const uint64_t limit = options.maxFileBytes ? options.maxFileBytes
-                                                : std::min<uint64_t>(kMaxInflatedBytes,
-                                                                     std::max<uint64_t>(uint64_t(256) << 20, uint64_t(in.size()) * 256));
+    const uint64_t limit = options.maxFileBytes
+                               ? options.maxFileBytes
+                               : std::min<uint64_t>(kMaxInflatedBytes,
+                                                    std::max<uint64_t>(uint64_t(256) << 20, uint64_t(in.size()) * 256));
     int rc = Z_OK;
     while (rc != Z_STREAM_END) {
         if (produced == out.size()) {
@@ -98,8 +99,8 @@ void readPickle(std::span<const uint8_t> bytes, const std::string& name, Snapsho
     s.pickleProtocol = reader.protocol();
 }
 
-std::shared_ptr<const Snapshot> readSnapshot(std::span<const uint8_t> bytes, const std::string& name,
-                                             const LoadOptions& options, const std::function<void(size_t)>& consumed)
+std::shared_ptr<const Snapshot> readSnapshot(std::span<const uint8_t> bytes, const std::string& name, const LoadOptions& options,
+                                             const std::function<void(size_t)>& consumed)
 {
     auto s = std::make_shared<Snapshot>();
     s->path = name;

@@ -27,8 +27,8 @@ private:
 
     std::vector<FrameId> m_flat;
     std::vector<Key> m_offsets;
-    std::vector<uint64_t> m_hashes;  // per stack
-    std::vector<int32_t> m_table;    // stack ids, -1 = empty; size a power of two
+    std::vector<uint64_t> m_hashes; // per stack
+    std::vector<int32_t> m_table; // stack ids, -1 = empty; size a power of two
 };
 
 } // namespace memscope

@@ -62,11 +62,13 @@ SimulationResult replayExactly(const Analysis& a, size_t index)
 QStringList realSnapshots()
 {
     QStringList out;
-    for (const QString& folder : {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle"),
-                                  QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/diagnose"),
-                                  QStringLiteral(MEMSCOPE_TESTDATA_DIR "/multi"), kAllocatorDir}) {
+    for (const QString& folder :
+         {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle"),
+          QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/diagnose"),
+          QStringLiteral(MEMSCOPE_TESTDATA_DIR "/multi"), kAllocatorDir}) {
         const QDir dir(folder);
-        for (const QString& name : dir.entryList({QStringLiteral("*.pickle"), QStringLiteral("*.pickle.gz")}, QDir::Files, QDir::Name)) {
+        for (const QString& name :
+             dir.entryList({QStringLiteral("*.pickle"), QStringLiteral("*.pickle.gz")}, QDir::Files, QDir::Name)) {
             // multi/make_oom_fixtures.py appends an oom entry to a real trace without the
             // release of cached blocks torch records before one: edited, not real, for the allocator.
             if (name.startsWith(QLatin1String("two_gpus_oom")))
@@ -118,13 +120,12 @@ private slots:
         QTest::newRow("small, 4 divisions") << 1200ull << QStringLiteral("roundup_power2_divisions:4") << 1536ull;
         // per interval: one division (plain) up to 512 MiB, 8 above; the first bound's value
         // also fills the intervals below it, as torch's parser does
-        QTest::newRow("interval list, below") << 5000000ull << QStringLiteral("roundup_power2_divisions:[256:1,>:8]")
-                                              << 5000192ull;
-        QTest::newRow("interval list, above") << 600000000ull << QStringLiteral("roundup_power2_divisions:[256:1,>:8]")
-                                              << 603979776ull;
-        QTest::newRow("interval list, first fills below") << 5000000ull
-                                                          << QStringLiteral("roundup_power2_divisions:[256:8,>:1]")
-                                                          << 5242880ull;
+        QTest::newRow("interval list, below")
+            << 5000000ull << QStringLiteral("roundup_power2_divisions:[256:1,>:8]") << 5000192ull;
+        QTest::newRow("interval list, above")
+            << 600000000ull << QStringLiteral("roundup_power2_divisions:[256:1,>:8]") << 603979776ull;
+        QTest::newRow("interval list, first fills below")
+            << 5000000ull << QStringLiteral("roundup_power2_divisions:[256:8,>:1]") << 5242880ull;
     }
     void roundSize()
     {
@@ -187,7 +188,8 @@ private slots:
         QTest::addColumn<QString>("path");
         QTest::addColumn<int>("device");
         for (const QString& path : realSnapshots()) {
-            const QJsonObject multi = readJson(path.left(path.lastIndexOf(QStringLiteral(".pickle"))) + QStringLiteral(".stats.json"));
+            const QJsonObject multi = readJson(path.left(path.lastIndexOf(QStringLiteral(".pickle"))) +
+                                               QStringLiteral(".stats.json"));
             if (multi.contains(QStringLiteral("devices"))) {
                 const QJsonArray devs = multi.value(QStringLiteral("devices")).toArray();
                 for (int i = 0; i < devs.size(); ++i)
@@ -212,7 +214,8 @@ private slots:
         const QJsonObject stats = statsFor(path, device);
         if (stats.contains(QStringLiteral("max_reserved")))
             QCOMPARE(r.reservedPeak, static_cast<int64_t>(stats.value(QStringLiteral("max_reserved")).toDouble()));
-        const QJsonValue allocatedPeak = stats.value(QStringLiteral("memory_stats")).toObject().value(QStringLiteral("allocated_bytes.all.peak"));
+        const QJsonValue allocatedPeak =
+            stats.value(QStringLiteral("memory_stats")).toObject().value(QStringLiteral("allocated_bytes.all.peak"));
         if (!allocatedPeak.isUndefined()) {
             const auto torch = static_cast<int64_t>(allocatedPeak.toDouble());
             if (const Exception* e = exceptionFor(path, "allocated_peak")) {
@@ -284,8 +287,8 @@ private slots:
         const SimulationResult r = simulateDevice(*a->replay, 0, nullptr, o);
         const double recorded = stats.value(QStringLiteral("max_reserved")).toDouble();
         const double error = std::abs(static_cast<double>(r.reservedPeak) - recorded) / recorded;
-        qInfo("%s: predicted %lld, recorded %.0f (%.3f%%)", qPrintable(target), static_cast<long long>(r.reservedPeak),
-              recorded, error * 100);
+        qInfo("%s: predicted %lld, recorded %.0f (%.3f%%)", qPrintable(target), static_cast<long long>(r.reservedPeak), recorded,
+              error * 100);
         QVERIFY(error <= tolerance);
         QVERIFY(!r.oom);
     }
@@ -332,8 +335,8 @@ private slots:
         SimulationOptions o;
         o.capacity = static_cast<uint64_t>(sweep.value(QStringLiteral("cap_gib")).toDouble() * 1073741824.0);
         const MaxBatchResult m = findMaxBatch(*a->replay, 0, a->attribution->devices[0], o, 4.0);
-        qInfo("largest batch: %lld (ran %lld, failed %lld)", static_cast<long long>(m.maxBatch),
-              static_cast<long long>(ran), static_cast<long long>(failed));
+        qInfo("largest batch: %lld (ran %lld, failed %lld)", static_cast<long long>(m.maxBatch), static_cast<long long>(ran),
+              static_cast<long long>(failed));
         QVERIFY(m.maxBatch >= ran);
         QVERIFY(m.maxBatch < failed);
         QVERIFY(!m.unbounded);

@@ -348,7 +348,8 @@ private slots:
                 if (r.phase == Phase::OptimizerStep)
                     lastStep = r.lastEvent;
             }
-            QVERIFY2(forwards >= forwardsPerStep, qPrintable(QStringLiteral("iteration %1: %2 forwards").arg(it.index).arg(forwards)));
+            QVERIFY2(forwards >= forwardsPerStep,
+                     qPrintable(QStringLiteral("iteration %1: %2 forwards").arg(it.index).arg(forwards)));
             QVERIFY(forwardInStep > 0);
             QVERIFY(backwardInStep > 0);
             QVERIFY2(lastStep > lastBackward, "the optimizer's own work comes after the closure's backward");
@@ -422,7 +423,9 @@ private slots:
                     sum += curve[size_t(i)];
                 if (sum != d.requested[size_t(i)])
                     QFAIL(qPrintable(QStringLiteral("categories add up to %1, requested is %2 after event %3")
-                                         .arg(sum).arg(d.requested[size_t(i)]).arg(i)));
+                                         .arg(sum)
+                                         .arg(d.requested[size_t(i)])
+                                         .arg(i)));
             }
             int64_t prevLast = -1;
             for (size_t j = 0; j < a.iterations.size(); ++j) {

@@ -146,7 +146,8 @@ private slots:
     void batchTwoMovesThePeakToTheOptimizerStep()
     {
         const auto c = comparisonOf(kBs16, kBs2);
-        QVERIFY2(c->a().peak.phase == Phase::Forward || c->a().peak.phase == Phase::Backward, phaseName(c->a().peak.phase).data());
+        QVERIFY2(c->a().peak.phase == Phase::Forward || c->a().peak.phase == Phase::Backward,
+                 phaseName(c->a().peak.phase).data());
         QCOMPARE(c->b().peak.phase, Phase::OptimizerStep);
         QVERIFY(c->peakDelta() < 0);
         QVERIFY(cat(c->a().peak, Category::Activation) > 3 * GiB);
@@ -332,7 +333,8 @@ private slots:
             "memscope check: FAIL: peak 5.65 GiB > 5.00 GiB (--max-peak 5GiB)\n", "FAIL  peak");
         row("check category fails", {"check", bs16, "--max-peak", "40GiB", "--max-category", "ACTIVATION=3GB"}, 1,
             "FAIL: ACTIVATION at the peak 3.17 GiB > 2.79 GiB (--max-category ACTIVATION=3GB)", "ok    peak");
-        row("check both categories, one fails", {"check", bs16, "--max-category", "PARAMETER=1GiB", "--max-category", "OPTIMIZER_STATE=1GiB"}, 1,
+        row("check both categories, one fails",
+            {"check", bs16, "--max-category", "PARAMETER=1GiB", "--max-category", "OPTIMIZER_STATE=1GiB"}, 1,
             "OPTIMIZER_STATE at the peak", "ok    PARAMETER");
         row("check --json", {"check", bs16, "--max-peak", "5GiB", "--json"}, 1, "FAIL", "\"pass\": false");
         row("check bad size", {"check", bs16, "--max-peak", "40GiBs"}, 2, "--max-peak: '40GiBs' is not a size", "");
@@ -352,11 +354,13 @@ private slots:
         row("diff peak grows", {"diff", bs2, bs16, "--fail-if-peak-grows", "5%"}, 1,
             "memscope diff: FAIL: peak grew +2.61 GiB from 3.04 GiB, over 5% (155.78 MiB) (--fail-if-peak-grows 5%)\n", "");
         row("diff peak grows, size limit", {"diff", bs2, bs16, "--fail-if-peak-grows=1GiB"}, 1, "over 1.00 GiB", "");
-        row("diff category grows", {"diff", bs2, bs16, "--fail-if-peak-grows", "100%", "--fail-if-category-grows", "ACTIVATION=10%"}, 1,
+        row("diff category grows",
+            {"diff", bs2, bs16, "--fail-if-peak-grows", "100%", "--fail-if-category-grows", "ACTIVATION=10%"}, 1,
             "FAIL: ACTIVATION at the peak grew +3.17 GiB from 0 B", "ok    peak grew");
         row("diff category holds", {"diff", bs2, bs16, "--fail-if-category-grows", "PARAMETER=0%"}, 0, "", "ok    PARAMETER");
         row("diff --json with gate", {"diff", bs2, bs16, "--json", "--fail-if-peak-grows", "5%"}, 1, "FAIL", "\"pass\": false");
-        row("diff --csv", {"diff", bs16, bs2, "--csv"}, 0, "", "section,name,phase_a,phase_b,a,b,delta\npeak,requested,backward,optimizer_step,");
+        row("diff --csv", {"diff", bs16, bs2, "--csv"}, 0, "",
+            "section,name,phase_a,phase_b,a,b,delta\npeak,requested,backward,optimizer_step,");
         row("diff bad percent", {"diff", bs16, bs2, "--fail-if-peak-grows", "five%"}, 2, "'five%' is not a percentage", "");
         row("diff bad size", {"diff", bs16, bs2, "--fail-if-peak-grows", "5 parsecs"}, 2, "is not a size", "");
         row("diff unknown category", {"diff", bs16, bs2, "--fail-if-category-grows", "FOO=5%"}, 2, "unknown category 'FOO'", "");
@@ -375,7 +379,8 @@ private slots:
         QFETCH(QString, err);
         QFETCH(QString, out);
         const CliResult r = runCli(args);
-        QVERIFY2(r.exitCode == exitCode, qPrintable(QStringLiteral("exit %1, stderr: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))));
+        QVERIFY2(r.exitCode == exitCode,
+                 qPrintable(QStringLiteral("exit %1, stderr: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))));
         if (err.isEmpty()) {
             QVERIFY2(r.err.isEmpty(), r.err.constData());
         } else {
@@ -405,7 +410,8 @@ private slots:
         };
         const QJsonObject ra = reportOf(kBs16), rb = reportOf(kBs2);
         QVERIFY(!ra.isEmpty() && !rb.isEmpty());
-        const CliResult r = runCli({"diff", QString::fromStdString(dataFile(kBs16)), QString::fromStdString(dataFile(kBs2)), "--json"});
+        const CliResult r = runCli(
+            {"diff", QString::fromStdString(dataFile(kBs16)), QString::fromStdString(dataFile(kBs2)), "--json"});
         QCOMPARE(r.exitCode, 0);
         const QJsonObject d = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(d.value("a").toObject().value("peak").toObject(), ra);

@@ -78,7 +78,8 @@ private slots:
     void opensEveryVariant_data()
     {
         QTest::addColumn<QString>("name");
-        const QStringList files = QDir(kDir).entryList({QStringLiteral("*.pickle"), QStringLiteral("*.json")}, QDir::Files, QDir::Name);
+        const QStringList files = QDir(kDir).entryList({QStringLiteral("*.pickle"), QStringLiteral("*.json")}, QDir::Files,
+                                                       QDir::Name);
         int rows = 0;
         for (const QString& name : files) {
             if (name.endsWith(QStringLiteral(".summary.json")) || name.startsWith(QStringLiteral("lfs_")))
@@ -104,7 +105,8 @@ private slots:
             const QByteArray want = golden.readAll();
             if (want != summary.out) {
                 const QString diff = unifiedDiff(QString::fromUtf8(want).split('\n'), QString::fromUtf8(summary.out).split('\n'));
-                QFAIL(qPrintable(name + ": summary --json differs from its golden (MEMSCOPE_UPDATE_GOLDEN=1 rewrites it)\n" + diff));
+                QFAIL(qPrintable(name + ": summary --json differs from its golden (MEMSCOPE_UPDATE_GOLDEN=1 rewrites it)\n" +
+                                 diff));
             }
         }
 

@@ -20,22 +20,25 @@ private slots:
         QTest::addColumn<qint64>("requestedPeak");
         QTest::addColumn<qint64>("maxReserved");
         int rows = 0;
-        for (const QString& folder : {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle"),
-                                      QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/diagnose")}) {
-        const QDir dir(folder);
-        const auto stats = dir.entryList({QStringLiteral("*.stats.json")}, QDir::Files, QDir::Name);
-        for (const QString& name : stats) {
-            QFile f(dir.filePath(name));
-            QVERIFY(f.open(QIODevice::ReadOnly));
-            const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-            const qint64 peak = o.value(QStringLiteral("memory_stats")).toObject()
-                                    .value(QStringLiteral("requested_bytes.all.peak")).toInteger(-1);
-            const qint64 reserved = o.value(QStringLiteral("max_reserved")).toInteger(-1);
-            QVERIFY2(peak > 0 && reserved > 0, qPrintable(name));
-            const QString base = name.left(name.size() - int(strlen(".stats.json")));
-            QTest::newRow(qPrintable(base)) << dir.filePath(base + QStringLiteral(".pickle")) << peak << reserved;
-            ++rows;
-        }
+        for (const QString& folder :
+             {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle"),
+              QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/diagnose")}) {
+            const QDir dir(folder);
+            const auto stats = dir.entryList({QStringLiteral("*.stats.json")}, QDir::Files, QDir::Name);
+            for (const QString& name : stats) {
+                QFile f(dir.filePath(name));
+                QVERIFY(f.open(QIODevice::ReadOnly));
+                const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+                const qint64 peak = o.value(QStringLiteral("memory_stats"))
+                                        .toObject()
+                                        .value(QStringLiteral("requested_bytes.all.peak"))
+                                        .toInteger(-1);
+                const qint64 reserved = o.value(QStringLiteral("max_reserved")).toInteger(-1);
+                QVERIFY2(peak > 0 && reserved > 0, qPrintable(name));
+                const QString base = name.left(name.size() - int(strlen(".stats.json")));
+                QTest::newRow(qPrintable(base)) << dir.filePath(base + QStringLiteral(".pickle")) << peak << reserved;
+                ++rows;
+            }
         }
         QVERIFY(rows >= 20);
     }

@@ -29,8 +29,8 @@ struct Analysed {
     const Snapshot& snapshot() const { return *attribution->replay->snapshot; }
     DeviceContext context(size_t i = 0) const
     {
-        return DeviceContext{snapshot(), snapshot().devices.at(i), replay().devices.at(i), attribution->devices.at(i),
-                             *frames, i};
+        return DeviceContext{snapshot(), snapshot().devices.at(i), replay().devices.at(i), attribution->devices.at(i), *frames,
+                             i};
     }
 };
 
@@ -356,7 +356,8 @@ private slots:
                 growth = true;
                 QCOMPARE(qint64(o.value(QStringLiteral("bytes_per_iteration")).toDouble()),
                          qint64(a.result->first(DiagnosticKind::Growth)->bytesPerIteration));
-                const QJsonArray sites = o.value(QStringLiteral("evidence")).toObject().value(QStringLiteral("call_sites")).toArray();
+                const QJsonArray sites =
+                    o.value(QStringLiteral("evidence")).toObject().value(QStringLiteral("call_sites")).toArray();
                 QVERIFY(!sites.isEmpty());
                 QCOMPARE(sites.first().toObject().value(QStringLiteral("top_user_frame")).toString(),
                          QStringLiteral("train.py:75 loss_leak"));

@@ -69,8 +69,8 @@ private slots:
         QFETCH(QString, name);
         const QJsonObject truth = truthOf(name);
         QVERIFY(!truth.isEmpty());
-        const auto attribution =
-            attribute(replaySnapshot(readSnapshotFile((dataDir() + QLatin1Char('/') + name + ".pickle").toStdString())));
+        const auto attribution = attribute(
+            replaySnapshot(readSnapshotFile((dataDir() + QLatin1Char('/') + name + ".pickle").toStdString())));
         const FrameClassifier frames(*attribution->replay->snapshot);
         const auto result = diagnose(*attribution, frames);
         for (const Diagnostic& d : result->items)

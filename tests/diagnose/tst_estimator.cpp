@@ -79,9 +79,9 @@ private slots:
         QTest::newRow("oracle_qwen_bs16") << sample("oracle_qwen_bs16")
                                           << QStringLiteral(MEMSCOPE_SAMPLES_DIR "/oracle_qwen_bs16.labels.csv") << 16.0
                                           << int(PeakPhase::ForwardBackward);
-        QTest::newRow("oracle_qwen4_bs2_all") << oracle("oracle_qwen4_bs2_all")
-                                              << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle/oracle_qwen4_bs2_all.labels.csv")
-                                              << 2.0 << int(PeakPhase::OptimizerStep);
+        QTest::newRow("oracle_qwen4_bs2_all")
+            << oracle("oracle_qwen4_bs2_all") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle/oracle_qwen4_bs2_all.labels.csv")
+            << 2.0 << int(PeakPhase::OptimizerStep);
     }
     void llmRuns()
     {

@@ -70,8 +70,9 @@ void printDiff(const QString& golden, const QByteArray& actual)
     if (!writeAll(actualPath, actual))
         return;
     QProcess diff;
-    diff.start(QStringLiteral("diff"), {QStringLiteral("-u"), QStringLiteral("--label"), QStringLiteral("golden/") + QFileInfo(golden).fileName(),
-                                        QStringLiteral("--label"), QStringLiteral("actual"), golden, actualPath});
+    diff.start(QStringLiteral("diff"),
+               {QStringLiteral("-u"), QStringLiteral("--label"), QStringLiteral("golden/") + QFileInfo(golden).fileName(),
+                QStringLiteral("--label"), QStringLiteral("actual"), golden, actualPath});
     if (!diff.waitForFinished(60000)) {
         std::fprintf(stderr, "(diff -u did not run: %s)\n", qPrintable(diff.errorString()));
         return;
@@ -97,7 +98,8 @@ bool matchesGolden(const QString& name, const QByteArray& output)
             if (!writeAll(path, expected))
                 qWarning("cannot write %s", qPrintable(path));
             else
-                std::fprintf(stderr, "updated %s\n", qPrintable(QDir(QStringLiteral(MEMSCOPE_SOURCE_DIR)).relativeFilePath(path)));
+                std::fprintf(stderr, "updated %s\n",
+                             qPrintable(QDir(QStringLiteral(MEMSCOPE_SOURCE_DIR)).relativeFilePath(path)));
         }
         return true;
     }
@@ -184,7 +186,8 @@ QList<Row> rows()
 QStringList goldenNames(const Row& row)
 {
     if (row.args.first() == QLatin1String("report"))
-        return {row.golden + QStringLiteral(".json"), row.golden + QStringLiteral(".peak.csv"), row.golden + QStringLiteral(".timeline.csv")};
+        return {row.golden + QStringLiteral(".json"), row.golden + QStringLiteral(".peak.csv"),
+                row.golden + QStringLiteral(".timeline.csv")};
     return {row.golden};
 }
 

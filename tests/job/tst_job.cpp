@@ -194,9 +194,9 @@ private slots:
     void layouts_data()
     {
         QTest::addColumn<QStringList>("files"); // "R:relative path"
-        QTest::addColumn<QString>("open");      // the folder to open, relative
+        QTest::addColumn<QString>("open"); // the folder to open, relative
         QTest::addColumn<QStringList>("chosen"); // per rank, the file expected
-        QTest::addColumn<int>("focus");          // the rank shown first, -1: the highest peak
+        QTest::addColumn<int>("focus"); // the rank shown first, -1: the highest peak
         QTest::newRow("torchtitan") << QStringList{"0:out/memory_snapshot/iteration_10/rank0_memory_snapshot.pickle",
                                                    "1:out/memory_snapshot/iteration_10/rank1_memory_snapshot.pickle",
                                                    "0:out/memory_snapshot/iteration_20/rank0_memory_snapshot.pickle",
@@ -205,25 +205,22 @@ private slots:
                                     << QStringList{"iteration_20/rank0_memory_snapshot.pickle",
                                                    "iteration_20/rank1_memory_snapshot.pickle"}
                                     << -1;
-        QTest::newRow("torchtitan OOM exit") << QStringList{"0:memory_snapshot/iteration_20/rank0_memory_snapshot.pickle",
-                                                            "1:memory_snapshot/iteration_20/rank1_memory_snapshot.pickle",
-                                                            "0:memory_snapshot/iteration_20_exit/rank0_memory_snapshot.pickle"}
-                                             << "memory_snapshot"
-                                             << QStringList{"iteration_20_exit/rank0_memory_snapshot.pickle",
-                                                            "iteration_20/rank1_memory_snapshot.pickle"}
-                                             << 0;
-        QTest::newRow("torchtune") << QStringList{"0:iteration_3/rank0_memory_snapshot.pickle",
-                                                  "1:iteration_3/rank1_memory_snapshot.pickle"}
-                                   << "." << QStringList{"iteration_3/rank0_memory_snapshot.pickle", "iteration_3/rank1_memory_snapshot.pickle"}
-                                   << -1;
+        QTest::newRow("torchtitan OOM exit")
+            << QStringList{"0:memory_snapshot/iteration_20/rank0_memory_snapshot.pickle",
+                           "1:memory_snapshot/iteration_20/rank1_memory_snapshot.pickle",
+                           "0:memory_snapshot/iteration_20_exit/rank0_memory_snapshot.pickle"}
+            << "memory_snapshot"
+            << QStringList{"iteration_20_exit/rank0_memory_snapshot.pickle", "iteration_20/rank1_memory_snapshot.pickle"} << 0;
+        QTest::newRow("torchtune")
+            << QStringList{"0:iteration_3/rank0_memory_snapshot.pickle", "1:iteration_3/rank1_memory_snapshot.pickle"} << "."
+            << QStringList{"iteration_3/rank0_memory_snapshot.pickle", "iteration_3/rank1_memory_snapshot.pickle"} << -1;
         QTest::newRow("megatron") << QStringList{"0:snap/snapshot_0.pickle", "1:snap/snapshot_1.pickle",
                                                  "1:snap/snapshot_oom_rank-1.pickle"}
                                   << "snap" << QStringList{"snap/snapshot_0.pickle", "snap/snapshot_oom_rank-1.pickle"} << 1;
-        QTest::newRow("oom_rank") << QStringList{"0:oom_rank0.pickle", "1:oom_rank1.pickle", "0:oom_rank0.stats.json"}
-                                  << "." << QStringList{"oom_rank0.pickle", "oom_rank1.pickle"} << -2;
+        QTest::newRow("oom_rank") << QStringList{"0:oom_rank0.pickle", "1:oom_rank1.pickle", "0:oom_rank0.stats.json"} << "."
+                                  << QStringList{"oom_rank0.pickle", "oom_rank1.pickle"} << -2;
         // Names without a rank: the device the events are on.
-        QTest::newRow("by device") << QStringList{"1:a.pickle", "0:b.pickle"} << "."
-                                   << QStringList{"b.pickle", "a.pickle"} << -1;
+        QTest::newRow("by device") << QStringList{"1:a.pickle", "0:b.pickle"} << "." << QStringList{"b.pickle", "a.pickle"} << -1;
     }
     void layouts()
     {
@@ -292,12 +289,17 @@ private slots:
     {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("message");
-        QTest::newRow("not json") << "{" << "not JSON";
-        QTest::newRow("other json") << "{\"devices\": []}" << "memscope_rank_summary: missing";
-        QTest::newRow("wrong type") << "{\"memscope_rank_summary\": 1, \"rank\": \"one\"}" << "rank: expected an integer";
+        QTest::newRow("not json") << "{"
+                                  << "not JSON";
+        QTest::newRow("other json") << "{\"devices\": []}"
+                                    << "memscope_rank_summary: missing";
+        QTest::newRow("wrong type") << "{\"memscope_rank_summary\": 1, \"rank\": \"one\"}"
+                                    << "rank: expected an integer";
         // A real summary with its timeline cut short or spoiled.
-        QTest::newRow("timeline cut") << QString::fromStdString(realSummaryWithTimeline("0 0 5")) << "expected four numbers a column, got 3";
-        QTest::newRow("timeline spoiled") << QString::fromStdString(realSummaryWithTimeline("0 0 5 x")) << "byte 6 of it is not one";
+        QTest::newRow("timeline cut") << QString::fromStdString(realSummaryWithTimeline("0 0 5"))
+                                      << "expected four numbers a column, got 3";
+        QTest::newRow("timeline spoiled") << QString::fromStdString(realSummaryWithTimeline("0 0 5 x"))
+                                          << "byte 6 of it is not one";
     }
     void badSummary()
     {
@@ -399,7 +401,14 @@ private slots:
         r = runCli({QStringLiteral("summary"), kRanks + QStringLiteral("/ddp_rank1.pickle"),
                     kRanks + QStringLiteral("/ddp_rank0.pickle"), QStringLiteral("--json")});
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("ranks")).toArray()[0].toObject().value(QStringLiteral("rank")).toInt(), 0);
+        QCOMPARE(QJsonDocument::fromJson(r.out)
+                     .object()
+                     .value(QStringLiteral("ranks"))
+                     .toArray()[0]
+                     .toObject()
+                     .value(QStringLiteral("rank"))
+                     .toInt(),
+                 0);
 
         QTemporaryDir dir;
         for (int k = 0; k < 2; ++k) {
@@ -412,7 +421,8 @@ private slots:
         const QJsonArray fromSummaries = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("ranks")).toArray();
         QCOMPARE(fromSummaries.size(), 2);
         for (int k = 0; k < 2; ++k)
-            QCOMPARE(fromSummaries[k].toObject().value(QStringLiteral("peak_requested_bytes")).toInteger(), counters(k).requestedPeak);
+            QCOMPARE(fromSummaries[k].toObject().value(QStringLiteral("peak_requested_bytes")).toInteger(),
+                     counters(k).requestedPeak);
         r = runCli({QStringLiteral("summary"), kRanks, QStringLiteral("--device"), QStringLiteral("1")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("--device is for one file"), r.err.constData());

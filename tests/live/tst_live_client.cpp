@@ -45,14 +45,13 @@ class TestLiveClient : public QObject {
         return env;
     }
 
-    std::unique_ptr<QProcess> startAgent(const QString& file, const QString& socket, const QString& speed,
-                                         QStringList extra = {})
+    std::unique_ptr<QProcess> startAgent(const QString& file, const QString& socket, const QString& speed, QStringList extra = {})
     {
         auto p = std::make_unique<QProcess>();
         p->setProcessEnvironment(agentEnv());
         p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        p->start(m_python, QStringList{QStringLiteral("-m"), QStringLiteral("memscope_agent"), QStringLiteral("--replay"),
-                                       file, QStringLiteral("--speed"), speed, QStringLiteral("--socket"), socket,
+        p->start(m_python, QStringList{QStringLiteral("-m"), QStringLiteral("memscope_agent"), QStringLiteral("--replay"), file,
+                                       QStringLiteral("--speed"), speed, QStringLiteral("--socket"), socket,
                                        QStringLiteral("--linger"), QStringLiteral("5")} +
                                extra);
         if (!p->waitForStarted())
@@ -133,8 +132,7 @@ private slots:
         // Save recording: the pickle memscope writes equals the replayed file, event for event.
         const QString saved = dir.filePath(QStringLiteral("saved.pickle"));
         writePickleSnapshotFile(*received, saved.toStdString());
-        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *readSnapshotFile(saved.toStdString()))),
-                 QString());
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *readSnapshotFile(saved.toStdString()))), QString());
         // The recovery file holds the same stream.
         std::string note;
         auto recovered = readLiveStreamFile(options.recoveryPath, &note);
@@ -204,9 +202,8 @@ private slots:
         QTest::addColumn<QString>("expected");
         QTest::newRow("oversized") << QStringLiteral("(0x7FFFFFFF).to_bytes(4, 'little') + b'\\x05' * 64")
                                    << QStringLiteral("outside 1..");
-        QTest::newRow("bad events")
-            << QStringLiteral("P.message(P.EVENTS, P.EVENTS_HEAD.pack(0, 0, 5) + b'x' * 48)")
-            << QStringLiteral("5 events need");
+        QTest::newRow("bad events") << QStringLiteral("P.message(P.EVENTS, P.EVENTS_HEAD.pack(0, 0, 5) + b'x' * 48)")
+                                    << QStringLiteral("5 events need");
         QTest::newRow("undefined stack")
             << QStringLiteral("P.message(P.EVENTS, P.EVENTS_HEAD.pack(0, 0, 1) + P.EVENT.pack(0, 1, 0, 4242, 1, 1, 0, 0, 0, 0))")
             << QStringLiteral("stack 4242");
@@ -317,15 +314,14 @@ private slots:
             (void)!::write(ready[1], "r", 1);
             const int conn = ::accept(fd, nullptr, nullptr);
             char byte;
-            while (conn >= 0 && ::read(conn, &byte, 1) > 0) {
-            }
+            while (conn >= 0 && ::read(conn, &byte, 1) > 0) { }
             ::_exit(0);
         }
         ::close(ready[1]);
         char byte = 0;
         QCOMPARE(::read(ready[0], &byte, 1), ssize_t(1));
         ::close(ready[0]);
-        struct stat st{};
+        struct stat st { };
         QVERIFY(::stat(path.c_str(), &st) == 0);
         QCOMPARE(st.st_uid, nobody);
         QString error;
@@ -393,8 +389,7 @@ private slots:
         QVERIFY(rec.waitForFinished(120000));
         QCOMPARE(rec.exitCode(), 0);
         auto original = readSnapshotFile(sample("llm_bs16.pickle").toStdString());
-        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *readSnapshotFile(out.toStdString()))),
-                 QString());
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *readSnapshotFile(out.toStdString()))), QString());
         QVERIFY(agent->waitForFinished(30000));
 
         // -- COMMAND: launched under the agent through the environment switch.
@@ -463,8 +458,7 @@ private slots:
             line += QString::fromUtf8(agent->readAllStandardOutput());
         }
         const QStringList words = line.trimmed().split(QLatin1Char(' '));
-        QVERIFY2(words.size() == 5 && words[1] == QLatin1String("tcp") && words[3] == QLatin1String("token"),
-                 qPrintable(line));
+        QVERIFY2(words.size() == 5 && words[1] == QLatin1String("tcp") && words[3] == QLatin1String("token"), qPrintable(line));
         const QString agentPort = words[2].section(QLatin1Char(':'), -1);
         const QString token = words[4];
 

@@ -124,22 +124,20 @@ private slots:
         QTest::newRow("oversized length") << tail([](Stream& s) { s.bytes += Stream::le<uint32_t>(0xFFFFFFF0u); })
                                           << "outside 1..";
         QTest::newRow("zero length") << tail([](Stream& s) { s.bytes += Stream::le<uint32_t>(0); }) << "outside 1..";
-        QTest::newRow("events count lies")
-            << tail([](Stream& s) { s.events(0, Stream::event(0, 1, 1), 1000); }) << "1000 events need";
-        QTest::newRow("undefined stack") << tail([](Stream& s) { s.events(0, Stream::event(0, 1, 1, 99), 1); })
-                                         << "stack 99";
+        QTest::newRow("events count lies") << tail([](Stream& s) { s.events(0, Stream::event(0, 1, 1), 1000); })
+                                           << "1000 events need";
+        QTest::newRow("undefined stack") << tail([](Stream& s) { s.events(0, Stream::event(0, 1, 1, 99), 1); }) << "stack 99";
         QTest::newRow("undefined frame") << tail([](Stream& s) { s.stack(5, {77}); }) << "frame 77";
         QTest::newRow("string twice") << tail([](Stream& s) { s.string(1, "again"); }) << "defined twice";
-        QTest::newRow("huge device") << tail([](Stream& s) { s.events(60000, Stream::event(0, 1, 1), 1); })
-                                     << "device 60000";
+        QTest::newRow("huge device") << tail([](Stream& s) { s.events(60000, Stream::event(0, 1, 1), 1); }) << "device 60000";
         QTest::newRow("bad json") << tail([](Stream& s) { s.msg(7, "{not json"); }) << "invalid JSON";
         QTest::newRow("json not object") << tail([](Stream& s) { s.msg(9, "[1,2]"); }) << "JSON object";
-        QTest::newRow("segments overflow")
-            << tail([](Stream& s) { s.msg(8, Stream::le<uint32_t>(0x7FFFFFFF)); }) << "announces";
+        QTest::newRow("segments overflow") << tail([](Stream& s) { s.msg(8, Stream::le<uint32_t>(0x7FFFFFFF)); }) << "announces";
         QTest::newRow("frame too short") << tail([](Stream& s) { s.msg(3, "ab"); }) << "too short";
         QTest::newRow("second hello") << tail([](Stream& s) { s.hello(); }) << "second HELLO";
-        QTest::newRow("stack too long")
-            << tail([](Stream& s) { s.msg(4, Stream::le<uint32_t>(9) + Stream::le<uint32_t>(1u << 20)); }) << "at most";
+        QTest::newRow("stack too long") << tail([](Stream& s) {
+            s.msg(4, Stream::le<uint32_t>(9) + Stream::le<uint32_t>(1u << 20));
+        }) << "at most";
     }
     void malformed()
     {

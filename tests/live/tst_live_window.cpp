@@ -100,8 +100,7 @@ private slots:
         QVERIFY2(counts.size() >= 3, "the timeline should grow while events arrive");
         QCOMPARE(liveStateName(w->session()->state()), std::string_view("ended"));
         // The data stays after the process exits, and the view catches up with all of it.
-        QTRY_COMPARE_WITH_TIMEOUT(w->timeline()->model() ? w->timeline()->model()->eventCount() : 0, int64_t(93702),
-                                  30000);
+        QTRY_COMPARE_WITH_TIMEOUT(w->timeline()->model() ? w->timeline()->model()->eventCount() : 0, int64_t(93702), 30000);
         QVERIFY(w->statusText().contains(QLatin1String("93,702")));
         QVERIFY(w->statusText().contains(QLatin1String("0 dropped")));
         QVERIFY(w->gapBar()->gapText().isEmpty()); // no NVML here: a note, no numbers
@@ -109,8 +108,7 @@ private slots:
         QString error;
         QVERIFY2(w->saveTo(saved, &error), qPrintable(error));
         auto original = readSnapshotFile(MEMSCOPE_SAMPLES_DIR "/many_small.pickle");
-        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *readSnapshotFile(saved.toStdString()))),
-                 QString());
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *readSnapshotFile(saved.toStdString()))), QString());
         const QString recovery = w->session()->recoveryPath();
         QVERIFY(!QFileInfo::exists(recovery)); // saved after the end: the recovery file is gone
         w->close();
@@ -220,10 +218,9 @@ private slots:
         agent.setProcessEnvironment(env);
         QTemporaryDir dir;
         agent.start(m_python, {QStringLiteral("-m"), QStringLiteral("memscope_agent"), QStringLiteral("--replay"),
-                               QStringLiteral(MEMSCOPE_SAMPLES_DIR "/oom.pickle"), QStringLiteral("--speed"),
-                               QStringLiteral("0"), QStringLiteral("--socket"), dir.filePath(QStringLiteral("a.sock")),
-                               QStringLiteral("--tcp"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--linger"),
-                               QStringLiteral("3")});
+                               QStringLiteral(MEMSCOPE_SAMPLES_DIR "/oom.pickle"), QStringLiteral("--speed"), QStringLiteral("0"),
+                               QStringLiteral("--socket"), dir.filePath(QStringLiteral("a.sock")), QStringLiteral("--tcp"),
+                               QStringLiteral("127.0.0.1:0"), QStringLiteral("--linger"), QStringLiteral("3")});
         QVERIFY(agent.waitForStarted());
         QString line; // "memscope-agent: tcp 127.0.0.1:PORT token T"
         for (int i = 0; i < 100 && !line.contains(QLatin1String(" token ")); ++i) {

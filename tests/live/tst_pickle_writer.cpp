@@ -89,10 +89,21 @@ print("equal", sum(len(t) for t in b["device_traces"]))
             const uint8_t op = static_cast<uint8_t>(b[i++]);
             ++seen;
             switch (op) {
-            case 0x95: i += 8; break;                     // FRAME
-            case '}': case ']': case '(': case 'u': case 'e': case 0x94: case 0x88: case 0x89: case 'N': case 0x86: break;
-            case 'h': case 'K': i += 1; break;
-            case 'j': case 'J': i += 4; break;
+            case 0x95: i += 8; break; // FRAME
+            case '}':
+            case ']':
+            case '(':
+            case 'u':
+            case 'e':
+            case 0x94:
+            case 0x88:
+            case 0x89:
+            case 'N':
+            case 0x86: break;
+            case 'h':
+            case 'K': i += 1; break;
+            case 'j':
+            case 'J': i += 4; break;
             case 'M': i += 2; break;
             case 'G': i += 8; break;
             case 0x8a: i += 1 + static_cast<uint8_t>(b[i]); break;

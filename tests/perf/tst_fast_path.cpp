@@ -15,9 +15,10 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         int rows = 0;
-        for (const QString& folder : {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR),
-                                      QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"),
-                                      QStringLiteral(MEMSCOPE_TESTDATA_DIR "/formats")}) {
+        for (const QString& folder :
+             {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR),
+              QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"),
+              QStringLiteral(MEMSCOPE_TESTDATA_DIR "/formats")}) {
             const QDir dir(folder);
             for (const QString& name : dir.entryList({QStringLiteral("*.pickle")}, QDir::Files, QDir::Name)) {
                 if (name.startsWith(QStringLiteral("evil_")) || name.contains(QStringLiteral("truncated")) ||

@@ -47,7 +47,8 @@ private slots:
         QCOMPARE(p.size(), static_cast<int64_t>(n));
         for (int q = 0; q < 3000; ++q) {
             const int64_t a = static_cast<int64_t>(rng() % static_cast<uint64_t>(n + 3)) - 2;
-            const int64_t len = q % 3 == 0 ? static_cast<int64_t>(rng() % 5) : static_cast<int64_t>(rng() % static_cast<uint64_t>(n + 3));
+            const int64_t len = q % 3 == 0 ? static_cast<int64_t>(rng() % 5)
+                                           : static_cast<int64_t>(rng() % static_cast<uint64_t>(n + 3));
             const MinMaxPyramid::Extremes got = p.query(a, a + len);
             const MinMaxPyramid::Extremes want = brute(v, a, a + len);
             QCOMPARE(got.minIndex, want.minIndex);

@@ -77,7 +77,8 @@ private slots:
         add("fwd", AnnotationStage::Start, 0, 70);
         QStringList got;
         for (const AnnotationSpan& a : annotationSpans(s, device))
-            got << QStringLiteral("%1:%2-%3").arg(QString::fromUtf8(s.str(a.name).data(), static_cast<qsizetype>(s.str(a.name).size())))
+            got << QStringLiteral("%1:%2-%3")
+                       .arg(QString::fromUtf8(s.str(a.name).data(), static_cast<qsizetype>(s.str(a.name).size())))
                        .arg(a.startUs)
                        .arg(a.open() ? QStringLiteral("open") : QString::number(a.endUs));
         QCOMPARE(got.join(QLatin1Char(' ')), expected);
@@ -95,11 +96,13 @@ private slots:
     void allocatorState()
     {
         QFETCH(QString, sample);
-        const auto replay = replaySnapshot(readSnapshotFile((QStringLiteral(MEMSCOPE_SAMPLES_DIR "/") + sample + QStringLiteral(".pickle")).toStdString()));
+        const auto replay = replaySnapshot(
+            readSnapshotFile((QStringLiteral(MEMSCOPE_SAMPLES_DIR "/") + sample + QStringLiteral(".pickle")).toStdString()));
         const DeviceReplay& d = replay->devices[0];
         const auto lives = segmentLives(*replay->snapshot, replay->snapshot->devices[0]);
         QVERIFY(!lives.empty());
-        QVERIFY(std::is_sorted(lives.begin(), lives.end(), [](const SegmentLife& a, const SegmentLife& b) { return a.addr < b.addr; }));
+        QVERIFY(std::is_sorted(lives.begin(), lives.end(),
+                               [](const SegmentLife& a, const SegmentLife& b) { return a.addr < b.addr; }));
         const int64_t n = d.eventCount;
         for (int64_t e : {int64_t{0}, n / 2, d.peakRequested.event.value, n - 1}) {
             const AllocatorState st = computeAllocatorState(d, lives, e);
@@ -130,7 +133,8 @@ private slots:
     void lastEventMatchesDumpTime()
     {
         QFETCH(QString, sample);
-        const auto replay = replaySnapshot(readSnapshotFile((QStringLiteral(MEMSCOPE_SAMPLES_DIR "/") + sample + QStringLiteral(".pickle")).toStdString()));
+        const auto replay = replaySnapshot(
+            readSnapshotFile((QStringLiteral(MEMSCOPE_SAMPLES_DIR "/") + sample + QStringLiteral(".pickle")).toStdString()));
         const Snapshot& s = *replay->snapshot;
         const DeviceReplay& d = replay->devices[0];
         const auto lives = segmentLives(s, s.devices[0]);
@@ -150,8 +154,8 @@ private slots:
         QVERIFY(st.free.bytes >= exact.bytes);
         QVERIFY(st.free.largest >= exact.largest);
         qInfo("%s: free %llu (dump %llu), fragmentation %.3f (dump %.3f)", qPrintable(sample),
-              static_cast<unsigned long long>(st.free.bytes), static_cast<unsigned long long>(exact.bytes),
-              st.fragmentation(), exact.fragmentation());
+              static_cast<unsigned long long>(st.free.bytes), static_cast<unsigned long long>(exact.bytes), st.fragmentation(),
+              exact.fragmentation());
     }
 };
 

@@ -22,7 +22,7 @@ struct Py {
     uint64_t u = 0;
     double f = 0;
     std::string s; // Str text, or Raw bytes
-    std::vector<Py> items;                         // List, Tuple
+    std::vector<Py> items; // List, Tuple
     std::vector<std::pair<std::string, Py>> keyed; // Dict (string keys)
 
     static Py none() { return {}; }

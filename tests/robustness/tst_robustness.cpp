@@ -44,7 +44,10 @@ std::string testdata(const std::string& name) { return std::string(MEMSCOPE_TEST
 std::string robustdata(const std::string& name) { return std::string(MEMSCOPE_ROBUSTNESS_DIR) + "/" + name; }
 
 std::span<const uint8_t> span(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
-std::span<const uint8_t> span(const QByteArray& s) { return {reinterpret_cast<const uint8_t*>(s.constData()), static_cast<size_t>(s.size())}; }
+std::span<const uint8_t> span(const QByteArray& s)
+{
+    return {reinterpret_cast<const uint8_t*>(s.constData()), static_cast<size_t>(s.size())};
+}
 
 QByteArray readAll(const QString& path)
 {
@@ -193,8 +196,7 @@ std::string deepTuples() { return "\x80\x02N" + repeat("\x85", 1000000) + "."; }
 
 std::string selfReferencingSettings()
 {
-    return emptySegmentsPrefix() + ustr("device_traces") + "]s" + ustr("allocator_settings") + "}q\x01" + ustr("x") +
-           "h\x01ss.";
+    return emptySegmentsPrefix() + ustr("device_traces") + "]s" + ustr("allocator_settings") + "}q\x01" + ustr("x") + "h\x01ss.";
 }
 
 // Five levels of one dict shared under ten keys: 10^5 settings from a few hundred bytes.
@@ -204,7 +206,8 @@ std::string settingsLaughs()
     for (int level = 0; level < 5; ++level) {
         s += "}q" + std::string(1, static_cast<char>(level));
         for (int k = 0; k < 10; ++k)
-            s += ustr("k" + std::to_string(k)) + (level == 0 ? std::string("K\x01") : "h" + std::string(1, static_cast<char>(level - 1))) + "s";
+            s += ustr("k" + std::to_string(k)) +
+                 (level == 0 ? std::string("K\x01") : "h" + std::string(1, static_cast<char>(level - 1))) + "s";
         s += "0";
     }
     return s + "}" + ustr("segments") + "]s" + ustr("device_traces") + "]s" + ustr("allocator_settings") + "h\x04s.";
@@ -213,11 +216,15 @@ std::string settingsLaughs()
 // segments = [S] * 3000, S["blocks"] = [B] * 3000: nine million blocks from 24 KB.
 std::string blockLaughs(int segments, int blocks)
 {
-    std::string s = "\x80\x02}" + ustr("segments") + "]q\x00}q\x01"s + ustr("blocks") + "]q\x02}q\x03"s + ustr("size") + "K\x01s" +
-                    ustr("state") + ustr("active_allocated") + "sa";
-    s += repeat("h\x03" "a", static_cast<size_t>(blocks - 1));
+    std::string s = "\x80\x02}" + ustr("segments") + "]q\x00}q\x01"s + ustr("blocks") + "]q\x02}q\x03"s + ustr("size") +
+                    "K\x01s" + ustr("state") + ustr("active_allocated") + "sa";
+    s += repeat("h\x03"
+                "a",
+                static_cast<size_t>(blocks - 1));
     s += "sa";
-    s += repeat("h\x01" "a", static_cast<size_t>(segments - 1));
+    s += repeat("h\x01"
+                "a",
+                static_cast<size_t>(segments - 1));
     return s + "s" + ustr("device_traces") + "]s.";
 }
 
@@ -227,7 +234,11 @@ std::string sharedHistory()
     const int n = 20000;
     std::string s = "\x80\x02}" + ustr("segments") + "]}" + ustr("address") + "K\x00s"s + ustr("blocks") + "]";
     // The shared history list H (memo 0), made once.
-    std::string h = "]q\x00}q\x01"s + ustr("addr") + "K\x00s"s + ustr("real_size") + "K\x01sa" + repeat("h\x01" "a", n - 1) + "0";
+    std::string h = "]q\x00}q\x01"s + ustr("addr") + "K\x00s"s + ustr("real_size") + "K\x01sa" +
+                    repeat("h\x01"
+                           "a",
+                           n - 1) +
+                    "0";
     s += h;
     for (int i = 0; i < n; ++i)
         s += "}" + ustr("size") + "K\x01s" + ustr("state") + ustr("active_allocated") + "s" + ustr("history") + "h\x00sa"s;
@@ -239,12 +250,12 @@ std::string manyDevices()
     return emptySegmentsPrefix() + ustr("device_traces") + "]]q\x00"s + "a" + repeat("h\x00"s + "a", 4999) + "s.";
 }
 
-std::string validAfter(std::string prefix)
-{
-    return prefix + "}" + ustr("segments") + "]s" + ustr("device_traces") + "]]as.";
-}
+std::string validAfter(std::string prefix) { return prefix + "}" + ustr("segments") + "]s" + ustr("device_traces") + "]]as."; }
 
-std::string events(std::vector<Py> evs, std::vector<Py> segs = {}) { return test::pickled(test::snapshotOf(std::move(evs), std::move(segs))); }
+std::string events(std::vector<Py> evs, std::vector<Py> segs = {})
+{
+    return test::pickled(test::snapshotOf(std::move(evs), std::move(segs)));
+}
 
 Py alloc(uint64_t addr, uint64_t size)
 {
@@ -357,7 +368,8 @@ private slots:
             QFAIL("a pickle that imports or calls code was loaded");
         } catch (const LoadError& e) {
             const QString msg = QString::fromStdString(e.what());
-            QVERIFY2(msg.startsWith(file + QStringLiteral(": byte ") + QString::number(offset) + QStringLiteral(": refused pickle opcode ") + opcode + QStringLiteral(" (")),
+            QVERIFY2(msg.startsWith(file + QStringLiteral(": byte ") + QString::number(offset) +
+                                    QStringLiteral(": refused pickle opcode ") + opcode + QStringLiteral(" (")),
                      qPrintable(msg));
             QCOMPARE(e.offset(), int64_t(offset));
             QVERIFY(!msg.contains(QLatin1Char('\n')));
@@ -390,7 +402,10 @@ private slots:
         QVERIFY(writeFile(file, bytes.toStdString()));
         QFile::remove(pwnedPath());
         QProcess p;
-        p.start(python, {QStringLiteral("-c"), QStringLiteral("import pickle,sys\ntry:\n pickle.load(open(sys.argv[1],'rb'))\nexcept Exception:\n pass"), file});
+        p.start(python,
+                {QStringLiteral("-c"),
+                 QStringLiteral("import pickle,sys\ntry:\n pickle.load(open(sys.argv[1],'rb'))\nexcept Exception:\n pass"),
+                 file});
         QVERIFY(p.waitForFinished(60000));
         QVERIFY2(QFile::exists(pwnedPath()), "python's pickle.load did not run the payload: the refusal test proves nothing");
         QFile::remove(pwnedPath());
@@ -405,14 +420,17 @@ private slots:
             QTest::newRow(name) << QByteArray(b.data(), static_cast<qsizetype>(b.size())) << QString::fromUtf8(expected);
         };
         // memo
-        row("memo bomb (LONG_BINPUT far ahead, 4000 times)", memoBomb(), "byte 3: memo index 1048575 at byte 3: more memo entries than bytes before it");
+        row("memo bomb (LONG_BINPUT far ahead, 4000 times)", memoBomb(),
+            "byte 3: memo index 1048575 at byte 3: more memo entries than bytes before it");
         row("text PUT of a huge index", "\x80\x02Np99999999999\n.", "memo index 99999999999 is far beyond the memo's size 0");
-        row("LONG_BINGET of an index never stored", "\x80\x02j\xff\xff\xff\xff.", "byte 2: memo index 4294967295 was never stored");
+        row("LONG_BINGET of an index never stored", "\x80\x02j\xff\xff\xff\xff.",
+            "byte 2: memo index 4294967295 was never stored");
         // nesting
         row("100000 nested MARKs", deepMarks(), "MARKs nested deeper than 65536");
         row("lists nested a million deep", deepLists(), "at segments[0]: expected a segment dict");
         row("tuples nested a million deep", deepTuples(), "the top level is a tuple");
-        row("settings dict that contains itself", selfReferencingSettings(), "at allocator_settings.x.x.x.x.x.x.x.x.x: settings nested deeper than 8 levels");
+        row("settings dict that contains itself", selfReferencingSettings(),
+            "at allocator_settings.x.x.x.x.x.x.x.x.x: settings nested deeper than 8 levels");
         row("settings: one dict shared ten times, five deep", settingsLaughs(), "at allocator_settings: more than 4096 settings");
         row("segments: one block shared 3000 times in one segment shared 3000 times", blockLaughs(3000, 3000),
             "at segments[0].blocks[1]: the same block dict appears twice");
@@ -420,48 +438,86 @@ private slots:
         row("20000 blocks sharing one 20000-entry history", sharedHistory(), "");
         row("5000 device traces", manyDevices(), "at device_traces: holds 5000 per-device traces; at most 1024");
         // declared lengths past the end of the file
-        row("BINUNICODE of 4 GiB", "\x80\x02X\xff\xff\xff\xff" "abc", "byte 2: file ends inside BINUNICODE (needs 4294967295 bytes, 3 left)");
+        row("BINUNICODE of 4 GiB",
+            "\x80\x02X\xff\xff\xff\xff"
+            "abc",
+            "byte 2: file ends inside BINUNICODE (needs 4294967295 bytes, 3 left)");
         row("BINUNICODE8 of 2^63", "\x80\x04\x8d" + le(uint64_t(1) << 63, 8) + "abc", "byte 2: file ends inside BINUNICODE8");
         row("BINBYTES8 of 2^64-1", "\x80\x04\x8e" + le(UINT64_MAX, 8) + "abc", "byte 2: file ends inside BINBYTES8");
-        row("BINBYTES of 4 GiB", "\x80\x03" "B\xff\xff\xff\xff" "abc", "byte 2: file ends inside BINBYTES (needs 4294967295 bytes");
-        row("SHORT_BINUNICODE past the end", "\x80\x04\x8c\xff" "ab", "byte 2: file ends inside SHORT_BINUNICODE (needs 255 bytes, 2 left)");
-        row("LONG4 of 2 GiB", "\x80\x02\x8b\xff\xff\xff\x7f" "abc", "byte 2: file ends inside LONG (needs 2147483647 bytes, 3 left)");
-        row("LONG4 of negative length", "\x80\x02\x8b\xff\xff\xff\xff" "abc", "byte 2: LONG4 with negative length");
-        row("BINSTRING of negative length", "\x80\x02T\xfe\xff\xff\xff" "abc", "byte 2: BINSTRING with negative length");
+        row("BINBYTES of 4 GiB",
+            "\x80\x03"
+            "B\xff\xff\xff\xff"
+            "abc",
+            "byte 2: file ends inside BINBYTES (needs 4294967295 bytes");
+        row("SHORT_BINUNICODE past the end",
+            "\x80\x04\x8c\xff"
+            "ab",
+            "byte 2: file ends inside SHORT_BINUNICODE (needs 255 bytes, 2 left)");
+        row("LONG4 of 2 GiB",
+            "\x80\x02\x8b\xff\xff\xff\x7f"
+            "abc",
+            "byte 2: file ends inside LONG (needs 2147483647 bytes, 3 left)");
+        row("LONG4 of negative length",
+            "\x80\x02\x8b\xff\xff\xff\xff"
+            "abc",
+            "byte 2: LONG4 with negative length");
+        row("BINSTRING of negative length",
+            "\x80\x02T\xfe\xff\xff\xff"
+            "abc",
+            "byte 2: BINSTRING with negative length");
         row("FRAME declaring 2^64-1 bytes (a hint only)", validAfter("\x80\x04\x95" + le(UINT64_MAX, 8)), "");
         // integers that do not fit, and sizes/addresses/times that would overflow later
-        row("LONG1 of 9 bytes past 2^64", "\x80\x02\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x01.", "byte 2: integer of 9 bytes does not fit in 64 bits");
-        row("text LONG past 2^64", "L99999999999999999999999L\n.", "byte 0: LONG holds '99999999999999999999999', expected a decimal integer that fits in 64 bits");
+        row("LONG1 of 9 bytes past 2^64", "\x80\x02\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x01.",
+            "byte 2: integer of 9 bytes does not fit in 64 bits");
+        row("text LONG past 2^64", "L99999999999999999999999L\n.",
+            "byte 0: LONG holds '99999999999999999999999', expected a decimal integer that fits in 64 bits");
         row("text INT below -2^63", "I-99999999999999999999\n.", "INT holds '-99999999999999999999'");
-        row("three allocs of 2^59 bytes", events({alloc(0, uint64_t(1) << 59), alloc(1 << 20, uint64_t(1) << 59), alloc(2 << 20, uint64_t(1) << 59)}),
+        row("three allocs of 2^59 bytes",
+            events({alloc(0, uint64_t(1) << 59), alloc(1 << 20, uint64_t(1) << 59), alloc(2 << 20, uint64_t(1) << 59)}),
             "at device_traces[0][2].size: the sizes of this device's trace entries add up past 2^60 bytes");
-        row("alloc of 2^64-1 bytes", events({alloc(4096, UINT64_MAX)}), "at device_traces[0][0].addr: address 0x1000 + size 18446744073709551615 runs past the end");
-        row("alloc whose end wraps past 2^64", events({alloc(UINT64_MAX - 15, 32)}), "at device_traces[0][0].addr: address 0xfffffffffffffff0 + size 32 runs past the end");
+        row("alloc of 2^64-1 bytes", events({alloc(4096, UINT64_MAX)}),
+            "at device_traces[0][0].addr: address 0x1000 + size 18446744073709551615 runs past the end");
+        row("alloc whose end wraps past 2^64", events({alloc(UINT64_MAX - 15, 32)}),
+            "at device_traces[0][0].addr: address 0xfffffffffffffff0 + size 32 runs past the end");
         row("time_us of 2^63-1", events({withKey(alloc(0, 512), "time_us", Py::integer(INT64_MAX))}),
             "at device_traces[0][0].time_us: 9223372036854775807 is not a time in microseconds");
-        row("time_us of -2^63", events({withKey(alloc(0, 512), "time_us", Py::integer(INT64_MIN))}), "at device_traces[0][0].time_us");
-        row("segment whose end wraps", events({}, {Py::dict({{"address", Py::integer(4096)}, {"total_size", Py::uinteger(UINT64_MAX)}})}),
+        row("time_us of -2^63", events({withKey(alloc(0, 512), "time_us", Py::integer(INT64_MIN))}),
+            "at device_traces[0][0].time_us");
+        row("segment whose end wraps",
+            events({}, {Py::dict({{"address", Py::integer(4096)}, {"total_size", Py::uinteger(UINT64_MAX)}})}),
             "at segments[0].address: address 0x1000 + size 18446744073709551615 runs past the end");
         row("block whose end wraps",
-            events({}, {Py::dict({{"address", Py::integer(0)}, {"blocks", Py::list({Py::dict({{"address", Py::uinteger(uint64_t(1) << 63)}, {"size", Py::uinteger(uint64_t(1) << 63)}})})}})}),
+            events({}, {Py::dict({{"address", Py::integer(0)},
+                                  {"blocks", Py::list({Py::dict({{"address", Py::uinteger(uint64_t(1) << 63)},
+                                                                 {"size", Py::uinteger(uint64_t(1) << 63)}})})}})}),
             "at segments[0].blocks[0].address: address 0x8000000000000000");
         row("annotation time_us of 2^62",
-            test::pickled(Py::dict({{"segments", Py::list({})}, {"device_traces", Py::list({})},
-                                    {"external_annotations", Py::list({Py::dict({{"name", Py::str("x")}, {"time_us", Py::integer(int64_t(1) << 62)}})})}})),
+            test::pickled(
+                Py::dict({{"segments", Py::list({})},
+                          {"device_traces", Py::list({})},
+                          {"external_annotations",
+                           Py::list({Py::dict({{"name", Py::str("x")}, {"time_us", Py::integer(int64_t(1) << 62)}})})}})),
             "at external_annotations[0].time_us: 4611686018427387904 is not a time");
         // an odd value inside a frame makes that detail unknown, never the file unreadable (issue 14)
         const Py okAlloc = alloc(4096, 512);
         auto withFrame = [&](Py frame) {
-            return events({okAlloc, withKey(okAlloc, "frames", Py::list({Py::dict({{"filename", Py::str("a.py")}, {"line", Py::integer(1)}, {"name", Py::str("f")}}), std::move(frame)}))});
+            return events(
+                {okAlloc,
+                 withKey(okAlloc, "frames",
+                         Py::list({Py::dict({{"filename", Py::str("a.py")}, {"line", Py::integer(1)}, {"name", Py::str("f")}}),
+                                   std::move(frame)}))});
         };
-        row("a frame's line of 2^64-1 (torch.compile)", withFrame(Py::dict({{"filename", Py::str("b.py")}, {"line", Py::uinteger(UINT64_MAX)}, {"name", Py::str("g")}})), "");
-        row("a frame's line is a string", withFrame(Py::dict({{"filename", Py::str("b.py")}, {"line", Py::str("forty-two")}, {"name", Py::str("g")}})), "");
+        row("a frame's line of 2^64-1 (torch.compile)",
+            withFrame(Py::dict({{"filename", Py::str("b.py")}, {"line", Py::uinteger(UINT64_MAX)}, {"name", Py::str("g")}})), "");
+        row("a frame's line is a string",
+            withFrame(Py::dict({{"filename", Py::str("b.py")}, {"line", Py::str("forty-two")}, {"name", Py::str("g")}})), "");
         row("a frame's filename is an int", withFrame(Py::dict({{"filename", Py::integer(7)}})), "");
         row("a pool_id that is a string", events({withKey(okAlloc, "pool_id", Py::str("(1, 0)"))}), "");
         // other formats
         row("gzip bomb: 512 MiB of zeros", gzipOfZeros(size_t(512) << 20), "refused as a decompression bomb");
         row("JSON nested 100000 deep", deepJson(), "JSON nested deeper than 64 levels");
-        row("JSON with 5000 device traces", "{\"device_traces\":[" + repeat("[],", 4999) + "[]]}", "at device_traces: holds 5000 per-device traces");
+        row("JSON with 5000 device traces", "{\"device_traces\":[" + repeat("[],", 4999) + "[]]}",
+            "at device_traces: holds 5000 per-device traces");
     }
     void bounded()
     {
@@ -486,7 +542,8 @@ private slots:
             QVERIFY2(QString::fromUtf8(r.err).contains(expected), r.err.constData());
         }
         // Sanitizer builds carry their own shadow memory: the bound is loose enough for both.
-        QVERIFY2(r.maxRssKb < 1200 * 1024, qPrintable(QStringLiteral("memscope summary peaked at %1 MiB").arg(r.maxRssKb / 1024)));
+        QVERIFY2(r.maxRssKb < 1200 * 1024,
+                 qPrintable(QStringLiteral("memscope summary peaked at %1 MiB").arg(r.maxRssKb / 1024)));
     }
 
     // A trace that keeps every allocation alive: the live-set index stays linear.
@@ -557,9 +614,11 @@ private slots:
         const Py ok = alloc(4096, 512);
         const Py frameA = Py::dict({{"filename", Py::str("a.py")}, {"line", Py::integer(1)}, {"name", Py::str("f")}});
         auto ev = [](std::vector<std::pair<std::string, Py>> kv) { return Py::dict(std::move(kv)); };
-        row("addr is a string", test::snapshotOf({ev({{"action", Py::str("alloc")}, {"addr", Py::str("0x10")}, {"size", Py::integer(5)}})}),
+        row("addr is a string",
+            test::snapshotOf({ev({{"action", Py::str("alloc")}, {"addr", Py::str("0x10")}, {"size", Py::integer(5)}})}),
             "device_traces[0][0].addr", "expected a non-negative integer, found str '0x10'");
-        row("size is negative", test::snapshotOf({ev({{"action", Py::str("alloc")}, {"addr", Py::integer(16)}, {"size", Py::integer(-5)}})}),
+        row("size is negative",
+            test::snapshotOf({ev({{"action", Py::str("alloc")}, {"addr", Py::integer(16)}, {"size", Py::integer(-5)}})}),
             "device_traces[0][0].size", "expected a non-negative integer, found int -5");
         row("time_us is a float", test::snapshotOf({withKey(ok, "time_us", Py::real(1.5))}), "device_traces[0][0].time_us",
             "expected an integer, found float 1.5");
@@ -568,31 +627,46 @@ private slots:
         row("frames is a dict", test::snapshotOf({withKey(ok, "frames", frameA)}), "device_traces[0][0].frames",
             "expected a list of frames, found a dict");
         row("the second device's entry",
-            Py::dict({{"segments", Py::list({})}, {"device_traces", Py::list({Py::list({ok}), Py::list({ev({{"action", Py::str("alloc")}, {"size", Py::str("big")}})})})}}),
+            Py::dict({{"segments", Py::list({})},
+                      {"device_traces",
+                       Py::list({Py::list({ok}), Py::list({ev({{"action", Py::str("alloc")}, {"size", Py::str("big")}})})})}}),
             "device_traces[1][0].size", "found str 'big'");
         row("the second device's entry after an empty first device",
-            Py::dict({{"segments", Py::list({})}, {"device_traces", Py::list({Py::list({}), Py::list({ev({{"action", Py::str("alloc")}, {"size", Py::str("big")}})})})}}),
+            Py::dict({{"segments", Py::list({})},
+                      {"device_traces",
+                       Py::list({Py::list({}), Py::list({ev({{"action", Py::str("alloc")}, {"size", Py::str("big")}})})})}}),
             "device_traces[1][0].size", "found str 'big'");
-        row("a trace entry that is not a dict", Py::dict({{"segments", Py::list({})}, {"device_traces", Py::list({Py::list({Py::integer(5)})})}}),
-            "device_traces[0]", "expected trace entries (dicts with 'action'), found int 5");
-        row("a device trace that is an int", Py::dict({{"segments", Py::list({})}, {"device_traces", Py::list({Py::integer(5)})}}),
-            "device_traces[0]", "expected a list of trace entries, found int 5");
-        row("device_traces is a string", Py::dict({{"segments", Py::list({})}, {"device_traces", Py::str("none")}}), "device_traces",
-            "expected a list of per-device lists, found str 'none'");
+        row("a trace entry that is not a dict",
+            Py::dict({{"segments", Py::list({})}, {"device_traces", Py::list({Py::list({Py::integer(5)})})}}), "device_traces[0]",
+            "expected trace entries (dicts with 'action'), found int 5");
+        row("a device trace that is an int",
+            Py::dict({{"segments", Py::list({})}, {"device_traces", Py::list({Py::integer(5)})}}), "device_traces[0]",
+            "expected a list of trace entries, found int 5");
+        row("device_traces is a string", Py::dict({{"segments", Py::list({})}, {"device_traces", Py::str("none")}}),
+            "device_traces", "expected a list of per-device lists, found str 'none'");
         row("segments is a dict", Py::dict({{"segments", Py::dict({})}, {"device_traces", Py::list({})}}), "segments",
             "expected a list of segments");
-        row("a segment's total_size is a string", test::snapshotOf({}, {Py::dict({{"address", Py::integer(0)}, {"total_size", Py::str("2MB")}})}),
+        row("a segment's total_size is a string",
+            test::snapshotOf({}, {Py::dict({{"address", Py::integer(0)}, {"total_size", Py::str("2MB")}})}),
             "segments[0].total_size", "expected a non-negative integer, found str '2MB'");
         row("a block's size is a string",
-            test::snapshotOf({}, {Py::dict({{"blocks", Py::list({Py::dict({{"size", Py::integer(512)}}), Py::dict({{"size", Py::str("x")}})})}})}),
+            test::snapshotOf(
+                {},
+                {Py::dict({{"blocks", Py::list({Py::dict({{"size", Py::integer(512)}}), Py::dict({{"size", Py::str("x")}})})}})}),
             "segments[0].blocks[1].size", "found str 'x'");
-        row("a block's frames is an int", test::snapshotOf({}, {Py::dict({{"blocks", Py::list({Py::dict({{"frames", Py::integer(1)}})})}})}),
+        row("a block's frames is an int",
+            test::snapshotOf({}, {Py::dict({{"blocks", Py::list({Py::dict({{"frames", Py::integer(1)}})})}})}),
             "segments[0].blocks[0].frames", "expected a list of frames, found int 1");
         row("a 2.0 history's real_size is a string",
-            test::snapshotOf({}, {Py::dict({{"blocks", Py::list({Py::dict({{"size", Py::integer(512)}, {"history", Py::list({Py::dict({{"real_size", Py::str("?")}})})}})})}})}),
+            test::snapshotOf(
+                {}, {Py::dict(
+                        {{"blocks", Py::list({Py::dict({{"size", Py::integer(512)},
+                                                        {"history", Py::list({Py::dict({{"real_size", Py::str("?")}})})}})})}})}),
             "segments[0].blocks[0].history[-1].real_size", "found str '?'");
         row("an annotation's time_us is a string",
-            Py::dict({{"segments", Py::list({})}, {"device_traces", Py::list({})}, {"external_annotations", Py::list({Py::dict({{"time_us", Py::str("now")}})})}}),
+            Py::dict({{"segments", Py::list({})},
+                      {"device_traces", Py::list({})},
+                      {"external_annotations", Py::list({Py::dict({{"time_us", Py::str("now")}})})}}),
             "external_annotations[0].time_us", "expected an integer, found str 'now'");
     }
     void wrongTypes()
@@ -627,10 +701,12 @@ private slots:
             QTest::newRow(name) << QByteArray(b.data(), static_cast<qsizetype>(b.size())) << QString::fromUtf8(expected);
         };
         const QByteArray hello = readAll(QString::fromStdString(testdata("not_a_snapshot.pickle")));
-        row("a dict of other keys", hello.toStdString(), "not a CUDA memory snapshot: top-level keys are 'hello', 'world'; expected 'segments' and 'device_traces'");
+        row("a dict of other keys", hello.toStdString(),
+            "not a CUDA memory snapshot: top-level keys are 'hello', 'world'; expected 'segments' and 'device_traces'");
         row("a pickled int", test::pickled(Py::integer(42)), "not a CUDA memory snapshot: the pickle holds a single int");
         row("a pickled string", test::pickled(Py::str("hi")), "not a CUDA memory snapshot: the pickle holds a single str");
-        row("a pickled tuple", test::pickled(Py::tuple({Py::integer(1)})), "not a CUDA memory snapshot: the top level is a tuple");
+        row("a pickled tuple", test::pickled(Py::tuple({Py::integer(1)})),
+            "not a CUDA memory snapshot: the top level is a tuple");
         row("an empty dict", test::pickled(Py::dict({})), "not a CUDA memory snapshot: top-level keys are (none)");
         row("a JSON object of other keys", "{\"a\": 1, \"b\": [2]}", "not a CUDA memory snapshot: top-level keys are 'a', 'b'");
         row("a JSON number", " 42", "unknown pickle opcode 0x20");
@@ -665,13 +741,16 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         QTest::addColumn<int>("device");
-        QTest::addColumn<QString>("stats");      // NAME.stats.json with torch's own peaks; empty: none
+        QTest::addColumn<QString>("stats"); // NAME.stats.json with torch's own peaks; empty: none
         QTest::addColumn<int>("events");
         QTest::addColumn<QString>("feature");
         const auto r = [](const std::string& p) { return QString::fromStdString(p); };
-        QTest::newRow("two devices: device 0 is release") << r(robustdata("two_devices.pickle")) << 0 << r(sample("release.stats.json")) << 39 << "two devices";
-        QTest::newRow("two devices: device 1 is linear3") << r(robustdata("two_devices.pickle")) << 1 << r(sample("linear3.stats.json")) << 25 << "two devices";
-        QTest::newRow("empty trace, segments kept") << r(robustdata("empty_trace.pickle")) << 0 << QString() << 0 << "empty trace";
+        QTest::newRow("two devices: device 0 is release")
+            << r(robustdata("two_devices.pickle")) << 0 << r(sample("release.stats.json")) << 39 << "two devices";
+        QTest::newRow("two devices: device 1 is linear3")
+            << r(robustdata("two_devices.pickle")) << 1 << r(sample("linear3.stats.json")) << 25 << "two devices";
+        QTest::newRow("empty trace, segments kept")
+            << r(robustdata("empty_trace.pickle")) << 0 << QString() << 0 << "empty trace";
         QTest::newRow("nothing at all") << r(robustdata("empty_snapshot.pickle")) << 0 << QString() << 0 << "empty";
         QTest::newRow("expandable segments") << r(testdata("real/expandable_qwen_bs4.pickle")) << 0
                                              << r(testdata("real/expandable_qwen_bs4.stats.json")) << 11312 << "expandable";
@@ -679,10 +758,10 @@ private slots:
                                                 << r(testdata("real/overflow_qwen_bs4.stats.json")) << 3000 << "overflow";
         QTest::newRow("recording started late") << r(testdata("oracle/oracle_qwen_bs4_late.pickle")) << 0
                                                 << r(testdata("oracle/oracle_qwen_bs4_late.stats.json")) << 11211 << "late";
-        QTest::newRow("PyTorch 2.0 history, no time_us") << r(robustdata("torch20_history.pickle")) << 0 << r(sample("linear3.stats.json"))
-                                                         << 25 << "history";
-        QTest::newRow("libtorch C++ pickler, protocol 2") << r(sample("libtorch_mlp.pickle")) << 0 << r(sample("libtorch_mlp.stats.json"))
-                                                          << -1 << "";
+        QTest::newRow("PyTorch 2.0 history, no time_us")
+            << r(robustdata("torch20_history.pickle")) << 0 << r(sample("linear3.stats.json")) << 25 << "history";
+        QTest::newRow("libtorch C++ pickler, protocol 2")
+            << r(sample("libtorch_mlp.pickle")) << 0 << r(sample("libtorch_mlp.stats.json")) << -1 << "";
     }
     void unusualRealInputs()
     {
@@ -700,7 +779,8 @@ private slots:
         if (!stats.isEmpty() && QFile::exists(stats)) {
             const QJsonObject o = QJsonDocument::fromJson(readAll(stats)).object();
             const QJsonObject m = o.value(QStringLiteral("memory_stats")).toObject();
-            QCOMPARE(d->peakRequested.bytes, static_cast<int64_t>(m.value(QStringLiteral("requested_bytes.all.peak")).toDouble()));
+            QCOMPARE(d->peakRequested.bytes,
+                     static_cast<int64_t>(m.value(QStringLiteral("requested_bytes.all.peak")).toDouble()));
             QCOMPARE(d->peakReserved.bytes, static_cast<int64_t>(o.value(QStringLiteral("max_reserved")).toDouble()));
         }
         const EventTable& ev = snap->device(device)->events;
@@ -772,14 +852,16 @@ private slots:
         // And the CLI agrees, for that device alone.
         if (!haveCli())
             return;
-        const CliResult r = runCli({QStringLiteral("summary"), file, QStringLiteral("--device"), QString::number(device), QStringLiteral("--json")});
+        const CliResult r = runCli(
+            {QStringLiteral("summary"), file, QStringLiteral("--device"), QString::number(device), QStringLiteral("--json")});
         QCOMPARE(r.exitCode, 0);
         QVERIFY(r.err.isEmpty());
         const QJsonObject j = QJsonDocument::fromJson(r.out).object();
         const QJsonArray devices = j.value(QStringLiteral("devices")).toArray();
         QCOMPARE(devices.size(), 1);
         QCOMPARE(devices[0].toObject().value(QStringLiteral("device")).toInt(), device);
-        QCOMPARE(static_cast<int64_t>(devices[0].toObject().value(QStringLiteral("peak_requested_bytes")).toDouble()), d->peakRequested.bytes);
+        QCOMPARE(static_cast<int64_t>(devices[0].toObject().value(QStringLiteral("peak_requested_bytes")).toDouble()),
+                 d->peakRequested.bytes);
     }
 
     void missingDevice()
@@ -814,8 +896,10 @@ private slots:
         row("summary two files: a job", {"summary", f, f, "--json"}, 0, "", "\"ranks_count\": 1");
         row("summary job --device", {"summary", f, f, "--device=0"}, 1, "--device is for one file", "");
         row("summarize no -o", {"summarize", f}, 1, "usage: memscope summarize FILE", "");
-        row("summarize two files", {"summarize", f, f, "-o", "-"}, 1, "summarize takes one file, got '" + f + "' and '" + f + "'", "");
-        row("summarize --rank x", {"summarize", f, "--rank", "x", "-o", "-"}, 1, "--rank takes a rank number (0, 1, …), got 'x'", "");
+        row("summarize two files", {"summarize", f, f, "-o", "-"}, 1, "summarize takes one file, got '" + f + "' and '" + f + "'",
+            "");
+        row("summarize --rank x", {"summarize", f, "--rank", "x", "-o", "-"}, 1, "--rank takes a rank number (0, 1, …), got 'x'",
+            "");
         row("summarize -o -", {"summarize", f, "-o", "-"}, 0, "", "\"memscope_rank_summary\":1");
         row("summary no file", {"summary"}, 1, "usage: memscope summary FILE", "");
         row("allocations --csv=-", {"allocations", f, "--csv=-"}, 0, "", "alloc_event,");
@@ -824,7 +908,8 @@ private slots:
         row("diagnose --json", {"diagnose", "--json", f}, 0, "", "\"kind\": \"activation_bound_peak\"");
         row("estimate --batch=-1", {"estimate", f, "--batch=-1"}, 1, "--recorded-batch takes a positive number, got '-1'", "");
         row("estimate --what-if-states 0", {"estimate", f, "--what-if-states", "0", "--batch=16"}, 0, "", "model: N =");
-        row("estimate --what-if-states=-2", {"estimate", f, "--what-if-states=-2"}, 1, "--what-if-states takes a number >= 0, got '-2'", "");
+        row("estimate --what-if-states=-2", {"estimate", f, "--what-if-states=-2"}, 1,
+            "--what-if-states takes a number >= 0, got '-2'", "");
         row("estimate --recorded-batch 16", {"estimate", f, "--recorded-batch", "16"}, 0, "", "model: N =");
         row("whatif --set expandable", {"whatif", f, "--set", "expandable_segments:True", "--json"}, 0, "",
             "\"settings\": \"expandable_segments:True\"");
@@ -842,15 +927,21 @@ private slots:
         row("record no -o", {"record", "--attach", "1"}, 1, "memscope record: -o OUT.pickle is required", "");
         row("record two modes", {"record", "-o", tmp, "--attach", "1", "--recover", "x"}, 1, "give exactly one of", "");
         row("record stray operand", {"record", "--output=" + tmp, "stray"}, 1, "record takes no operand, got 'stray'", "");
-        row("record --duration 0", {"record", "-o", tmp, "--duration", "0", "--attach", "1"}, 1, "--duration takes a positive number, got '0'", "");
+        row("record --duration 0", {"record", "-o", tmp, "--duration", "0", "--attach", "1"}, 1,
+            "--duration takes a positive number, got '0'", "");
         // Issue 18: HOST:PORT attach, --version, --help for every command.
-        row("record --token without --attach", {"record", "-o", tmp, "--token", "t", "--", "true"}, 1, "--token goes with --attach HOST:PORT", "");
-        row("record HOST:PORT without --token", {"record", "-o", tmp, "--attach", "127.0.0.1:9"}, 1, "127.0.0.1:9: a TCP agent needs its token (--token T", "");
-        row("record bad port", {"record", "-o", tmp, "--attach", "127.0.0.1:70000", "--token", "t"}, 1, "127.0.0.1:70000: expected HOST:PORT with a port from 1 to 65535", "");
-        row("record nothing listens", {"record", "-o", tmp, "--attach=127.0.0.1:9", "--token=t"}, 1, "memscope record: 127.0.0.1:9: cannot connect", "");
+        row("record --token without --attach", {"record", "-o", tmp, "--token", "t", "--", "true"}, 1,
+            "--token goes with --attach HOST:PORT", "");
+        row("record HOST:PORT without --token", {"record", "-o", tmp, "--attach", "127.0.0.1:9"}, 1,
+            "127.0.0.1:9: a TCP agent needs its token (--token T", "");
+        row("record bad port", {"record", "-o", tmp, "--attach", "127.0.0.1:70000", "--token", "t"}, 1,
+            "127.0.0.1:70000: expected HOST:PORT with a port from 1 to 65535", "");
+        row("record nothing listens", {"record", "-o", tmp, "--attach=127.0.0.1:9", "--token=t"}, 1,
+            "memscope record: 127.0.0.1:9: cannot connect", "");
         row("--version", {"--version"}, 0, "", QStringLiteral("memscope " MEMSCOPE_VERSION "\n"));
         row("--help", {"--help"}, 0, "", "  record        record a program, or attach to a running agent\n");
-        row("record --help", {"record", "--help"}, 0, "", "memscope record --attach PID|SOCKET|HOST:PORT [--token T] -o OUT.pickle");
+        row("record --help", {"record", "--help"}, 0, "",
+            "memscope record --attach PID|SOCKET|HOST:PORT [--token T] -o OUT.pickle");
         row("diff -h", {"diff", "-h"}, 0, "", "usage: memscope diff A B");
         for (const char* command : {"summary", "allocations", "diagnose", "estimate", "report", "whatif", "check"})
             row(qPrintable(QStringLiteral("%1 -h").arg(QLatin1String(command))), {command, "-h"}, 0, "",
@@ -865,7 +956,8 @@ private slots:
         QFETCH(QString, err);
         QFETCH(QString, out);
         const CliResult r = runCli(args);
-        QVERIFY2(r.exitCode == exitCode, qPrintable(QStringLiteral("exit %1, stderr: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))));
+        QVERIFY2(r.exitCode == exitCode,
+                 qPrintable(QStringLiteral("exit %1, stderr: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))));
         if (err.isEmpty())
             QVERIFY2(r.err.isEmpty(), r.err.constData());
         else
@@ -953,10 +1045,12 @@ private slots:
             QJsonParseError parsed{};
             QJsonDocument::fromJson(QByteArray::fromStdString(report), &parsed);
             QCOMPARE(parsed.error, QJsonParseError::NoError);
-            QVERIFY2(QString::fromStdString(report).contains(QString::fromStdString(expected.toStdString())), report.substr(0, 400).c_str());
+            QVERIFY2(QString::fromStdString(report).contains(QString::fromStdString(expected.toStdString())),
+                     report.substr(0, 400).c_str());
             return;
         }
-        const std::string error = name.startsWith(QLatin1String("fuzz-live-")) ? liveError(bytes) : loadError(bytes, "regression");
+        const std::string error = name.startsWith(QLatin1String("fuzz-live-")) ? liveError(bytes)
+                                                                               : loadError(bytes, "regression");
         if (expected == QLatin1String("*"))
             return;
         if (expected.isEmpty())

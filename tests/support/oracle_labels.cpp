@@ -73,8 +73,7 @@ std::vector<OracleLabel> readOracleLabels(const std::string& path)
     return out;
 }
 
-std::vector<Category> joinOracleLabels(const Snapshot& snapshot, const DeviceReplay& d,
-                                       std::span<const OracleLabel> labels)
+std::vector<Category> joinOracleLabels(const Snapshot& snapshot, const DeviceReplay& d, std::span<const OracleLabel> labels)
 {
     const DeviceTrace* trace = snapshot.device(d.device);
     struct Key {
@@ -91,17 +90,16 @@ std::vector<Category> joinOracleLabels(const Snapshot& snapshot, const DeviceRep
                                                     : trace->events.timeUs[static_cast<size_t>(a.allocEvent.value)];
         keys.push_back({a.addr, t, a.preexisting() ? -1 : a.allocEvent.value, static_cast<int32_t>(j)});
     }
-    std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
-        return std::tie(x.addr, x.time, x.event) < std::tie(y.addr, y.time, y.event);
-    });
+    std::sort(keys.begin(), keys.end(),
+              [](const Key& x, const Key& y) { return std::tie(x.addr, x.time, x.event) < std::tie(y.addr, y.time, y.event); });
     std::vector<int> best(d.allocations.size(), rank(Category::Intermediate));
     for (const OracleLabel& l : labels) {
         const int64_t limit = l.timeUs + 200;
         // The last key at this address whose alloc time is <= limit.
         auto hi = std::upper_bound(keys.begin(), keys.end(), std::pair<uint64_t, int64_t>{l.ptr, limit},
                                    [](const std::pair<uint64_t, int64_t>& v, const Key& k) {
-                                       return v.first < k.addr || (v.first == k.addr && v.second < k.time);
-                                   });
+            return v.first < k.addr || (v.first == k.addr && v.second < k.time);
+        });
         if (hi == keys.begin())
             continue;
         --hi;
@@ -126,7 +124,9 @@ OracleAgreement compareWithOracle(const Snapshot& snapshot, const DeviceReplay& 
     const int64_t n = d.eventCount;
     r.peakEvent = d.peakRequested.event.valid() ? d.peakRequested.event.value : -1;
     r.peakBytes = d.peakRequested.bytes;
-    auto timeAt = [&](int64_t e) { return trace && n > 0 ? trace->events.timeUs[static_cast<size_t>(std::clamp<int64_t>(e, 0, n - 1))] : 0; };
+    auto timeAt = [&](int64_t e) {
+        return trace && n > 0 ? trace->events.timeUs[static_cast<size_t>(std::clamp<int64_t>(e, 0, n - 1))] : 0;
+    };
 
     std::array<int64_t, kCategoryCount> ours{}, theirs{};
     double totalTime = 0, agreeTime = 0, totalEvents = 0, agreeEvents = 0;
@@ -171,9 +171,10 @@ std::string OracleAgreement::report() const
 {
     std::ostringstream s;
     char buf[160];
-    std::snprintf(buf, sizeof buf, "at the peak (event %lld, %.1f MiB): %.2f%% agree; lifetime-weighted: %.2f%% (time), %.2f%% (events)\n",
-                  static_cast<long long>(peakEvent), static_cast<double>(peakBytes) / 1048576.0, 100 * atPeak,
-                  100 * lifetimeTime, 100 * lifetimeEvents);
+    std::snprintf(buf, sizeof buf,
+                  "at the peak (event %lld, %.1f MiB): %.2f%% agree; lifetime-weighted: %.2f%% (time), %.2f%% (events)\n",
+                  static_cast<long long>(peakEvent), static_cast<double>(peakBytes) / 1048576.0, 100 * atPeak, 100 * lifetimeTime,
+                  100 * lifetimeEvents);
     s << buf;
     s << "  oracle -> ours             MiB at peak   share of byte-lifetime\n";
     for (Category o : kAllCategories)

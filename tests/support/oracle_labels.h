@@ -27,8 +27,7 @@ std::vector<OracleLabel> readOracleLabels(const std::string& path);
  * the beginning of time); several labels resolve in the order PARAMETER, OPTIMIZER_STATE,
  * GRADIENT, INPUT, ACTIVATION; no label means INTERMEDIATE.
  */
-std::vector<Category> joinOracleLabels(const Snapshot& snapshot, const DeviceReplay& device,
-                                       std::span<const OracleLabel> labels);
+std::vector<Category> joinOracleLabels(const Snapshot& snapshot, const DeviceReplay& device, std::span<const OracleLabel> labels);
 
 // How far an attribution agrees with the oracle.
 struct OracleAgreement {
@@ -47,7 +46,7 @@ struct OracleAgreement {
     std::string report() const;
 };
 
-OracleAgreement compareWithOracle(const Snapshot& snapshot, const DeviceReplay& device,
-                                  const DeviceAttribution& attribution, const std::vector<Category>& oracle);
+OracleAgreement compareWithOracle(const Snapshot& snapshot, const DeviceReplay& device, const DeviceAttribution& attribution,
+                                  const std::vector<Category>& oracle);
 
 } // namespace memscope

@@ -26,13 +26,20 @@ std::string compareSnapshots(const Snapshot& a, const Snapshot& b)
                    std::to_string(y.count());
         for (size_t i = 0; i < x.count(); ++i) {
             const std::string where = "device " + std::to_string(d) + " event " + std::to_string(i) + ": ";
-            if (x.action[i] != y.action[i]) return where + "action";
-            if (x.addr[i] != y.addr[i]) return where + "addr";
-            if (x.size[i] != y.size[i]) return where + "size";
-            if (x.stream[i] != y.stream[i]) return where + "stream";
-            if (x.timeUs[i] != y.timeUs[i]) return where + "time_us";
-            if (stackText(a, x.stack[i]) != stackText(b, y.stack[i])) return where + "frames";
-            if (a.str(x.userMetadata[i]) != b.str(y.userMetadata[i])) return where + "user_metadata";
+            if (x.action[i] != y.action[i])
+                return where + "action";
+            if (x.addr[i] != y.addr[i])
+                return where + "addr";
+            if (x.size[i] != y.size[i])
+                return where + "size";
+            if (x.stream[i] != y.stream[i])
+                return where + "stream";
+            if (x.timeUs[i] != y.timeUs[i])
+                return where + "time_us";
+            if (stackText(a, x.stack[i]) != stackText(b, y.stack[i]))
+                return where + "frames";
+            if (a.str(x.userMetadata[i]) != b.str(y.userMetadata[i]))
+                return where + "user_metadata";
         }
         if (x.deviceFree != y.deviceFree)
             return "device_free differs";
@@ -46,14 +53,17 @@ std::string compareSnapshots(const Snapshot& a, const Snapshot& b)
         if (s.address != t.address || s.totalSize != t.totalSize || s.device != t.device || s.expandable != t.expandable ||
             s.largePool != t.largePool || s.requestedSize != t.requestedSize)
             return where + "fields";
-        if (stackText(a, s.stack) != stackText(b, t.stack)) return where + "frames";
-        if (s.blocks.size() != t.blocks.size()) return where + "block count";
+        if (stackText(a, s.stack) != stackText(b, t.stack))
+            return where + "frames";
+        if (s.blocks.size() != t.blocks.size())
+            return where + "block count";
         for (size_t k = 0; k < s.blocks.size(); ++k) {
             const Block& p = s.blocks[k];
             const Block& q = t.blocks[k];
             if (p.address != q.address || p.size != q.size || p.requestedSize != q.requestedSize || p.state != q.state)
                 return where + "block " + std::to_string(k);
-            if (stackText(a, p.stack) != stackText(b, q.stack)) return where + "block frames " + std::to_string(k);
+            if (stackText(a, p.stack) != stackText(b, q.stack))
+                return where + "block frames " + std::to_string(k);
         }
     }
     if (a.annotations.size() != b.annotations.size())

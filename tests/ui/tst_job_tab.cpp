@@ -33,8 +33,9 @@ int64_t counter(int rank, const char* key)
     if (!f.open(QIODevice::ReadOnly))
         return -1;
     const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
-    return std::string_view(key) == "max_reserved" ? o.value(QStringLiteral("max_reserved")).toInteger()
-                                                   : o.value(QStringLiteral("memory_stats")).toObject().value(QLatin1String(key)).toInteger();
+    return std::string_view(key) == "max_reserved"
+               ? o.value(QStringLiteral("max_reserved")).toInteger()
+               : o.value(QStringLiteral("memory_stats")).toObject().value(QLatin1String(key)).toInteger();
 }
 
 std::shared_ptr<const RankSet> ddpJob()

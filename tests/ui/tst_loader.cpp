@@ -135,8 +135,7 @@ private slots:
         QTest::addColumn<QString>("expected");
         QTest::newRow("global opcode") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/evil_global_os_system.pickle")
                                        << QStringLiteral("byte");
-        QTest::newRow("truncated") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/release_truncated.pickle")
-                                   << QStringLiteral("byte");
+        QTest::newRow("truncated") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/release_truncated.pickle") << QStringLiteral("byte");
         QTest::newRow("not a snapshot") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/not_a_snapshot.pickle") << QString();
         QTest::newRow("missing") << QStringLiteral("/nonexistent/dir/snap.pickle") << QString();
     }

@@ -46,15 +46,9 @@ using namespace memscope;
 
 namespace {
 
-QString sample(const char* name)
-{
-    return QStringLiteral(MEMSCOPE_SAMPLES_DIR "/%1.pickle").arg(QLatin1String(name));
-}
+QString sample(const char* name) { return QStringLiteral(MEMSCOPE_SAMPLES_DIR "/%1.pickle").arg(QLatin1String(name)); }
 
-QString bytes(int64_t b)
-{
-    return QString::fromStdString(formatBytes(b));
-}
+QString bytes(int64_t b) { return QString::fromStdString(formatBytes(b)); }
 
 // The core's diagnosis of the file, computed here without the GUI's document.
 struct CoreDiagnosis {
@@ -273,8 +267,9 @@ private slots:
                 const QColor base = categoryQColor(a.category(id));
                 if (base.hsvSaturation() > 40 && px.hsvSaturation() > 40) {
                     const int dh = std::abs(px.hsvHue() - base.hsvHue());
-                    QVERIFY2(std::min(dh, 360 - dh) <= 4, qPrintable(QStringLiteral("pixel %1,%2: %3, category %4")
-                                                                         .arg(x).arg(y).arg(px.name(), base.name())));
+                    QVERIFY2(
+                        std::min(dh, 360 - dh) <= 4,
+                        qPrintable(QStringLiteral("pixel %1,%2: %3, category %4").arg(x).arg(y).arg(px.name(), base.name())));
                     ++shaded;
                 }
             }
@@ -302,7 +297,8 @@ private slots:
         {
             const int64_t mid = m.eventCount() / 2;
             const double w = std::max(m.x(std::min(mid + 400, m.eventCount() - 1), XAxisMode::Time) -
-                                          m.x(std::max<int64_t>(mid - 400, 0), XAxisMode::Time), 1e-4);
+                                          m.x(std::max<int64_t>(mid - 400, 0), XAxisMode::Time),
+                                      1e-4);
             at->setXRange(m.x(mid, XAxisMode::Time) - w / 2, m.x(mid, XAxisMode::Time) + w / 2);
             at->plot()->replot(QCustomPlot::rpImmediateRefresh);
             const QImage& zoomed = bands->image();
@@ -337,7 +333,9 @@ private slots:
             bool hit = false;
             if (al.stack.valid())
                 for (FrameId f : doc.snapshot().stacks.frames(al.stack))
-                    hit = hit || doc.snapshot().str(doc.snapshot().frames.frame(f).filename).find("train.py") != std::string_view::npos ||
+                    hit = hit ||
+                          doc.snapshot().str(doc.snapshot().frames.frame(f).filename).find("train.py") !=
+                              std::string_view::npos ||
                           doc.snapshot().str(doc.snapshot().frames.frame(f).name).find("train.py") != std::string_view::npos;
             expected += hit;
         }
@@ -489,8 +487,8 @@ private slots:
         MainWindow w;
         w.show();
         auto* mime = new QMimeData;
-        mime->setUrls({QUrl::fromLocalFile(sample("release")), QUrl::fromLocalFile(sample("oom")),
-                       QUrl::fromLocalFile(sample("linear3"))});
+        mime->setUrls(
+            {QUrl::fromLocalFile(sample("release")), QUrl::fromLocalFile(sample("oom")), QUrl::fromLocalFile(sample("linear3"))});
         QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
         QCoreApplication::sendEvent(&w, &enter);
         QVERIFY(enter.isAccepted());

@@ -20,10 +20,7 @@ using namespace memscope;
 
 namespace {
 
-QString sample(const QString& name)
-{
-    return QStringLiteral(MEMSCOPE_SAMPLES_DIR "/%1.pickle").arg(name);
-}
+QString sample(const QString& name) { return QStringLiteral(MEMSCOPE_SAMPLES_DIR "/%1.pickle").arg(name); }
 
 // Splits one CSV line (RFC 4180 quoting).
 QStringList csvFields(const QString& line)
@@ -236,7 +233,8 @@ private slots:
         QVERIFY(growth->bytesPerIteration > 0);
 
         auto growthIn = [](const QString& dir) {
-            for (const QJsonValue v : readJson(dir + QStringLiteral("/report.json")).value(QStringLiteral("diagnostics")).toArray())
+            for (const QJsonValue v :
+                 readJson(dir + QStringLiteral("/report.json")).value(QStringLiteral("diagnostics")).toArray())
                 if (v.toObject().value(QStringLiteral("kind")).toString() == QStringLiteral("growth"))
                     return v.toObject();
             return QJsonObject();
@@ -274,15 +272,16 @@ private slots:
         QTest::addColumn<QStringList>("extra");
         QTest::addColumn<QString>("at"); // "peak", or a relative time in ms
         QTest::newRow("llm_bs16 peak") << QStringLiteral("llm_bs16") << QStringList() << QStringLiteral("peak");
-        QTest::newRow("llm_bs2_cpp device 0 peak") << QStringLiteral("llm_bs2_cpp")
-                                                  << QStringList{QStringLiteral("--device"), QStringLiteral("0"),
-                                                                 QStringLiteral("--at"), QStringLiteral("peak")}
-                                                  << QStringLiteral("peak");
+        QTest::newRow("llm_bs2_cpp device 0 peak")
+            << QStringLiteral("llm_bs2_cpp")
+            << QStringList{QStringLiteral("--device"), QStringLiteral("0"), QStringLiteral("--at"), QStringLiteral("peak")}
+            << QStringLiteral("peak");
         QTest::newRow("llm_bs16 at 300ms") << QStringLiteral("llm_bs16")
                                            << QStringList{QStringLiteral("--at"), QStringLiteral("300ms")}
                                            << QStringLiteral("300");
-        QTest::newRow("many_small at time_us") << QStringLiteral("many_small") << QStringList{QStringLiteral("--at"), QStringLiteral("T+1000000")}
-                                               << QStringLiteral("1000");
+        QTest::newRow("many_small at time_us")
+            << QStringLiteral("many_small") << QStringList{QStringLiteral("--at"), QStringLiteral("T+1000000")}
+            << QStringLiteral("1000");
     }
     void headlessCommand()
     {
@@ -307,7 +306,8 @@ private slots:
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
         env.remove(QStringLiteral("QT_QPA_PLATFORM"));
         p.setProcessEnvironment(env);
-        p.start(app, QStringList{QStringLiteral("report"), sample(name)} + extra + QStringList{QStringLiteral("--out"), out.path()});
+        p.start(app,
+                QStringList{QStringLiteral("report"), sample(name)} + extra + QStringList{QStringLiteral("--out"), out.path()});
         QVERIFY(p.waitForFinished(120000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         QCOMPARE(QString::fromUtf8(p.readAllStandardOutput()).split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 4);
@@ -321,9 +321,11 @@ private slots:
         QTest::addColumn<QString>("message");
         const QString good = sample(QStringLiteral("release"));
         QTest::newRow("no --out") << QStringList{good} << 2 << QStringLiteral("usage");
-        QTest::newRow("bad --at") << QStringList{good, QStringLiteral("--at"), QStringLiteral("soon"), QStringLiteral("--out"), QStringLiteral("OUT")}
+        QTest::newRow("bad --at") << QStringList{good, QStringLiteral("--at"), QStringLiteral("soon"), QStringLiteral("--out"),
+                                                 QStringLiteral("OUT")}
                                   << 1 << QStringLiteral("--at");
-        QTest::newRow("no such device") << QStringList{good, QStringLiteral("--device"), QStringLiteral("3"), QStringLiteral("--out"), QStringLiteral("OUT")}
+        QTest::newRow("no such device") << QStringList{good, QStringLiteral("--device"), QStringLiteral("3"),
+                                                       QStringLiteral("--out"), QStringLiteral("OUT")}
                                         << 1 << QStringLiteral("has no device 3");
         QTest::newRow("evil pickle") << QStringList{QStringLiteral(MEMSCOPE_TESTDATA_DIR "/evil_global_os_system.pickle"),
                                                     QStringLiteral("--out"), QStringLiteral("OUT")}

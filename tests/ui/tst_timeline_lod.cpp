@@ -29,8 +29,7 @@ namespace {
 
 std::shared_ptr<const Document> sample()
 {
-    static const std::shared_ptr<const Document> doc =
-        analyzeFile(MEMSCOPE_SAMPLES_DIR "/many_small.pickle");
+    static const std::shared_ptr<const Document> doc = analyzeFile(MEMSCOPE_SAMPLES_DIR "/many_small.pickle");
     return doc;
 }
 
@@ -43,10 +42,7 @@ void showSample(CategoryTimelineView& view)
 }
 
 // How much of x range [a, b] a band [x0, x1] covers.
-double overlap(double x0, double x1, double a, double b)
-{
-    return std::max(0.0, std::min(x1, b) - std::max(x0, a));
-}
+double overlap(double x0, double x1, double a, double b) { return std::max(0.0, std::min(x1, b) - std::max(x0, a)); }
 
 } // namespace
 
@@ -179,8 +175,8 @@ void TestTimelineLod::lodEdges()
     const std::vector<double> edgeMax{20.0};
     QCOMPARE(BandLod::columns(edge, edgeMax, 0, 10, 5).back(), int64_t{0}); // touches the view's right edge
     // Three colours in one pixel: the one covering most wins, even split in many bands.
-    const std::vector<BandLod::Input> mixed{{0.0, 0.3, 1u}, {0.3, 0.4, 2u}, {0.4, 0.7, 3u}, {0.7, 0.8, 2u},
-                                            {0.8, 0.9, 2u}, {0.9, 1.0, 2u}};
+    const std::vector<BandLod::Input> mixed{{0.0, 0.3, 1u}, {0.3, 0.4, 2u}, {0.4, 0.7, 3u},
+                                            {0.7, 0.8, 2u}, {0.8, 0.9, 2u}, {0.9, 1.0, 2u}};
     const std::vector<double> mixedMax{0.3, 0.4, 0.7, 0.8, 0.9, 1.0};
     const std::vector<int64_t> merged = BandLod::columns(mixed, mixedMax, 0, 1, 1);
     QCOMPARE(merged.size(), size_t{1});
@@ -229,8 +225,10 @@ void TestTimelineLod::tooltipsFromData()
             const AnnotationRange& a = m.annotations[static_cast<size_t>(b.source)];
             const std::string& name = a.name;
             QVERIFY(b.style >= kPhaseCount && b.style - kPhaseCount < m.annotationLabels.size());
-            QCOMPARE(m.annotationLabels[b.style - kPhaseCount], name.substr(name.find('#') == std::string::npos ? 0 : name.find('#') + 1));
-            QCOMPARE(b.x0, mode == XAxisMode::Time ? static_cast<double>(a.startUs - m.t0Us) / 1e6 : static_cast<double>(a.firstEvent));
+            QCOMPARE(m.annotationLabels[b.style - kPhaseCount],
+                     name.substr(name.find('#') == std::string::npos ? 0 : name.find('#') + 1));
+            QCOMPARE(b.x0,
+                     mode == XAxisMode::Time ? static_cast<double>(a.startUs - m.t0Us) / 1e6 : static_cast<double>(a.firstEvent));
             QVERIFY(view.bandTooltip(b).contains(QString::fromStdString(a.name).toHtmlEscaped()));
         }
         QCOMPARE(annotations, m.annotations.size());
@@ -268,13 +266,11 @@ void TestTimelineLod::iterationPeaks()
     QCOMPARE(view.peakMarkers()->points().size(), expected.size());
     for (size_t i = 0; i < expected.size(); ++i)
         QCOMPARE(view.peakMarkers()->points()[i].y(), expected[i].y());
-    QVERIFY(view.peakMarkers()->points().front().x() >= 0 && view.peakMarkers()->points().back().x() < static_cast<double>(m.eventCount()));
+    QVERIFY(view.peakMarkers()->points().front().x() >= 0 &&
+            view.peakMarkers()->points().back().x() < static_cast<double>(m.eventCount()));
 }
 
-void TestTimelineLod::areaColumns_data()
-{
-    phaseColumns_data();
-}
+void TestTimelineLod::areaColumns_data() { phaseColumns_data(); }
 
 // Each area column stacks the categories at the event with the highest total in its pixel
 // (or the state in force there): the column's top is the curve's max over the pixel.
@@ -366,7 +362,7 @@ void TestTimelineLod::edgeSearch()
             cases.push_back(edges);
         }
         std::vector<double> mixed = cases[1];
-        mixed.insert(mixed.begin() + 3, lo0 + (hi0 - lo0) * 0.05);       // goes back
+        mixed.insert(mixed.begin() + 3, lo0 + (hi0 - lo0) * 0.05); // goes back
         mixed.insert(mixed.begin() + 5, std::numeric_limits<double>::quiet_NaN());
         cases.push_back(mixed);
         for (const auto& edges : cases) {
@@ -374,8 +370,11 @@ void TestTimelineLod::edgeSearch()
             QCOMPARE(got.size(), edges.size());
             for (size_t i = 0; i < edges.size(); ++i)
                 QVERIFY2(got[i] == m.firstEventAtOrAfter(edges[i], mode),
-                         qPrintable(QStringLiteral("edge %1 (%2): %3, one search %4").arg(i).arg(edges[i]).arg(got[i]).arg(
-                             m.firstEventAtOrAfter(edges[i], mode))));
+                         qPrintable(QStringLiteral("edge %1 (%2): %3, one search %4")
+                                        .arg(i)
+                                        .arg(edges[i])
+                                        .arg(got[i])
+                                        .arg(m.firstEventAtOrAfter(edges[i], mode))));
         }
     }
 }
@@ -389,7 +388,8 @@ void TestTimelineLod::pyramidMatchesAScan()
         const int64_t n = static_cast<int64_t>(curve->size());
         QVERIFY(n > 70000); // four levels of blocks
         std::mt19937_64 rng(6);
-        std::vector<std::pair<int64_t, int64_t>> ranges{{0, n}, {0, 1}, {n - 1, n}, {5, 5}, {17, 4113}, {4095, 69633}, {-3, 20}, {n - 20, n + 9}};
+        std::vector<std::pair<int64_t, int64_t>> ranges{{0, n},     {0, 1},        {n - 1, n}, {5, 5},
+                                                        {17, 4113}, {4095, 69633}, {-3, 20},   {n - 20, n + 9}};
         for (int i = 0; i < 400; ++i) {
             const int64_t a = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
             const int64_t len = static_cast<int64_t>(rng() % (i < 200 ? 300 : static_cast<uint64_t>(n)));
@@ -405,8 +405,13 @@ void TestTimelineLod::pyramidMatchesAScan()
                 if (mx < 0 || (*curve)[static_cast<size_t>(i)] > (*curve)[static_cast<size_t>(mx)])
                     mx = i;
             }
-            QVERIFY2(e.minIndex == mn && e.maxIndex == mx,
-                     qPrintable(QStringLiteral("[%1, %2): %3/%4, scan %5/%6").arg(first).arg(last).arg(e.minIndex).arg(e.maxIndex).arg(mn).arg(mx)));
+            QVERIFY2(e.minIndex == mn && e.maxIndex == mx, qPrintable(QStringLiteral("[%1, %2): %3/%4, scan %5/%6")
+                                                                          .arg(first)
+                                                                          .arg(last)
+                                                                          .arg(e.minIndex)
+                                                                          .arg(e.maxIndex)
+                                                                          .arg(mn)
+                                                                          .arg(mx)));
         }
     }
 }
@@ -432,7 +437,8 @@ void TestTimelineLod::stepCurvesKeepEveryChange()
         };
         for (const Line& line : {Line{view.plotter()->requestedGraph(), &m.requested, &m.replay->requested},
                                  Line{view.plotter()->reservedGraph(), &m.reserved, &m.replay->reserved}}) {
-            std::vector<int64_t> events = TimelinePlotter::sampleEvents(m, *line.pyramid, XAxisMode::Time, r.lower, r.upper, pixels);
+            std::vector<int64_t> events = TimelinePlotter::sampleEvents(m, *line.pyramid, XAxisMode::Time, r.lower, r.upper,
+                                                                        pixels);
             if (line.curve == &m.replay->requested) // the requested line keeps each pixel's highest sample
                 events = TimelinePlotter::highestPerPixel(m, events, XAxisMode::Time, r.lower, r.upper, pixels);
             QVERIFY(!events.empty());
@@ -518,17 +524,22 @@ void TestTimelineLod::requestedLineAndHaze()
     for (int c = 0; c < clear.width(); ++c) {
         int r0 = clear.height(), r1 = clear.height();
         if (cols[static_cast<size_t>(c)] >= 0 && low[static_cast<size_t>(c)] >= 0) {
-            r0 = std::max(0, static_cast<int>(std::lround((y.upper - static_cast<double>(m.requestedAfter(cols[static_cast<size_t>(c)]))) * rowsPerByte)));
-            r1 = std::min(clear.height(), static_cast<int>(std::lround((y.upper - static_cast<double>(m.requestedAfter(low[static_cast<size_t>(c)]))) * rowsPerByte)));
+            r0 = std::max(0, static_cast<int>(std::lround(
+                                 (y.upper - static_cast<double>(m.requestedAfter(cols[static_cast<size_t>(c)]))) * rowsPerByte)));
+            r1 = std::min(clear.height(),
+                          static_cast<int>(std::lround(
+                              (y.upper - static_cast<double>(m.requestedAfter(low[static_cast<size_t>(c)]))) * rowsPerByte)));
         }
         for (int row = 0; row < clear.height(); ++row) {
             const bool inside = row >= r0 && row < r1;
             if (inside) {
-                QVERIFY2(hazy.pixel(c, row) != clear.pixel(c, row), qPrintable(QStringLiteral("column %1 row %2 not tinted").arg(c).arg(row)));
+                QVERIFY2(hazy.pixel(c, row) != clear.pixel(c, row),
+                         qPrintable(QStringLiteral("column %1 row %2 not tinted").arg(c).arg(row)));
                 QVERIFY(qGray(hazy.pixel(c, row)) < qGray(clear.pixel(c, row))); // darker (light theme)
                 ++tinted;
             } else {
-                QVERIFY2(hazy.pixel(c, row) == clear.pixel(c, row), qPrintable(QStringLiteral("column %1 row %2 tinted").arg(c).arg(row)));
+                QVERIFY2(hazy.pixel(c, row) == clear.pixel(c, row),
+                         qPrintable(QStringLiteral("column %1 row %2 tinted").arg(c).arg(row)));
             }
         }
     }

@@ -180,8 +180,8 @@ int frametime(const QString& file, int width, int height)
         }
         std::sort(ms.begin(), ms.end());
         const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
-        std::printf("%-28s frames %3d  mean %6.2f ms  median %6.2f ms  p95 %6.2f ms  max %6.2f ms  (max points/graph %d)\n",
-                    what, frames, mean, ms[ms.size() / 2], ms[ms.size() * 95 / 100], ms.back(), points);
+        std::printf("%-28s frames %3d  mean %6.2f ms  median %6.2f ms  p95 %6.2f ms  max %6.2f ms  (max points/graph %d)\n", what,
+                    frames, mean, ms[ms.size() / 2], ms[ms.size() * 95 / 100], ms.back(), points);
     };
     std::printf("%s: %lld events, view %dx%d\n", qPrintable(QFileInfo(file).fileName()),
                 static_cast<long long>(doc->devices[0].eventCount()), width, height);
@@ -195,8 +195,9 @@ int frametime(const QString& file, int width, int height)
             plot->replot(QCustomPlot::rpImmediateRefresh);
             std::printf("static replot %.2f ms\n", static_cast<double>(t.nsecsElapsed()) / 1e6);
         }
-        for (auto [name, aa] : {std::pair<const char*, QCP::AntialiasedElements>{"no AA fills", QCP::aeFills},
-                                std::pair<const char*, QCP::AntialiasedElements>{"no AA plottables+fills", QCP::aeFills | QCP::aePlottables}}) {
+        for (auto [name, aa] :
+             {std::pair<const char*, QCP::AntialiasedElements>{"no AA fills", QCP::aeFills},
+              std::pair<const char*, QCP::AntialiasedElements>{"no AA plottables+fills", QCP::aeFills | QCP::aePlottables}}) {
             plot->setNotAntialiasedElements(aa);
             QElapsedTimer t;
             t.start();
@@ -239,7 +240,8 @@ int frametime(const QString& file, int width, int height)
             QElapsedTimer t;
             t.start();
             plot->replot(QCustomPlot::rpImmediateRefresh);
-            std::printf("without graph %-20s %.2f ms (%d points)\n", qPrintable(g->name()), static_cast<double>(t.nsecsElapsed()) / 1e6, g->dataCount());
+            std::printf("without graph %-20s %.2f ms (%d points)\n", qPrintable(g->name()),
+                        static_cast<double>(t.nsecsElapsed()) / 1e6, g->dataCount());
             g->setVisible(was);
         }
         for (int i = 0; i < plot->layerCount(); ++i) {
@@ -258,16 +260,23 @@ int frametime(const QString& file, int width, int height)
     const DeviceModel& m = doc->devices[0];
     const double centre = m.x(m.eventCount() / 2, XAxisMode::Time);
     const double span = m.xMax(XAxisMode::Time);
-    measure("category: zoom in (wheel)", [&](int i) {
+    measure(
+        "category: zoom in (wheel)",
+        [&](int i) {
         const double w = span * std::pow(0.85, i + 1);
         view.setXRange(centre - w / 2, centre + w / 2);
-    }, 40);
-    measure("category: pan (drag)", [&](int i) {
+        },
+        40);
+    measure(
+        "category: pan (drag)",
+        [&](int i) {
         const double w = span * 0.1;
         const double c = centre + w * 0.02 * (i % 40 < 20 ? i % 20 : 20 - i % 20);
         view.setXRange(c - w / 2, c + w / 2);
-    }, 120);
-    measure("category: zoomed out pan", [&](int i) { view.panBy(i % 2 ? 0.001 : -0.001); }, 60);
+        },
+        120);
+    measure(
+        "category: zoomed out pan", [&](int i) { view.panBy(i % 2 ? 0.001 : -0.001); }, 60);
 
     AllocationTimelineView alloc;
     alloc.resize(width, height);

@@ -22,7 +22,7 @@ QString signedBytes(qint64 b)
 
 } // namespace
 
-ComparisonTableModel::ComparisonTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+ComparisonTableModel::ComparisonTableModel(QObject* parent) : QAbstractTableModel(parent) { }
 
 void ComparisonTableModel::setComparison(std::shared_ptr<const Comparison> comparison)
 {
@@ -33,15 +33,19 @@ void ComparisonTableModel::setComparison(std::shared_ptr<const Comparison> compa
         const ComparedRun& a = c->a();
         const ComparedRun& b = c->b();
         m_rows.push_back({tr("Peak"), a.peak.requested, b.peak.requested,
-                          a.peak.phase == b.peak.phase ? text(phaseLabel(a.peak.phase))
-                                                       : tr("%1 → %2").arg(text(phaseLabel(a.peak.phase)), text(phaseLabel(b.peak.phase))),
+                          a.peak.phase == b.peak.phase
+                              ? text(phaseLabel(a.peak.phase))
+                              : tr("%1 → %2").arg(text(phaseLabel(a.peak.phase)), text(phaseLabel(b.peak.phase))),
                           tr("The global requested peak, as report.json gives it")});
         for (Category k : kAllCategories) {
             const size_t i = static_cast<size_t>(k);
             if (a.peak.byCategory[i] == 0 && b.peak.byCategory[i] == 0)
                 continue;
-            m_rows.push_back({tr("At the peak: %1").arg(text(categoryLabel(k))), a.peak.byCategory[i], b.peak.byCategory[i],
-                              {}, tr("%1 live at each run's global peak").arg(text(categoryLabel(k)))});
+            m_rows.push_back({tr("At the peak: %1").arg(text(categoryLabel(k))),
+                              a.peak.byCategory[i],
+                              b.peak.byCategory[i],
+                              {},
+                              tr("%1 live at each run's global peak").arg(text(categoryLabel(k)))});
         }
         for (Phase p : kAllPhases) {
             const PhasePeak& pa = a.phases[static_cast<size_t>(p)];
@@ -77,10 +81,7 @@ int ComparisonTableModel::rowCount(const QModelIndex& parent) const
     return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
 
-int ComparisonTableModel::columnCount(const QModelIndex& parent) const
-{
-    return parent.isValid() ? 0 : ColumnCount;
-}
+int ComparisonTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant ComparisonTableModel::data(const QModelIndex& index, int role) const
 {
@@ -89,18 +90,13 @@ QVariant ComparisonTableModel::data(const QModelIndex& index, int role) const
     const Row& r = m_rows[static_cast<size_t>(index.row())];
     std::optional<qint64> value;
     switch (index.column()) {
-    case A:
-        value = r.a;
-        break;
-    case B:
-        value = r.b;
-        break;
+    case A: value = r.a; break;
+    case B: value = r.b; break;
     case Delta:
         if (r.a && r.b)
             value = *r.b - *r.a;
         break;
-    default:
-        break;
+    default: break;
     }
     switch (role) {
     case Qt::DisplayRole:
@@ -111,10 +107,8 @@ QVariant ComparisonTableModel::data(const QModelIndex& index, int role) const
         if (!value)
             return QStringLiteral("—");
         return index.column() == Delta ? signedBytes(*value) : bytes(*value);
-    case BytesRole:
-        return value ? QVariant::fromValue(*value) : QVariant();
-    case Qt::ToolTipRole:
-        return r.tooltip;
+    case BytesRole: return value ? QVariant::fromValue(*value) : QVariant();
+    case Qt::ToolTipRole: return r.tooltip;
     case Qt::TextAlignmentRole:
         return index.column() == What || index.column() == Change ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                                                                   : QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -122,8 +116,7 @@ QVariant ComparisonTableModel::data(const QModelIndex& index, int role) const
         if (index.column() == Delta && value && *value != 0)
             return QBrush(*value > 0 ? QColor(0xb0, 0x20, 0x20) : QColor(0x20, 0x80, 0x30));
         return {};
-    default:
-        return {};
+    default: return {};
     }
 }
 
@@ -132,18 +125,12 @@ QVariant ComparisonTableModel::headerData(int section, Qt::Orientation orientati
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case What:
-        return tr("Figure");
-    case A:
-        return tr("A");
-    case B:
-        return tr("B");
-    case Delta:
-        return tr("B − A");
-    case Change:
-        return tr("Change");
-    default:
-        return {};
+    case What: return tr("Figure");
+    case A: return tr("A");
+    case B: return tr("B");
+    case Delta: return tr("B − A");
+    case Change: return tr("Change");
+    default: return {};
     }
 }
 

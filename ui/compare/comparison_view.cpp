@@ -111,12 +111,13 @@ ComparisonView::ComparisonView(std::shared_ptr<const Comparison> comparison, QWi
     heading->setTextInteractionFlags(Qt::TextSelectableByMouse);
     const ComparedRun& a = m_comparison->a();
     const ComparedRun& b = m_comparison->b();
-    heading->setText(tr("<b>A</b> %1 (device %2) &nbsp; <b>B</b> %3 (device %4) &nbsp; peak %5 → %6")
-                         .arg(QString::fromStdString(a.name).toHtmlEscaped())
-                         .arg(a.device)
-                         .arg(QString::fromStdString(b.name).toHtmlEscaped())
-                         .arg(b.device)
-                         .arg(QString::fromStdString(formatBytes(a.peak.requested)), QString::fromStdString(formatBytes(b.peak.requested))));
+    heading->setText(
+        tr("<b>A</b> %1 (device %2) &nbsp; <b>B</b> %3 (device %4) &nbsp; peak %5 → %6")
+            .arg(QString::fromStdString(a.name).toHtmlEscaped())
+            .arg(a.device)
+            .arg(QString::fromStdString(b.name).toHtmlEscaped())
+            .arg(b.device)
+            .arg(QString::fromStdString(formatBytes(a.peak.requested)), QString::fromStdString(formatBytes(b.peak.requested))));
     layout->addWidget(heading);
 
     auto* splitter = new QSplitter(Qt::Vertical, this);
@@ -142,7 +143,8 @@ ComparisonView::ComparisonView(std::shared_ptr<const Comparison> comparison, QWi
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
             if (i != j)
-                connect(m_plots[i]->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), m_plots[j], [this, j](const QCPRange& r) {
+                connect(m_plots[i]->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), m_plots[j],
+                        [this, j](const QCPRange& r) {
                     if (m_plots[j]->xAxis->range() != r) {
                         m_plots[j]->xAxis->setRange(r);
                         m_plots[j]->replot(QCustomPlot::rpQueuedReplot);

@@ -13,14 +13,14 @@ struct Share {
     uint32_t key = 0;
     int32_t next = -1;
     double total = 0; // all bands of this key in the column
-    double best = 0;  // the largest single band of this key
+    double best = 0; // the largest single band of this key
     int64_t band = BandLod::kNone;
 };
 
 } // namespace
 
-std::vector<int64_t> BandLod::columns(std::span<const Input> bands, std::span<const double> maxX1, double lower,
-                                      double upper, int columns)
+std::vector<int64_t> BandLod::columns(std::span<const Input> bands, std::span<const double> maxX1, double lower, double upper,
+                                      int columns)
 {
     std::vector<int64_t> out(static_cast<size_t>(std::max(columns, 0)), kNone);
     const double span = upper - lower;

@@ -31,8 +31,8 @@ public:
 
     // `bands` sorted by x0; `maxX1[i]` = max of x1 over bands[0..i] (so the first band that
     // can reach the view is found by binary search). Returns one band index per column, or kNone.
-    static std::vector<int64_t> columns(std::span<const Input> bands, std::span<const double> maxX1, double lower,
-                                        double upper, int columns);
+    static std::vector<int64_t> columns(std::span<const Input> bands, std::span<const double> maxX1, double lower, double upper,
+                                        int columns);
 };
 
 } // namespace memscope

@@ -41,8 +41,8 @@ std::vector<int64_t> BandSet::columnBands(int row, double lower, double upper, i
         return std::vector<int64_t>(static_cast<size_t>(std::max(columns, 0)), BandLod::kNone);
     const size_t b = rowBegin(row);
     const size_t e = rowEnd(row);
-    std::vector<int64_t> out = BandLod::columns(std::span(m_lod).subspan(b, e - b), std::span(m_maxX1).subspan(b, e - b),
-                                                lower, upper, columns);
+    std::vector<int64_t> out = BandLod::columns(std::span(m_lod).subspan(b, e - b), std::span(m_maxX1).subspan(b, e - b), lower,
+                                                upper, columns);
     for (int64_t& i : out)
         if (i != BandLod::kNone)
             i += static_cast<int64_t>(b);

@@ -17,7 +17,7 @@ struct Band {
     int64_t lastEvent = -1;
     int64_t source = -1; // the owner's index of what the band shows (an iteration, an annotation)
     int row = 0;
-    int tag = 0;        // the owner's kind of band (a phase)
+    int tag = 0; // the owner's kind of band (a phase)
     uint32_t style = 0; // the layer's colour index; bands of one style merge per pixel (BandLod)
 };
 
@@ -42,7 +42,7 @@ private:
     int m_rows = 1;
     std::vector<Band> m_bands;
     std::vector<BandLod::Input> m_lod; // per band, same order
-    std::vector<double> m_maxX1;       // running max of x1 within each row
+    std::vector<double> m_maxX1; // running max of x1 within each row
     std::vector<size_t> m_rowBegin{0, 0};
 };
 

@@ -68,10 +68,7 @@ int64_t DeviceModel::eventAtX(double value, XAxisMode mode) const
     return static_cast<int64_t>(std::upper_bound(seconds.begin(), seconds.end(), value) - seconds.begin()) - 1;
 }
 
-double DeviceModel::xMin(XAxisMode mode) const
-{
-    return mode == XAxisMode::EventIndex ? 0.0 : 0.0;
-}
+double DeviceModel::xMin(XAxisMode mode) const { return mode == XAxisMode::EventIndex ? 0.0 : 0.0; }
 
 double DeviceModel::xMax(XAxisMode mode) const
 {
@@ -101,8 +98,7 @@ int DeviceModel::iterationAt(int64_t event) const
     if (!attribution)
         return -1;
     const auto& its = attribution->iterations;
-    auto it = std::upper_bound(its.begin(), its.end(), event,
-                               [](int64_t e, const Iteration& i) { return e < i.firstEvent; });
+    auto it = std::upper_bound(its.begin(), its.end(), event, [](int64_t e, const Iteration& i) { return e < i.firstEvent; });
     if (it == its.begin())
         return -1;
     --it;
@@ -128,8 +124,7 @@ std::vector<AnnotationRange> annotationRanges(const Snapshot& s, const DeviceMod
         r.firstEvent = m.firstEventAtOrAfter(s0, XAxisMode::Time);
         r.lastEvent = std::max<int64_t>(r.firstEvent, m.eventAtX(s1, XAxisMode::Time));
     }
-    std::sort(out.begin(), out.end(),
-              [](const AnnotationRange& a, const AnnotationRange& b) { return a.startUs < b.startUs; });
+    std::sort(out.begin(), out.end(), [](const AnnotationRange& a, const AnnotationRange& b) { return a.startUs < b.startUs; });
     return out;
 }
 
@@ -144,7 +139,8 @@ void buildBands(DeviceModel& m)
     std::unordered_map<std::string, uint32_t> labelIndex;
     std::vector<uint32_t> annotationStyle(m.annotations.size());
     for (size_t i = 0; i < m.annotations.size(); ++i) {
-        auto [it, added] = labelIndex.try_emplace(shortAnnotation(m.annotations[i].name), static_cast<uint32_t>(m.annotationLabels.size()));
+        auto [it, added] = labelIndex.try_emplace(shortAnnotation(m.annotations[i].name),
+                                                  static_cast<uint32_t>(m.annotationLabels.size()));
         if (added)
             m.annotationLabels.push_back(it->first);
         annotationStyle[i] = static_cast<uint32_t>(kPhaseCount) + it->second;
@@ -176,11 +172,16 @@ void buildBands(DeviceModel& m)
                                  .style = static_cast<uint32_t>(p.phase)});
             }
             const double x = xAt(it.firstEvent);
-            lines.push_back({.x0 = x, .x1 = x, .firstEvent = it.firstEvent, .lastEvent = it.lastEvent, .source = static_cast<int64_t>(i)});
+            lines.push_back(
+                {.x0 = x, .x1 = x, .firstEvent = it.firstEvent, .lastEvent = it.lastEvent, .source = static_cast<int64_t>(i)});
         }
         for (size_t i = 0; i < m.annotations.size(); ++i) {
             const AnnotationRange& a = m.annotations[i];
-            Band b{.firstEvent = a.firstEvent, .lastEvent = a.lastEvent, .source = static_cast<int64_t>(i), .row = 1, .style = annotationStyle[i]};
+            Band b{.firstEvent = a.firstEvent,
+                   .lastEvent = a.lastEvent,
+                   .source = static_cast<int64_t>(i),
+                   .row = 1,
+                   .style = annotationStyle[i]};
             if (mode == XAxisMode::Time) {
                 b.x0 = static_cast<double>(a.startUs - m.t0Us) / 1e6;
                 b.x1 = static_cast<double>(a.endUs - m.t0Us) / 1e6;
@@ -237,8 +238,8 @@ DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attributio
             continue;
         }
         const auto& curve = m.attribution->categoryBytes[k];
-        m.categoryPresent[k] =
-            m.attribution->categoryAtStart[k] > 0 || std::any_of(curve.begin(), curve.end(), [](int64_t v) { return v > 0; });
+        m.categoryPresent[k] = m.attribution->categoryAtStart[k] > 0 ||
+                               std::any_of(curve.begin(), curve.end(), [](int64_t v) { return v > 0; });
     }
     if (!previous || previous->replay != m.replay)
         m.annotations = annotationRanges(*replay.snapshot, m);

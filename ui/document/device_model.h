@@ -21,7 +21,7 @@ enum class XAxisMode { Time, EventIndex };
 struct AnnotationRange {
     std::string name;
     int64_t firstEvent = 0; // first event at or after its START
-    int64_t lastEvent = 0;  // last event before its END
+    int64_t lastEvent = 0; // last event before its END
     int64_t startUs = 0;
     int64_t endUs = 0;
 };

@@ -21,7 +21,7 @@ struct Document {
     std::vector<DeviceModel> devices;
     std::shared_ptr<const FrameClassifier> frames;
     std::shared_ptr<const DiagnosisResult> diagnosis; // core/diagnose's findings, every device
-    std::vector<TrainingMeasurement> training;        // per device: the estimator's measured inputs
+    std::vector<TrainingMeasurement> training; // per device: the estimator's measured inputs
 
     const Snapshot& snapshot() const { return *analysis->snapshot; }
     const Replay& replay() const { return *analysis->replay; }
@@ -30,8 +30,7 @@ struct Document {
 // The views' data for an analysis that has at least replayed. `previous`, a document of an
 // earlier stage of the same analysis, lends the parts that do not change (x positions,
 // pyramids, segments).
-std::shared_ptr<const Document> makeDocument(std::shared_ptr<const Analysis> analysis,
-                                             const Document* previous = nullptr);
+std::shared_ptr<const Document> makeDocument(std::shared_ptr<const Analysis> analysis, const Document* previous = nullptr);
 
 // analyze() then makeDocument(), for callers that want the finished document at once.
 // `progress` gets a fraction of the whole in [0, 1] and returns false to cancel (LoadCancelled).

@@ -174,20 +174,11 @@ AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent)
     refresh();
 }
 
-int AttachDialog::agentRows() const
-{
-    return m_agents->rowCount();
-}
+int AttachDialog::agentRows() const { return m_agents->rowCount(); }
 
-int AttachDialog::gpuProcessRows() const
-{
-    return m_gpu->rowCount();
-}
+int AttachDialog::gpuProcessRows() const { return m_gpu->rowCount(); }
 
-QString AttachDialog::nvmlText() const
-{
-    return m_nvml->text();
-}
+QString AttachDialog::nvmlText() const { return m_nvml->text(); }
 
 void AttachDialog::refresh()
 {
@@ -231,10 +222,11 @@ void AttachDialog::refresh()
             m_gpu->setItem(row, 0, item(QString::number(p.pid)));
             m_gpu->setItem(row, 1, item(QStringLiteral("%1: %2").arg(p.gpu).arg(QString::fromStdString(p.gpuName))));
             m_gpu->setItem(row, 2, item(p.usedKnown ? bytesText(static_cast<int64_t>(p.usedBytes)) : tr("?")));
-            m_gpu->setItem(row, 3,
-                           item(cmd.isEmpty() ? tr("(another user's process)")
-                                              : QStringLiteral("MEMSCOPE_AGENT=1 PYTHONPATH=%1 %2")
-                                                    .arg(shellQuote(agentPackageDirectory()), cmd)));
+            m_gpu->setItem(
+                row, 3,
+                item(cmd.isEmpty()
+                         ? tr("(another user's process)")
+                         : QStringLiteral("MEMSCOPE_AGENT=1 PYTHONPATH=%1 %2").arg(shellQuote(agentPackageDirectory()), cmd)));
         }
     }
 
@@ -264,8 +256,7 @@ void AttachDialog::attachTyped()
     if (text.isEmpty())
         return;
     try {
-        const std::optional<LiveEndpoint> tcp =
-            parseTcpTarget(text.toStdString(), m_token->text().trimmed().toStdString());
+        const std::optional<LiveEndpoint> tcp = parseTcpTarget(text.toStdString(), m_token->text().trimmed().toStdString());
         m_endpoint = tcp ? *tcp : resolveAttachTarget(text.toStdString());
     } catch (const std::exception& e) {
         QMessageBox::warning(this, windowTitle(), QString::fromUtf8(e.what()));
@@ -302,8 +293,8 @@ void AttachDialog::injectSelected()
                      .toUtf8());
     script.close();
     QProcess p;
-    p.start(python, {QStringLiteral("-c"),
-                     QStringLiteral("import sys; sys.remote_exec(%1, r'%2')").arg(pid).arg(script.fileName())});
+    p.start(python,
+            {QStringLiteral("-c"), QStringLiteral("import sys; sys.remote_exec(%1, r'%2')").arg(pid).arg(script.fileName())});
     p.waitForFinished(10000);
     if (p.exitCode() != 0) {
         QMessageBox::warning(this, windowTitle(),

@@ -88,10 +88,7 @@ void LiveSession::setPaused(bool paused)
     emit statusChanged();
 }
 
-LiveState LiveSession::state() const
-{
-    return m_client ? m_client->state() : LiveState::Ended;
-}
+LiveState LiveSession::state() const { return m_client ? m_client->state() : LiveState::Ended; }
 
 QString LiveSession::stateText() const
 {
@@ -105,20 +102,11 @@ QString LiveSession::stateText() const
     return text;
 }
 
-LiveStats LiveSession::stats() const
-{
-    return m_client ? m_client->stats() : LiveStats{};
-}
+LiveStats LiveSession::stats() const { return m_client ? m_client->stats() : LiveStats{}; }
 
-LiveHello LiveSession::hello() const
-{
-    return m_client ? m_client->hello() : LiveHello{};
-}
+LiveHello LiveSession::hello() const { return m_client ? m_client->hello() : LiveHello{}; }
 
-std::shared_ptr<const Snapshot> LiveSession::snapshot() const
-{
-    return m_client ? m_client->snapshot() : m_recovered;
-}
+std::shared_ptr<const Snapshot> LiveSession::snapshot() const { return m_client ? m_client->snapshot() : m_recovered; }
 
 void LiveSession::sampleNvml()
 {
@@ -170,13 +158,13 @@ void LiveSession::startAnalysis(std::shared_ptr<const Snapshot> snapshot)
         QMetaObject::invokeMethod(
             this,
             [this, doc]() {
-                m_analyzing = false;
-                if (doc && !m_paused) {
-                    m_document = doc;
-                    ++m_delivered;
-                    emit documentUpdated();
-                }
-                poll();
+            m_analyzing = false;
+            if (doc && !m_paused) {
+                m_document = doc;
+                ++m_delivered;
+                emit documentUpdated();
+            }
+            poll();
             },
             Qt::QueuedConnection);
     });

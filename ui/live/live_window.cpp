@@ -20,9 +20,7 @@
 
 namespace memscope {
 
-LiveWindow::LiveWindow(QWidget* parent)
-    : QWidget(parent, Qt::Window)
-    , m_session(new LiveSession(this))
+LiveWindow::LiveWindow(QWidget* parent) : QWidget(parent, Qt::Window), m_session(new LiveSession(this))
 {
     setAttribute(Qt::WA_DeleteOnClose);
     setWindowTitle(tr("memscope — live"));
@@ -120,15 +118,9 @@ void LiveWindow::showRecovered(const QString& recoveryFile)
     setWindowTitle(tr("memscope — recovered %1").arg(QFileInfo(recoveryFile).fileName()));
 }
 
-bool LiveWindow::following() const
-{
-    return m_follow->isChecked();
-}
+bool LiveWindow::following() const { return m_follow->isChecked(); }
 
-void LiveWindow::setFollowing(bool follow)
-{
-    m_follow->setChecked(follow);
-}
+void LiveWindow::setFollowing(bool follow) { m_follow->setChecked(follow); }
 
 void LiveWindow::setPaused(bool paused)
 {
@@ -179,10 +171,7 @@ void LiveWindow::onDocument()
     onStatus();
 }
 
-QString LiveWindow::statusText() const
-{
-    return m_status->text() + QLatin1Char('\n') + m_numbers->text();
-}
+QString LiveWindow::statusText() const { return m_status->text() + QLatin1Char('\n') + m_numbers->text(); }
 
 void LiveWindow::onStatus()
 {
@@ -219,9 +208,10 @@ void LiveWindow::onStatus()
     nums << tr("<b>%1</b> events").arg(countText(static_cast<int64_t>(events)));
     if (m_session->state() == LiveState::Streaming)
         nums << tr("%1/s").arg(countText(static_cast<int64_t>(m_rate)));
-    nums << (st.agentDropped ? tr("<span style='color:#c0392b'><b>%1 dropped</b></span>").arg(countText(
-                                   static_cast<int64_t>(st.agentDropped)))
-                             : tr("0 dropped"));
+    nums
+        << (st.agentDropped
+                ? tr("<span style='color:#c0392b'><b>%1 dropped</b></span>").arg(countText(static_cast<int64_t>(st.agentDropped)))
+                : tr("0 dropped"));
     if (snap && !snap->devices.empty()) {
         const DeviceModel& d = snap->devices[std::min(deviceIndex(), snap->devices.size() - 1)];
         nums << tr("peak <b>%1</b>").arg(bytesText(d.replay->peakRequested.bytes));
@@ -238,17 +228,13 @@ void LiveWindow::onStatus()
     m_detach->setEnabled(m_session->state() == LiveState::Streaming);
 }
 
-bool LiveWindow::saveTo(const QString& path, QString* error)
-{
-    return m_session->save(path, error);
-}
+bool LiveWindow::saveTo(const QString& path, QString* error) { return m_session->save(path, error); }
 
 void LiveWindow::saveRecording()
 {
     const LiveHello h = m_session->hello();
     const QString suggested = QStringLiteral("live_%1.pickle").arg(h.pid ? QString::number(h.pid) : QStringLiteral("recording"));
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save recording"), suggested,
-                                                      tr("Memory snapshot (*.pickle)"));
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save recording"), suggested, tr("Memory snapshot (*.pickle)"));
     if (path.isEmpty())
         return;
     QString error;
@@ -259,8 +245,7 @@ void LiveWindow::saveRecording()
 void LiveWindow::closeEvent(QCloseEvent* event)
 {
     if (m_ask && !m_session->saved() && m_session->snapshot()) {
-        const auto answer = QMessageBox::question(this, tr("Close live recording"),
-                                                  tr("Save the recording before closing?"),
+        const auto answer = QMessageBox::question(this, tr("Close live recording"), tr("Save the recording before closing?"),
                                                   QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
         if (answer == QMessageBox::Cancel) {
             event->ignore();

@@ -9,10 +9,7 @@
 
 namespace memscope {
 
-MemoryGapBar::MemoryGapBar(QWidget* parent) : QWidget(parent)
-{
-    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Expanding);
-}
+MemoryGapBar::MemoryGapBar(QWidget* parent) : QWidget(parent) { setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Expanding); }
 
 void MemoryGapBar::setValues(int64_t reservedBytes, std::optional<uint64_t> deviceInUseBytes, const QString& note)
 {
@@ -43,8 +40,7 @@ void MemoryGapBar::paintEvent(QPaintEvent*)
     QFont bold = font();
     bold.setBold(true);
     p.setFont(bold);
-    p.drawText(QRect(area.left(), area.top(), area.width(), 20), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("GPU memory now"));
+    p.drawText(QRect(area.left(), area.top(), area.width(), 20), Qt::AlignLeft | Qt::AlignVCenter, tr("GPU memory now"));
     p.setFont(font());
 
     const int textHeight = 92;

@@ -6,7 +6,7 @@
 
 namespace memscope {
 
-CallSiteModel::CallSiteModel(QObject* parent) : QAbstractTableModel(parent) {}
+CallSiteModel::CallSiteModel(QObject* parent) : QAbstractTableModel(parent) { }
 
 void CallSiteModel::setReport(const Document* document, const PointReport* report)
 {
@@ -31,10 +31,7 @@ int CallSiteModel::rowCount(const QModelIndex& parent) const
     return parent.isValid() || !m_report ? 0 : static_cast<int>(m_report->callSites.size());
 }
 
-int CallSiteModel::columnCount(const QModelIndex& parent) const
-{
-    return parent.isValid() ? 0 : ColumnCount;
-}
+int CallSiteModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant CallSiteModel::headerData(int section, Qt::Orientation orientation, int role) const
 {

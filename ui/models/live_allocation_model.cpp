@@ -6,7 +6,7 @@
 
 namespace memscope {
 
-LiveAllocationModel::LiveAllocationModel(QObject* parent) : QAbstractTableModel(parent) {}
+LiveAllocationModel::LiveAllocationModel(QObject* parent) : QAbstractTableModel(parent) { }
 
 void LiveAllocationModel::setReport(const Document* document, const DeviceModel* model, const PointReport* report)
 {
@@ -32,10 +32,7 @@ int LiveAllocationModel::rowCount(const QModelIndex& parent) const
     return parent.isValid() || !m_report ? 0 : static_cast<int>(m_report->live.size());
 }
 
-int LiveAllocationModel::columnCount(const QModelIndex& parent) const
-{
-    return parent.isValid() ? 0 : ColumnCount;
-}
+int LiveAllocationModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant LiveAllocationModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
@@ -93,7 +90,8 @@ QVariant LiveAllocationModel::data(const QModelIndex& index, int role) const
     case CategoryColumn: return m_document->attributed ? categoryText(l.category) : tr("Not attributed");
     case PhaseColumn: return before ? tr("before recording") : phaseText(l.phase);
     case AllocatedAt: return before ? tr("—") : secondsText(seconds(l.allocEvent));
-    case Lifetime: return (before ? QStringLiteral("≥ ") : QString()) + secondsText(life) + (alive ? tr(" (still live)") : QString());
+    case Lifetime:
+        return (before ? QStringLiteral("≥ ") : QString()) + secondsText(life) + (alive ? tr(" (still live)") : QString());
     case TopFrame: return m_topFrames[static_cast<size_t>(index.row())];
     case Address: return QStringLiteral("0x") + QString::number(l.addr, 16);
     default: return {};

@@ -8,7 +8,7 @@
 
 namespace memscope {
 
-RankTableModel::RankTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+RankTableModel::RankTableModel(QObject* parent) : QAbstractTableModel(parent) { }
 
 void RankTableModel::setRankSet(std::shared_ptr<const RankSet> set)
 {
@@ -22,10 +22,7 @@ int RankTableModel::rowCount(const QModelIndex& parent) const
     return parent.isValid() || !m_set ? 0 : static_cast<int>(m_set->size());
 }
 
-int RankTableModel::columnCount(const QModelIndex& parent) const
-{
-    return parent.isValid() ? 0 : ColumnCount;
-}
+int RankTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant RankTableModel::data(const QModelIndex& index, int role) const
 {
@@ -39,54 +36,40 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const
     const bool ok = e.ok();
     if (role == SortRole) {
         switch (index.column()) {
-        case Rank:
-            return s.rank;
-        case Device:
-            return ok ? QVariant(s.device) : QVariant(-1);
-        case Peak:
-            return QVariant::fromValue<qlonglong>(ok ? s.peakRequested : -1);
-        case PeakPhase:
-            return QString::fromStdString(s.peakPhase);
-        case PeakTime:
-            return ok ? s.peakSeconds() : -1.0;
-        case Reserved:
-            return QVariant::fromValue<qlonglong>(ok ? s.peakReserved : -1);
-        case Communication:
-            return QVariant::fromValue<qlonglong>(ok ? s.collectiveAtPeakTotal() : -1);
-        case Oom:
-            return s.oom ? 2 : s.oomDump ? 1 : 0;
-        case AboveMean:
-            return e.aboveMean;
-        default:
-            return {};
+        case Rank: return s.rank;
+        case Device: return ok ? QVariant(s.device) : QVariant(-1);
+        case Peak: return QVariant::fromValue<qlonglong>(ok ? s.peakRequested : -1);
+        case PeakPhase: return QString::fromStdString(s.peakPhase);
+        case PeakTime: return ok ? s.peakSeconds() : -1.0;
+        case Reserved: return QVariant::fromValue<qlonglong>(ok ? s.peakReserved : -1);
+        case Communication: return QVariant::fromValue<qlonglong>(ok ? s.collectiveAtPeakTotal() : -1);
+        case Oom: return s.oom ? 2 : s.oomDump ? 1 : 0;
+        case AboveMean: return e.aboveMean;
+        default: return {};
         }
     }
     if (role == Qt::DisplayRole) {
         if (!ok)
-            return index.column() == Rank ? QVariant(s.rank) : index.column() == Peak ? QVariant(QString::fromStdString(e.error)) : QVariant();
+            return index.column() == Rank   ? QVariant(s.rank)
+                   : index.column() == Peak ? QVariant(QString::fromStdString(e.error))
+                                            : QVariant();
         switch (index.column()) {
-        case Rank:
-            return s.rank;
-        case Device:
-            return s.device;
-        case Peak:
-            return bytesText(s.peakRequested);
-        case PeakPhase:
-            return s.peakPhase.empty() ? QStringLiteral("–") : QString::fromStdString(s.peakPhase);
-        case PeakTime:
-            return tr("%1 s").arg(s.peakSeconds(), 0, 'f', 3);
-        case Reserved:
-            return bytesText(s.peakReserved);
-        case Communication:
-            return bytesText(s.collectiveAtPeakTotal());
+        case Rank: return s.rank;
+        case Device: return s.device;
+        case Peak: return bytesText(s.peakRequested);
+        case PeakPhase: return s.peakPhase.empty() ? QStringLiteral("–") : QString::fromStdString(s.peakPhase);
+        case PeakTime: return tr("%1 s").arg(s.peakSeconds(), 0, 'f', 3);
+        case Reserved: return bytesText(s.peakReserved);
+        case Communication: return bytesText(s.collectiveAtPeakTotal());
         case Oom:
             if (s.oom)
                 return s.oomPhase.empty() ? tr("OOM") : tr("OOM in %1").arg(QString::fromStdString(s.oomPhase));
             return s.oomDump ? tr("OOM dump") : QString();
         case AboveMean:
-            return QStringLiteral("%1%2 %").arg(e.aboveMean >= 0 ? QStringLiteral("+") : QString()).arg(e.aboveMean * 100, 0, 'f', 1);
-        default:
-            return {};
+            return QStringLiteral("%1%2 %")
+                .arg(e.aboveMean >= 0 ? QStringLiteral("+") : QString())
+                .arg(e.aboveMean * 100, 0, 'f', 1);
+        default: return {};
         }
     }
     if (role == Qt::ToolTipRole) {
@@ -114,41 +97,27 @@ QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, in
         return QAbstractTableModel::headerData(section, orientation, role);
     if (role == Qt::DisplayRole) {
         switch (section) {
-        case Rank:
-            return tr("Rank");
-        case Device:
-            return tr("Device");
-        case Peak:
-            return tr("Peak");
-        case PeakPhase:
-            return tr("Peak phase");
-        case PeakTime:
-            return tr("Peak at");
-        case Reserved:
-            return tr("Reserved");
-        case Communication:
-            return tr("Communication");
-        case Oom:
-            return tr("OOM");
-        case AboveMean:
-            return tr("vs mean");
-        default:
-            return {};
+        case Rank: return tr("Rank");
+        case Device: return tr("Device");
+        case Peak: return tr("Peak");
+        case PeakPhase: return tr("Peak phase");
+        case PeakTime: return tr("Peak at");
+        case Reserved: return tr("Reserved");
+        case Communication: return tr("Communication");
+        case Oom: return tr("OOM");
+        case AboveMean: return tr("vs mean");
+        default: return {};
         }
     }
     if (role == Qt::ToolTipRole) {
         switch (section) {
-        case Peak:
-            return tr("The rank's highest requested bytes");
-        case PeakTime:
-            return tr("Seconds from the rank's first event to its peak");
+        case Peak: return tr("The rank's highest requested bytes");
+        case PeakTime: return tr("Seconds from the rank's first event to its peak");
         case Communication:
             return tr("Collective-communication memory at the peak: DDP buckets, collective buffers, FSDP "
                       "unsharded parameters, frees pending on other streams (docs/RANKS.md)");
-        case AboveMean:
-            return tr("How far the rank's peak is above the ranks' mean");
-        default:
-            return {};
+        case AboveMean: return tr("How far the rank's peak is above the ranks' mean");
+        default: return {};
         }
     }
     return QAbstractTableModel::headerData(section, orientation, role);

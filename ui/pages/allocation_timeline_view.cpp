@@ -25,14 +25,8 @@
 namespace memscope {
 
 AllocationTimelineView::AllocationTimelineView(QWidget* parent)
-    : QWidget(parent)
-    , m_plot(new QCustomPlot(this))
-    , m_replot(new ReplotGate(m_plot))
-    , m_search(new QLineEdit(this))
-    , m_matchLabel(new QLabel(this))
-    , m_colorMode(new QComboBox(this))
-    , m_details(new QLabel(this))
-    , m_stack(new StackView(this))
+    : QWidget(parent), m_plot(new QCustomPlot(this)), m_replot(new ReplotGate(m_plot)), m_search(new QLineEdit(this)),
+      m_matchLabel(new QLabel(this)), m_colorMode(new QComboBox(this)), m_details(new QLabel(this)), m_stack(new StackView(this))
 {
     auto* top = new QHBoxLayout;
     top->setContentsMargins(6, 4, 6, 0);
@@ -215,10 +209,7 @@ void AllocationTimelineView::setXRange(double lower, double upper)
     m_replot->request();
 }
 
-void AllocationTimelineView::setSearchText(const QString& text)
-{
-    m_search->setText(text);
-}
+void AllocationTimelineView::setSearchText(const QString& text) { m_search->setText(text); }
 
 void AllocationTimelineView::runSearch()
 {
@@ -305,9 +296,10 @@ void AllocationTimelineView::showMatches(std::vector<uint8_t> matches, const QSt
                 m_matchBytes += static_cast<int64_t>(allocs[i].size);
         }
     m_bands->setMatches(m_matchCount ? std::move(matches) : std::vector<uint8_t>(allocs.size(), 0));
-    m_matchLabel->setText(m_matchCount ? tr("%1 allocations %2 · %3 of them live at the peak")
-                                             .arg(countText(m_matchCount), what, bytesText(m_matchBytes))
-                                       : tr("No allocation matches"));
+    m_matchLabel->setText(
+        m_matchCount
+            ? tr("%1 allocations %2 · %3 of them live at the peak").arg(countText(m_matchCount), what, bytesText(m_matchBytes))
+            : tr("No allocation matches"));
     m_replot->request();
 }
 
@@ -339,12 +331,11 @@ QString AllocationTimelineView::detailsText() const
     auto when = [&](EventIndex e) {
         return tr("%1 (event %2)").arg(secondsText(m.x(e.value, XAxisMode::Time)), countText(e.value));
     };
-    QString html = tr("<b>%1</b> %2 <b>%3</b><br>").arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
-                                                      m_document->attributed ? categoryText(c) : tr("(not attributed)"));
-    html += tr("allocation #%1 · address 0x%2 · stream %3<br>")
-                .arg(m_selected.value)
-                .arg(QString::number(a.addr, 16))
-                .arg(a.stream);
+    QString html = tr("<b>%1</b> %2 <b>%3</b><br>")
+                       .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
+                            m_document->attributed ? categoryText(c) : tr("(not attributed)"));
+    html +=
+        tr("allocation #%1 · address 0x%2 · stream %3<br>").arg(m_selected.value).arg(QString::number(a.addr, 16)).arg(a.stream);
     html += a.allocEvent.valid() ? tr("allocated at %1").arg(when(a.allocEvent)) : tr("existed before recording began");
     if (m_document->attributed && ph != Phase::Other)
         html += tr(" in %1").arg(phaseText(ph));
@@ -352,17 +343,15 @@ QString AllocationTimelineView::detailsText() const
     if (a.freeEvent.valid()) {
         html += tr("freed at %1").arg(when(a.freeEvent));
         if (a.allocEvent.valid())
-            html += tr(" · lived %1").arg(secondsText(m.x(a.freeEvent.value, XAxisMode::Time) - m.x(a.allocEvent.value, XAxisMode::Time)));
+            html += tr(" · lived %1")
+                        .arg(secondsText(m.x(a.freeEvent.value, XAxisMode::Time) - m.x(a.allocEvent.value, XAxisMode::Time)));
     } else {
         html += tr("still allocated at the end of the trace");
     }
     return html;
 }
 
-void AllocationTimelineView::onMousePress(QMouseEvent* event)
-{
-    m_pressPos = event->pos();
-}
+void AllocationTimelineView::onMousePress(QMouseEvent* event) { m_pressPos = event->pos(); }
 
 void AllocationTimelineView::onMouseRelease(QMouseEvent* event)
 {
@@ -385,9 +374,10 @@ void AllocationTimelineView::onMouseMove(QMouseEvent* event)
     const Category c = m.attribution->category(id);
     const QString frame = QString::fromStdString(m_document->frames->stackSummary(a.stack, 2));
     QToolTip::showText(event->globalPosition().toPoint(),
-                       tr("%1 <b>%2</b> %3<br>%4").arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
-                                                       m_document->attributed ? categoryText(c) : QString(),
-                                                       frame.isEmpty() ? tr("(no stack)") : frame.toHtmlEscaped()),
+                       tr("%1 <b>%2</b> %3<br>%4")
+                           .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
+                                m_document->attributed ? categoryText(c) : QString(),
+                                frame.isEmpty() ? tr("(no stack)") : frame.toHtmlEscaped()),
                        m_plot);
 }
 

@@ -16,12 +16,8 @@
 namespace memscope {
 
 AllocatorStateView::AllocatorStateView(QWidget* parent)
-    : QWidget(parent)
-    , m_summary(new QLabel(this))
-    , m_legend(new QLabel(this))
-    , m_sort(new QComboBox(this))
-    , m_map(new SegmentMapWidget(this))
-    , m_stack(new StackView(this))
+    : QWidget(parent), m_summary(new QLabel(this)), m_legend(new QLabel(this)), m_sort(new QComboBox(this)),
+      m_map(new SegmentMapWidget(this)), m_stack(new StackView(this))
 {
     m_summary->setTextFormat(Qt::RichText);
     m_summary->setWordWrap(true);
@@ -60,8 +56,9 @@ AllocatorStateView::AllocatorStateView(QWidget* parent)
     layout->addWidget(split);
 
     connect(m_sort, &QComboBox::currentIndexChanged, this, [this](int i) {
-        m_map->setSort(i == 1 ? SegmentMapWidget::Sort::Address
-                              : i == 2 ? SegmentMapWidget::Sort::Gaps : SegmentMapWidget::Sort::Size);
+        m_map->setSort(i == 1   ? SegmentMapWidget::Sort::Address
+                       : i == 2 ? SegmentMapWidget::Sort::Gaps
+                                : SegmentMapWidget::Sort::Size);
     });
     connect(m_map, &SegmentMapWidget::allocationClicked, this, [this](AllocationId id) {
         if (!m_document)
@@ -74,10 +71,7 @@ AllocatorStateView::AllocatorStateView(QWidget* parent)
     });
 }
 
-const AllocatorState& AllocatorStateView::state() const
-{
-    return m_map->state();
-}
+const AllocatorState& AllocatorStateView::state() const { return m_map->state(); }
 
 void AllocatorStateView::setDocument(std::shared_ptr<const Document> document, size_t deviceIndex)
 {
@@ -94,10 +88,7 @@ void AllocatorStateView::setEvent(int64_t event)
     refresh();
 }
 
-QString AllocatorStateView::summaryText() const
-{
-    return m_summary->text();
-}
+QString AllocatorStateView::summaryText() const { return m_summary->text(); }
 
 void AllocatorStateView::refresh()
 {

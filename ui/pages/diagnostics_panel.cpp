@@ -170,8 +170,8 @@ void DiagnosticsPanel::rebuild()
     for (const Diagnostic* d : m_shown) {
         auto* item = new QTreeWidgetItem(m_list);
         item->setIcon(ColSeverity, severityIcon(this, d->severity));
-        item->setText(ColSeverity, QString::fromLatin1(severityName(d->severity).data(),
-                                                       static_cast<int>(severityName(d->severity).size())));
+        item->setText(ColSeverity,
+                      QString::fromLatin1(severityName(d->severity).data(), static_cast<int>(severityName(d->severity).size())));
         item->setText(ColKind, QString::fromLatin1(diagnosticKindLabel(d->kind).data(),
                                                    static_cast<int>(diagnosticKindLabel(d->kind).size())));
         item->setText(ColMessage, QString::fromStdString(d->message));
@@ -190,7 +190,8 @@ void DiagnosticsPanel::rebuild()
     else if (m_shown.empty())
         m_summary->setText(tr("No findings."));
     else
-        m_summary->setText(tr("%n finding(s): ", nullptr, findingCount()) + tr("%1 error(s), %2 warning(s)").arg(errors).arg(warnings));
+        m_summary->setText(tr("%n finding(s): ", nullptr, findingCount()) +
+                           tr("%1 error(s), %2 warning(s)").arg(errors).arg(warnings));
     for (int c = 0; c < ColCount; ++c)
         if (c != ColMessage)
             m_list->resizeColumnToContents(c);
@@ -230,8 +231,8 @@ void DiagnosticsPanel::showFinding(const Diagnostic* d)
         html += QStringLiteral("<p><b>%1</b> %2</p>").arg(tr("Fix:"), esc(d->fix));
     m_detail->setHtml(html);
 
-    const DeviceReplay* replay =
-        m_replay && d->deviceIndex < m_replay->devices.size() ? &m_replay->devices[d->deviceIndex] : nullptr;
+    const DeviceReplay* replay = m_replay && d->deviceIndex < m_replay->devices.size() ? &m_replay->devices[d->deviceIndex]
+                                                                                       : nullptr;
     for (const EvidenceSite& s : d->sites) {
         auto* site = new QTreeWidgetItem(m_evidence);
         const QString text = siteText(s.stack);

@@ -48,8 +48,8 @@ public:
 
 signals:
     void findingSelected(int row);
-    void eventActivated(qint64 event);               // the moment a finding is about (OOM, peak, release)
-    void stackActivated(memscope::StackId stack);    // a call site of the evidence
+    void eventActivated(qint64 event); // the moment a finding is about (OOM, peak, release)
+    void stackActivated(memscope::StackId stack); // a call site of the evidence
     void allocationActivated(memscope::AllocationId id);
 
 private:

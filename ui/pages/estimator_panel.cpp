@@ -53,7 +53,8 @@ int64_t rowValue(const Estimate& e, const std::string& key)
 // "optimizer step": a phase inside a sentence.
 QString phaseWords(Phase p)
 {
-    return QString::fromLatin1(phaseName(p).data(), static_cast<int>(phaseName(p).size())).replace(QLatin1Char('_'), QLatin1Char(' '));
+    return QString::fromLatin1(phaseName(p).data(), static_cast<int>(phaseName(p).size()))
+        .replace(QLatin1Char('_'), QLatin1Char(' '));
 }
 
 QString phaseOf(PeakPhase p) { return QString::fromLatin1(peakPhaseLabel(p).data(), int(peakPhaseLabel(p).size())); }
@@ -109,8 +110,8 @@ EstimatorPanel::EstimatorPanel(QWidget* parent) : QWidget(parent)
     // table fits the height of a detail tab.
     m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
     m_table->setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
-    for (QDoubleSpinBox* s : {m_recordedBatch, m_recordedSeq, m_parameters, m_bytes, m_states, m_intermediates,
-                              m_activations, m_batch, m_seq})
+    for (QDoubleSpinBox* s :
+         {m_recordedBatch, m_recordedSeq, m_parameters, m_bytes, m_states, m_intermediates, m_activations, m_batch, m_seq})
         s->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("1,000,000,000,000")) + 40);
     auto* inputs = new QGridLayout;
     inputs->addWidget(recorded, 0, 0);
@@ -260,8 +261,7 @@ void EstimatorPanel::recompute()
     m_table->setVerticalHeaderLabels(labels);
 
     QString verdict = tr("Measured peak %1 in %2; the model at the recorded batch puts it in the %3.")
-                          .arg(bytesText(m_measured.peak), phaseWords(m_measured.peakPhase),
-                               phaseOf(m_report.recorded.dominant));
+                          .arg(bytesText(m_measured.peak), phaseWords(m_measured.peakPhase), phaseOf(m_report.recorded.dominant));
     verdict += QLatin1Char(' ') + dominantText();
     if (m_recorded.tokensKnown)
         verdict += QLatin1Char(' ') +

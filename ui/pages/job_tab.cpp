@@ -16,15 +16,9 @@
 namespace memscope {
 
 JobTab::JobTab(std::shared_ptr<const RankSet> set, QString title, QWidget* parent)
-    : QWidget(parent)
-    , m_set(std::move(set))
-    , m_title(std::move(title))
-    , m_info(new QLabel(this))
-    , m_align(new QComboBox(this))
-    , m_table(new QTableView(this))
-    , m_model(new RankTableModel(this))
-    , m_proxy(new QSortFilterProxyModel(this))
-    , m_multiples(new RankMultiplesView(this))
+    : QWidget(parent), m_set(std::move(set)), m_title(std::move(title)), m_info(new QLabel(this)), m_align(new QComboBox(this)),
+      m_table(new QTableView(this)), m_model(new RankTableModel(this)), m_proxy(new QSortFilterProxyModel(this)),
+      m_multiples(new RankMultiplesView(this))
 {
     m_model->setRankSet(m_set);
     m_proxy->setSourceModel(m_model);
@@ -104,8 +98,8 @@ void JobTab::activate(int index)
         return;
     const RankEntry& e = m_set->ranks()[static_cast<size_t>(index)];
     if (!e.canLoad()) {
-        emit statusMessage(tr("Rank %1: only its summary is here; copy its snapshot next to it to open it in full")
-                               .arg(e.summary.rank));
+        emit statusMessage(
+            tr("Rank %1: only its summary is here; copy its snapshot next to it to open it in full").arg(e.summary.rank));
         return;
     }
     emit openRank(QString::fromStdString(e.source.path));

@@ -43,16 +43,10 @@ QTableView* makeTable(QWidget* parent, QSortFilterProxyModel* proxy)
 } // namespace
 
 PeakPanel::PeakPanel(QWidget* parent)
-    : QWidget(parent)
-    , m_header(new QLabel(this))
-    , m_peakButton(new QPushButton(tr("Go to global peak"), this))
-    , m_breakdown(new QTableWidget(this))
-    , m_tabs(new QTabWidget(this))
-    , m_liveModel(new LiveAllocationModel(this))
-    , m_siteModel(new CallSiteModel(this))
-    , m_liveProxy(new QSortFilterProxyModel(this))
-    , m_siteProxy(new QSortFilterProxyModel(this))
-    , m_stack(new StackView(this))
+    : QWidget(parent), m_header(new QLabel(this)), m_peakButton(new QPushButton(tr("Go to global peak"), this)),
+      m_breakdown(new QTableWidget(this)), m_tabs(new QTabWidget(this)), m_liveModel(new LiveAllocationModel(this)),
+      m_siteModel(new CallSiteModel(this)), m_liveProxy(new QSortFilterProxyModel(this)),
+      m_siteProxy(new QSortFilterProxyModel(this)), m_stack(new StackView(this))
 {
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
@@ -133,10 +127,7 @@ void PeakPanel::setEvent(int64_t event)
     refresh();
 }
 
-QString PeakPanel::headerText() const
-{
-    return m_header->text();
-}
+QString PeakPanel::headerText() const { return m_header->text(); }
 
 void PeakPanel::refresh()
 {
@@ -211,8 +202,8 @@ void PeakPanel::showLiveRow(const QModelIndex& proxyIndex)
     const QModelIndex src = m_liveProxy->mapToSource(proxyIndex);
     const LiveAllocation& l = m_report.live[static_cast<size_t>(src.row())];
     m_stack->setStack(m_document.get(), l.stack,
-                      tr("<b>%1</b> %2 · allocation #%3").arg(bytesText(l.size),
-                                                              m_document->attributed ? categoryText(l.category) : QString())
+                      tr("<b>%1</b> %2 · allocation #%3")
+                          .arg(bytesText(l.size), m_document->attributed ? categoryText(l.category) : QString())
                           .arg(l.id.value));
     emit allocationSelected(l.id);
 }

@@ -75,7 +75,8 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
     main->axis(QCPAxis::atLeft)->setLabel(QObject::tr("GPU memory"));
     const double span = std::max(m.xMax(XAxisMode::Time), 1e-6);
     main->axis(QCPAxis::atBottom)->setRange(-span * 0.01, span * 1.01);
-    const double top = static_cast<double>(std::max<int64_t>({m.replay->peakRequested.bytes, m.replay->peakReserved.bytes, 1024}));
+    const double top = static_cast<double>(
+        std::max<int64_t>({m.replay->peakRequested.bytes, m.replay->peakReserved.bytes, 1024}));
     main->axis(QCPAxis::atLeft)->setRange(0, top * 1.2);
     QObject::connect(plot, &QCustomPlot::afterLayout, plot, [this] { m_plotter->refresh(); });
 
@@ -120,14 +121,16 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
         label->setPadding(QMargins(6, 3, 6, 3));
         label->setTextAlignment(Qt::AlignLeft);
     };
-    QString peakText = QObject::tr("Peak %1\nat %2").arg(bytesText(m.replay->peakRequested.bytes),
-                                                          secondsText(m.x(std::max<int64_t>(pe, 0), XAxisMode::Time)));
+    QString peakText = QObject::tr("Peak %1\nat %2")
+                           .arg(bytesText(m.replay->peakRequested.bytes),
+                                secondsText(m.x(std::max<int64_t>(pe, 0), XAxisMode::Time)));
     if (document.attributed && m.phaseAt(pe) != Phase::Other)
         peakText += QStringLiteral(" · ") + phaseText(m.phaseAt(pe));
     mark(pe, m.replay->peakRequested.bytes, peakText, theme.peak);
     if (!at.globalPeak)
         mark(at.event, at.requested,
-             QObject::tr("Reported point %1\nat %2").arg(bytesText(at.requested), secondsText(static_cast<double>(at.relativeUs) / 1e6)),
+             QObject::tr("Reported point %1\nat %2")
+                 .arg(bytesText(at.requested), secondsText(static_cast<double>(at.relativeUs) / 1e6)),
              theme.accent);
 
     // Breakdown of the reported point: one horizontal bar per category, largest on top.
@@ -160,8 +163,8 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
         text->position->setCoords(static_cast<double>(b), static_cast<double>(i + 1));
         text->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
         text->setPadding(QMargins(6, 0, 0, 0));
-        text->setText(QStringLiteral("%1  %2").arg(bytesText(b),
-                                                   percentText(at.requested ? static_cast<double>(b) / static_cast<double>(at.requested) : 0)));
+        text->setText(QStringLiteral("%1  %2").arg(
+            bytesText(b), percentText(at.requested ? static_cast<double>(b) / static_cast<double>(at.requested) : 0)));
         text->setFont(theme.font);
         text->setColor(theme.foreground);
     }
@@ -173,9 +176,10 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
     value->setTicker(QSharedPointer<ByteAxisTicker>(new ByteAxisTicker));
     value->setRange(0, static_cast<double>(maxBytes) * 2.3);
     value->ticker()->setTickCount(3);
-    value->setLabel(at.globalPeak ? QObject::tr("At the peak: %1").arg(bytesText(at.requested))
-                                  : QObject::tr("At %1: %2").arg(secondsText(static_cast<double>(at.relativeUs) / 1e6),
-                                                                 bytesText(at.requested)));
+    value->setLabel(
+        at.globalPeak
+            ? QObject::tr("At the peak: %1").arg(bytesText(at.requested))
+            : QObject::tr("At %1: %2").arg(secondsText(static_cast<double>(at.relativeUs) / 1e6), bytesText(at.requested)));
     // The findings, one line each, under the charts.
     if (document.diagnosis) {
         constexpr int kMaxLines = 4;
@@ -197,8 +201,8 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
         if (more)
             m_findings << QObject::tr("… and %n more (report.json, memscope diagnose)", nullptr, more);
         if (!m_findings.isEmpty()) {
-            auto* findings = new QCPTextElement(plot, QObject::tr("Findings") + QLatin1Char('\n') + m_findings.join(QLatin1Char('\n')),
-                                                theme.font);
+            auto* findings = new QCPTextElement(
+                plot, QObject::tr("Findings") + QLatin1Char('\n') + m_findings.join(QLatin1Char('\n')), theme.font);
             findings->setTextFlags(Qt::AlignLeft | Qt::AlignVCenter);
             findings->setTextColor(theme.foreground);
             findings->setMargins(QMargins(12, 10, 12, 6));

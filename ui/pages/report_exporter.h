@@ -8,10 +8,10 @@
 namespace memscope {
 
 struct ReportFiles {
-    QString png;         // peak_report.png
-    QString peakCsv;     // peak_report.csv
+    QString png; // peak_report.png
+    QString peakCsv; // peak_report.csv
     QString timelineCsv; // timeline.csv
-    QString json;        // report.json
+    QString json; // report.json
 };
 
 // Writes the report of one device at one event (-1 .. events-1; the global peak for

@@ -20,10 +20,7 @@ SegmentMapWidget::SegmentMapWidget(QWidget* parent) : QWidget(parent)
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
 
-int SegmentMapWidget::rowHeight() const
-{
-    return fontMetrics().height() + 8;
-}
+int SegmentMapWidget::rowHeight() const { return fontMetrics().height() + 8; }
 
 int SegmentMapWidget::labelWidth() const
 {
@@ -60,12 +57,9 @@ void SegmentMapWidget::reorder()
     const auto& s = m_state.segments;
     std::stable_sort(m_order.begin(), m_order.end(), [&](size_t a, size_t b) {
         switch (m_sort) {
-        case Sort::Size:
-            return s[a].segment->size > s[b].segment->size;
-        case Sort::Gaps:
-            return s[a].free.bytes > s[b].free.bytes;
-        case Sort::Address:
-            break;
+        case Sort::Size: return s[a].segment->size > s[b].segment->size;
+        case Sort::Gaps: return s[a].free.bytes > s[b].free.bytes;
+        case Sort::Address: break;
         }
         return s[a].segment->addr < s[b].segment->addr;
     });
@@ -104,7 +98,9 @@ void SegmentMapWidget::paintEvent(QPaintEvent* event)
         const int sizeW = fm.horizontalAdvance(QStringLiteral("1023.99 MiB  "));
         p.drawText(QRect(6 + sizeW, row * h, labelWidth() - sizeW, h), Qt::AlignVCenter | Qt::AlignLeft,
                    QStringLiteral("%1  0x%2")
-                       .arg(seg.segment->expandable ? tr("exp.") : seg.segment->largePool ? tr("large") : tr("small"))
+                       .arg(seg.segment->expandable  ? tr("exp.")
+                            : seg.segment->largePool ? tr("large")
+                                                     : tr("small"))
                        .arg(QString::number(seg.segment->addr, 16)));
         p.fillRect(bar, gapColor);
         p.fillRect(bar, QBrush(hatch, Qt::BDiagPattern));
@@ -178,7 +174,8 @@ bool SegmentMapWidget::event(QEvent* event)
         const SegmentState& seg = m_state.segments[m_order[static_cast<size_t>(row)]];
         QString text = tr("<b>Segment</b> 0x%1 · %2 · %3 requested in %4 blocks · %5 free in %6 pieces (largest %7)")
                            .arg(QString::number(seg.segment->addr, 16), bytesText(static_cast<int64_t>(seg.segment->size)),
-                                bytesText(static_cast<int64_t>(seg.requested)), countText(static_cast<int64_t>(seg.blocks.size())),
+                                bytesText(static_cast<int64_t>(seg.requested)),
+                                countText(static_cast<int64_t>(seg.blocks.size())),
                                 bytesText(static_cast<int64_t>(seg.free.bytes)), countText(seg.free.count),
                                 bytesText(static_cast<int64_t>(seg.free.largest)));
         if (id.valid()) {

@@ -25,22 +25,11 @@
 namespace memscope {
 
 SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* parent)
-    : QWidget(parent)
-    , m_document(std::move(document))
-    , m_device(new QComboBox(this))
-    , m_axis(new QComboBox(this))
-    , m_peakButton(new QToolButton(this))
-    , m_iterations(new QComboBox(this))
-    , m_info(new QLabel(this))
-    , m_split(new QSplitter(Qt::Vertical, this))
-    , m_timeline(new CategoryTimelineView(this))
-    , m_details(new QTabWidget(this))
-    , m_peak(new PeakPanel(this))
-    , m_allocations(new AllocationTimelineView(this))
-    , m_allocator(new AllocatorStateView(this))
-    , m_diagnostics(new DiagnosticsPanel(this))
-    , m_estimator(new EstimatorPanel(this))
-    , m_whatIf(new WhatIfPanel(this))
+    : QWidget(parent), m_document(std::move(document)), m_device(new QComboBox(this)), m_axis(new QComboBox(this)),
+      m_peakButton(new QToolButton(this)), m_iterations(new QComboBox(this)), m_info(new QLabel(this)),
+      m_split(new QSplitter(Qt::Vertical, this)), m_timeline(new CategoryTimelineView(this)), m_details(new QTabWidget(this)),
+      m_peak(new PeakPanel(this)), m_allocations(new AllocationTimelineView(this)), m_allocator(new AllocatorStateView(this)),
+      m_diagnostics(new DiagnosticsPanel(this)), m_estimator(new EstimatorPanel(this)), m_whatIf(new WhatIfPanel(this))
 {
     for (const DeviceModel& d : m_document->devices)
         m_device->addItem(tr("Device %1").arg(d.device));
@@ -131,10 +120,7 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     setDevice(m_document->analysis ? m_document->analysis->focusDevice() : 0);
 }
 
-QString SnapshotTab::path() const
-{
-    return QString::fromStdString(m_document->path);
-}
+QString SnapshotTab::path() const { return QString::fromStdString(m_document->path); }
 
 void SnapshotTab::setDevice(size_t index)
 {
@@ -164,7 +150,8 @@ void SnapshotTab::setDevice(size_t index)
     for (size_t i = 0; i < m.attribution->iterations.size(); ++i) {
         const IterationPeak& p = m.attribution->iterations[i].peak;
         if (p.event.valid())
-            m_iterations->addItem(tr("Iteration %1: %2").arg(i + 1).arg(bytesText(p.bytes)), QVariant::fromValue<qlonglong>(p.event.value));
+            m_iterations->addItem(tr("Iteration %1: %2").arg(i + 1).arg(bytesText(p.bytes)),
+                                  QVariant::fromValue<qlonglong>(p.event.value));
     }
     m_iterations->setEnabled(m_iterations->count() > 1);
     m_event = peakEvent(*m.replay);
@@ -217,10 +204,7 @@ void SnapshotTab::goToPeak()
     m_timeline->scrollToEvent(e);
 }
 
-void SnapshotTab::showDetail(DetailTab tab)
-{
-    m_details->setCurrentIndex(static_cast<int>(tab));
-}
+void SnapshotTab::showDetail(DetailTab tab) { m_details->setCurrentIndex(static_cast<int>(tab)); }
 
 int64_t SnapshotTab::eventShowing(const Allocation& a) const
 {
@@ -265,8 +249,9 @@ void SnapshotTab::showCallSite(StackId stack)
         m_allocations->selectAllocation(largest);
     }
     showDetail(DetailTab::Allocations);
-    emit statusMessage(tr("%1 allocations from this call site highlighted in the allocations timeline (Ctrl+4: back to the diagnostics)")
-                           .arg(countText(m_allocations->matchCount())));
+    emit statusMessage(
+        tr("%1 allocations from this call site highlighted in the allocations timeline (Ctrl+4: back to the diagnostics)")
+            .arg(countText(m_allocations->matchCount())));
 }
 
 // The vertical split, the detail tab and every named splitter inside the tab.

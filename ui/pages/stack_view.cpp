@@ -57,10 +57,7 @@ StackView::StackView(QWidget* parent) : QWidget(parent), m_title(new QLabel(this
     clear();
 }
 
-QString StackView::title() const
-{
-    return m_title->text();
-}
+QString StackView::title() const { return m_title->text(); }
 
 void StackView::clear(const QString& message)
 {

@@ -41,17 +41,15 @@ struct BusyCursor {
 } // namespace
 
 WhatIfPanel::WhatIfPanel(QWidget* parent)
-    : QWidget(parent)
-    , m_settings(new QLineEdit(this))
-    , m_capacity(spin(this, 0, 1e6, 2, 0, tr("Memory the allocator may reserve, in GiB (0: unlimited). On a real card, "
-                                                "leave room for the CUDA context.")))
-    , m_recordedBatch(spin(this, 1, 1e6, 0, 1, tr("The batch the recording ran with (a snapshot does not say; "
-                                                   "1 = count batches in multiples of the recorded one)")))
-    , m_batch(spin(this, 1, 1e6, 0, 1, tr("The batch to simulate")))
-    , m_run(new QPushButton(tr("Simulate"), this))
-    , m_search(new QPushButton(tr("Largest batch"), this))
-    , m_exact(new QLabel(this))
-    , m_output(new QLabel(this))
+    : QWidget(parent), m_settings(new QLineEdit(this)),
+      m_capacity(spin(this, 0, 1e6, 2, 0,
+                      tr("Memory the allocator may reserve, in GiB (0: unlimited). On a real card, "
+                         "leave room for the CUDA context."))),
+      m_recordedBatch(spin(this, 1, 1e6, 0, 1,
+                           tr("The batch the recording ran with (a snapshot does not say; "
+                              "1 = count batches in multiples of the recorded one)"))),
+      m_batch(spin(this, 1, 1e6, 0, 1, tr("The batch to simulate"))), m_run(new QPushButton(tr("Simulate"), this)),
+      m_search(new QPushButton(tr("Largest batch"), this)), m_exact(new QLabel(this)), m_output(new QLabel(this))
 {
     m_settings->setToolTip(tr("PYTORCH_CUDA_ALLOC_CONF on top of the recorded settings, e.g. "
                               "expandable_segments:True,max_split_size_mb:64"));

@@ -11,7 +11,7 @@
 
 namespace memscope {
 
-AllocationBandsLayer::AllocationBandsLayer(QCustomPlot* plot, QCPAxisRect* rect) : QCPLayerable(plot), m_rect(rect) {}
+AllocationBandsLayer::AllocationBandsLayer(QCustomPlot* plot, QCPAxisRect* rect) : QCPLayerable(plot), m_rect(rect) { }
 
 void AllocationBandsLayer::setModel(const DeviceModel* model, XAxisMode mode)
 {
@@ -51,15 +51,9 @@ void AllocationBandsLayer::setDark(bool dark)
     m_paletteValid = false;
 }
 
-void AllocationBandsLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const
-{
-    painter->setAntialiasing(false);
-}
+void AllocationBandsLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const { painter->setAntialiasing(false); }
 
-QRect AllocationBandsLayer::clipRect() const
-{
-    return m_rect ? m_rect->rect() : QRect();
-}
+QRect AllocationBandsLayer::clipRect() const { return m_rect ? m_rect->rect() : QRect(); }
 
 void AllocationBandsLayer::buildPalette()
 {
@@ -95,8 +89,7 @@ QRgb AllocationBandsLayer::colorOf(AllocationId id) const
         return m_greys[h >> 29];
     if (m_colorMode == ColorMode::Allocation)
         return m_hsv[((h >> 8) % kHues) * kSaturations + h % kSaturations];
-    const Category c = k < m_model->attribution->allocationCategory.size() ? m_model->attribution->category(id)
-                                                                           : Category::Other;
+    const Category c = k < m_model->attribution->allocationCategory.size() ? m_model->attribution->category(id) : Category::Other;
     return m_categoryShades[static_cast<size_t>(c) * kShades + (h >> 27) % kShades];
 }
 

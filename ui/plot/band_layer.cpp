@@ -10,35 +10,20 @@ BandLayer::BandLayer(QCustomPlot* plot, QCPAxisRect* rect, Style style, int rows
 {
 }
 
-void BandLayer::setBands(std::shared_ptr<const BandSet> bands)
-{
-    m_set = bands ? std::move(bands) : std::make_shared<BandSet>();
-}
+void BandLayer::setBands(std::shared_ptr<const BandSet> bands) { m_set = bands ? std::move(bands) : std::make_shared<BandSet>(); }
 
 void BandLayer::setBands(std::vector<Band> bands)
 {
     m_set = std::make_shared<BandSet>(std::move(bands), m_style == Style::Lanes ? m_rows : 1);
 }
 
-void BandLayer::setColors(std::vector<QColor> colors)
-{
-    m_colors = std::move(colors);
-}
+void BandLayer::setColors(std::vector<QColor> colors) { m_colors = std::move(colors); }
 
-QColor BandLayer::colorOf(const Band& b) const
-{
-    return b.style < m_colors.size() ? m_colors[b.style] : QColor(Qt::transparent);
-}
+QColor BandLayer::colorOf(const Band& b) const { return b.style < m_colors.size() ? m_colors[b.style] : QColor(Qt::transparent); }
 
-void BandLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const
-{
-    painter->setAntialiasing(false);
-}
+void BandLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const { painter->setAntialiasing(false); }
 
-QRect BandLayer::clipRect() const
-{
-    return m_rect ? m_rect->rect() : QRect();
-}
+QRect BandLayer::clipRect() const { return m_rect ? m_rect->rect() : QRect(); }
 
 QRectF BandLayer::rowRect(int row, double px0, double px1) const
 {

@@ -11,7 +11,7 @@
 
 namespace memscope {
 
-CategoryAreasLayer::CategoryAreasLayer(QCustomPlot* plot, QCPAxisRect* rect) : QCPLayerable(plot), m_rect(rect) {}
+CategoryAreasLayer::CategoryAreasLayer(QCustomPlot* plot, QCPAxisRect* rect) : QCPLayerable(plot), m_rect(rect) { }
 
 void CategoryAreasLayer::setModel(const DeviceModel* model, XAxisMode mode, std::vector<Category> stackOrder)
 {
@@ -35,15 +35,9 @@ void CategoryAreasLayer::setHaze(const QColor& haze)
     m_valid = false;
 }
 
-void CategoryAreasLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const
-{
-    painter->setAntialiasing(false);
-}
+void CategoryAreasLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const { painter->setAntialiasing(false); }
 
-QRect CategoryAreasLayer::clipRect() const
-{
-    return m_rect ? m_rect->rect() : QRect();
-}
+QRect CategoryAreasLayer::clipRect() const { return m_rect ? m_rect->rect() : QRect(); }
 
 void CategoryAreasLayer::render(const QRect& area, double dpr)
 {

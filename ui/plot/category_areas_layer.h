@@ -66,7 +66,7 @@ private:
     std::vector<int64_t> m_columns;
     std::vector<int64_t> m_lowest; // per column, the event of the fewest requested bytes
     std::vector<int64_t> m_valueEvents; // the last frame's column events, ascending, once each
-    std::vector<int64_t> m_values;      // their categories' bytes, m_order.size() per event
+    std::vector<int64_t> m_values; // their categories' bytes, m_order.size() per event
     std::pair<const DeviceAttribution*, int64_t> m_valuesFrom{nullptr, 0};
     double m_lastRenderMs = 0;
 };

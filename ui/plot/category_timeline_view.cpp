@@ -35,9 +35,7 @@ QColor annotationColor(const QString& name, bool dark)
 } // namespace
 
 CategoryTimelineView::CategoryTimelineView(QWidget* parent)
-    : QWidget(parent)
-    , m_plot(new QCustomPlot(this))
-    , m_replot(new ReplotGate(m_plot))
+    : QWidget(parent), m_plot(new QCustomPlot(this)), m_replot(new ReplotGate(m_plot))
 {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -158,8 +156,7 @@ CategoryTimelineView::CategoryTimelineView(QWidget* parent)
     m_rangeLabel->setVisible(false);
 
     m_plot->setSelectionRectMode(QCP::srmNone);
-    connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
-            &CategoryTimelineView::onRangeChanged);
+    connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &CategoryTimelineView::onRangeChanged);
     connect(m_plot, &QCustomPlot::afterLayout, this, &CategoryTimelineView::onAfterLayout);
     connect(m_plot, &QCustomPlot::mousePress, this, &CategoryTimelineView::onMousePress);
     connect(m_plot, &QCustomPlot::mouseMove, this, &CategoryTimelineView::onMouseMove);
@@ -170,8 +167,10 @@ CategoryTimelineView::CategoryTimelineView(QWidget* parent)
     });
     connect(m_plot->selectionRect(), &QCPSelectionRect::accepted, this,
             [this](const QRect& rect, QMouseEvent*) { onSelectionAccepted(rect); });
-    connect(m_plot->selectionRect(), &QCPSelectionRect::canceled, this,
-            [this] { QMetaObject::invokeMethod(this, [this] { m_plot->setSelectionRectMode(QCP::srmNone); }, Qt::QueuedConnection); });
+    connect(m_plot->selectionRect(), &QCPSelectionRect::canceled, this, [this] {
+        QMetaObject::invokeMethod(
+            this, [this] { m_plot->setSelectionRectMode(QCP::srmNone); }, Qt::QueuedConnection);
+    });
     m_plot->setMouseTracking(true);
     applyTheme();
 }
@@ -183,10 +182,7 @@ const DeviceModel* CategoryTimelineView::model() const
     return m_document && m_deviceIndex < m_document->devices.size() ? &m_document->devices[m_deviceIndex] : nullptr;
 }
 
-int CategoryTimelineView::pointsHanded() const
-{
-    return m_plotter->pointsHanded();
-}
+int CategoryTimelineView::pointsHanded() const { return m_plotter->pointsHanded(); }
 
 void CategoryTimelineView::setDocument(std::shared_ptr<const Document> document, size_t deviceIndex)
 {
@@ -238,8 +234,8 @@ void CategoryTimelineView::rebuild()
         m_plot->xAxis->setLabel(tr("Event index"));
     }
     if (m) {
-        const double top = static_cast<double>(std::max<int64_t>(
-            {m->replay->peakRequested.bytes, m->replay->peakReserved.bytes, int64_t{1024}}));
+        const double top = static_cast<double>(
+            std::max<int64_t>({m->replay->peakRequested.bytes, m->replay->peakReserved.bytes, int64_t{1024}}));
         m_plot->yAxis->setRange(0, top * 1.2);
     }
     int legendItems = 0;
@@ -272,9 +268,8 @@ void CategoryTimelineView::rebuildBands()
         colors.push_back(annotationColor(labels.back(), m_theme.dark));
     }
     m_laneBands->setColors(std::move(colors));
-    m_laneBands->setLabeler([labels = std::move(labels)](const Band& b) {
-        return b.style < labels.size() ? labels[b.style] : QString();
-    });
+    m_laneBands->setLabeler(
+        [labels = std::move(labels)](const Band& b) { return b.style < labels.size() ? labels[b.style] : QString(); });
     m_iterationLines->setColors({m_theme.muted});
     m_iterationLines->setLabeler([](const Band& b) { return tr("iter %1").arg(b.source + 1); });
 }
@@ -293,7 +288,9 @@ QString CategoryTimelineView::bandTooltip(const BandLayer::Band& b) const
                  countText(a.firstEvent), countText(a.lastEvent));
     }
     const int64_t n = m->eventCount();
-    auto timeOf = [&](int64_t e) { return secondsText(m->x(std::clamp<int64_t>(e, 0, std::max<int64_t>(n - 1, 0)), XAxisMode::Time)); };
+    auto timeOf = [&](int64_t e) {
+        return secondsText(m->x(std::clamp<int64_t>(e, 0, std::max<int64_t>(n - 1, 0)), XAxisMode::Time));
+    };
     return tr("<b>%1</b> · iteration %2<br>events %3 – %4<br>%5 – %6")
         .arg(phaseText(static_cast<Phase>(b.tag)))
         .arg(b.source + 1)
@@ -620,16 +617,15 @@ void CategoryTimelineView::selectRange(int64_t firstEvent, int64_t lastEvent)
         return;
     m_range = summarizeRange(*m, std::min(firstEvent, lastEvent), std::max(firstEvent, lastEvent));
     const RangeSummary& s = *m_range;
-    const QString span = m_mode == XAxisMode::Time
-                             ? tr("%1 – %2").arg(secondsText(m->x(s.firstEvent, XAxisMode::Time)),
-                                                 secondsText(m->x(s.lastEvent, XAxisMode::Time)))
-                             : tr("events %1 – %2").arg(countText(s.firstEvent), countText(s.lastEvent));
-    m_rangeLabel->setText(tr("Range %1\nPeak %2 at %3\n+%4 allocated (%5)   −%6 freed (%7)")
-                              .arg(span, bytesText(s.peakBytes),
-                                   m_mode == XAxisMode::Time ? secondsText(m->x(s.peakEvent, XAxisMode::Time))
-                                                             : tr("event %1").arg(countText(s.peakEvent)))
-                              .arg(bytesText(s.allocatedBytes), countText(s.allocCount), bytesText(s.freedBytes),
-                                   countText(s.freeCount)));
+    const QString span = m_mode == XAxisMode::Time ? tr("%1 – %2").arg(secondsText(m->x(s.firstEvent, XAxisMode::Time)),
+                                                                       secondsText(m->x(s.lastEvent, XAxisMode::Time)))
+                                                   : tr("events %1 – %2").arg(countText(s.firstEvent), countText(s.lastEvent));
+    m_rangeLabel->setText(
+        tr("Range %1\nPeak %2 at %3\n+%4 allocated (%5)   −%6 freed (%7)")
+            .arg(span, bytesText(s.peakBytes),
+                 m_mode == XAxisMode::Time ? secondsText(m->x(s.peakEvent, XAxisMode::Time))
+                                           : tr("event %1").arg(countText(s.peakEvent)))
+            .arg(bytesText(s.allocatedBytes), countText(s.allocCount), bytesText(s.freedBytes), countText(s.freeCount)));
     m_rangeRect->setVisible(true);
     m_rangeLabel->setVisible(true);
     updateRangeItems();
@@ -695,7 +691,8 @@ void CategoryTimelineView::onMousePress(QMouseEvent* event)
 
 void CategoryTimelineView::onSelectionAccepted(const QRect& rect)
 {
-    QMetaObject::invokeMethod(this, [this] { m_plot->setSelectionRectMode(QCP::srmNone); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this] { m_plot->setSelectionRectMode(QCP::srmNone); }, Qt::QueuedConnection);
     const DeviceModel* m = model();
     if (!m || rect.width() < 3)
         return;
@@ -748,8 +745,8 @@ QString CategoryTimelineView::hoverText(int64_t event) const
     if (!m)
         return {};
     const int64_t requested = m->requestedAfter(event);
-    QString head = QStringLiteral("<b>%1</b> · event %2").arg(secondsText(m->x(std::max<int64_t>(event, 0), XAxisMode::Time)),
-                                                             countText(event));
+    QString head = QStringLiteral("<b>%1</b> · event %2")
+                       .arg(secondsText(m->x(std::max<int64_t>(event, 0), XAxisMode::Time)), countText(event));
     if (m_document->attributed) {
         const Phase phase = m->phaseAt(event);
         if (phase != Phase::Other)

@@ -114,7 +114,7 @@ private:
     QCPItemTracer* m_peakMarker = nullptr;
     QCPItemText* m_peakLabel = nullptr;
     std::vector<QCPItemTracer*> m_iterationMarkers; // with labels (few iterations)
-    PeakMarkerLayer* m_peakMarkers = nullptr;        // without (many)
+    PeakMarkerLayer* m_peakMarkers = nullptr; // without (many)
     std::vector<QCPItemText*> m_iterationLabels;
     QCPItemRect* m_rangeRect = nullptr;
     QCPItemText* m_rangeLabel = nullptr;

@@ -7,12 +7,9 @@
 
 namespace memscope {
 
-PeakMarkerLayer::PeakMarkerLayer(QCustomPlot* plot, QCPAxisRect* rect) : QCPLayerable(plot), m_rect(rect) {}
+PeakMarkerLayer::PeakMarkerLayer(QCustomPlot* plot, QCPAxisRect* rect) : QCPLayerable(plot), m_rect(rect) { }
 
-void PeakMarkerLayer::setPoints(std::vector<QPointF> points)
-{
-    m_points = std::move(points);
-}
+void PeakMarkerLayer::setPoints(std::vector<QPointF> points) { m_points = std::move(points); }
 
 void PeakMarkerLayer::setStyle(double size, const QPen& pen, const QBrush& brush)
 {
@@ -22,15 +19,9 @@ void PeakMarkerLayer::setStyle(double size, const QPen& pen, const QBrush& brush
     m_spriteDpr = 0;
 }
 
-void PeakMarkerLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const
-{
-    painter->setAntialiasing(true);
-}
+void PeakMarkerLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const { painter->setAntialiasing(true); }
 
-QRect PeakMarkerLayer::clipRect() const
-{
-    return m_rect ? m_rect->rect() : QRect();
-}
+QRect PeakMarkerLayer::clipRect() const { return m_rect ? m_rect->rect() : QRect(); }
 
 void PeakMarkerLayer::draw(QCPPainter* painter)
 {

@@ -82,8 +82,8 @@ void TimelinePlotter::applyTheme(const PlotTheme& theme)
     m_areaLayer->setHaze(haze);
 }
 
-std::vector<int64_t> TimelinePlotter::sampleEvents(const DeviceModel& m, const MinMaxPyramid& pyramid, XAxisMode mode,
-                                                   double lo, double hi, int pixels)
+std::vector<int64_t> TimelinePlotter::sampleEvents(const DeviceModel& m, const MinMaxPyramid& pyramid, XAxisMode mode, double lo,
+                                                   double hi, int pixels)
 {
     std::vector<int64_t> out;
     const int64_t n = m.eventCount();
@@ -182,7 +182,8 @@ void TimelinePlotter::refresh()
     // thicker, its edges alone would cover the top of the areas.
     const int requestedPoints = m_requested->dataCount();
     const int reservedPoints = m_reserved->dataCount();
-    for (auto [g, thin] : {std::pair{m_requested, requestedPoints * 8 > pixels}, std::pair{m_reserved, reservedPoints > pixels}}) {
+    for (auto [g, thin] :
+         {std::pair{m_requested, requestedPoints * 8 > pixels}, std::pair{m_reserved, reservedPoints > pixels}}) {
         QPen pen = g->pen();
         pen.setWidthF(thin ? 1.0 : 1.6);
         g->setPen(pen);

@@ -28,8 +28,8 @@ class TimelinePlotter {
 public:
     // Bottom to top.
     static constexpr std::array<Category, kCategoryCount> kStackOrder{
-        Category::Parameter, Category::OptimizerState, Category::Gradient, Category::Input,
-        Category::Activation, Category::Intermediate, Category::Other};
+        Category::Parameter,  Category::OptimizerState, Category::Gradient, Category::Input,
+        Category::Activation, Category::Intermediate,   Category::Other};
 
     TimelinePlotter(QCustomPlot* plot, QCPAxisRect* rect);
 
@@ -47,8 +47,8 @@ public:
     static std::vector<int64_t> highestPerPixel(const DeviceModel& m, const std::vector<int64_t>& events, XAxisMode mode,
                                                 double lo, double hi, int pixels);
     // Events sampled for [lo, hi] at `pixels` columns using `pyramid`.
-    static std::vector<int64_t> sampleEvents(const DeviceModel& m, const MinMaxPyramid& pyramid, XAxisMode mode,
-                                             double lo, double hi, int pixels);
+    static std::vector<int64_t> sampleEvents(const DeviceModel& m, const MinMaxPyramid& pyramid, XAxisMode mode, double lo,
+                                             double hi, int pixels);
 
 private:
     void clearGraphs();

@@ -5,10 +5,7 @@
 
 namespace memscope {
 
-QColor categoryQColor(Category c)
-{
-    return QColor::fromRgb(static_cast<QRgb>(categoryColor(c)));
-}
+QColor categoryQColor(Category c) { return QColor::fromRgb(static_cast<QRgb>(categoryColor(c))); }
 
 PlotTheme PlotTheme::fromPalette(const QPalette& palette, const QFont& font)
 {
@@ -33,10 +30,7 @@ PlotTheme PlotTheme::fromPalette(const QPalette& palette, const QFont& font)
     return t;
 }
 
-PlotTheme PlotTheme::current()
-{
-    return fromPalette(QApplication::palette(), QApplication::font());
-}
+PlotTheme PlotTheme::current() { return fromPalette(QApplication::palette(), QApplication::font()); }
 
 PlotTheme PlotTheme::light()
 {

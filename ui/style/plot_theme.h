@@ -18,13 +18,13 @@ struct PlotTheme {
     bool dark = false;
     QColor background;
     QColor foreground;
-    QColor muted;      // secondary text
+    QColor muted; // secondary text
     QColor grid;
     QColor subGrid;
-    QColor requested;  // requested total line
-    QColor reserved;   // reserved line
-    QColor peak;       // global peak marker
-    QColor accent;     // selection, cursor
+    QColor requested; // requested total line
+    QColor reserved; // reserved line
+    QColor peak; // global peak marker
+    QColor accent; // selection, cursor
     QColor labelBackground;
     QFont font;
     QFont smallFont;

@@ -7,10 +7,7 @@
 
 namespace memscope {
 
-QString bytesText(int64_t bytes)
-{
-    return QString::fromStdString(formatBytes(bytes));
-}
+QString bytesText(int64_t bytes) { return QString::fromStdString(formatBytes(bytes)); }
 
 QString countText(int64_t n)
 {
@@ -20,10 +17,7 @@ QString countText(int64_t n)
     return n < 0 ? QLatin1Char('-') + digits : digits;
 }
 
-QString percentText(double share)
-{
-    return QString::number(share * 100.0, 'f', 1) + QLatin1Char('%');
-}
+QString percentText(double share) { return QString::number(share * 100.0, 'f', 1) + QLatin1Char('%'); }
 
 QString secondsText(double s)
 {
@@ -47,10 +41,7 @@ QString phaseText(Phase p)
     return QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size()));
 }
 
-QString colorSwatchHtml(const QColor& c)
-{
-    return QStringLiteral("<span style=\"color:%1\">&#9632;</span>").arg(c.name());
-}
+QString colorSwatchHtml(const QColor& c) { return QStringLiteral("<span style=\"color:%1\">&#9632;</span>").arg(c.name()); }
 
 QString callSiteText(const FrameClassifier& frames, StackId stack, size_t maxFrames)
 {
