@@ -409,6 +409,9 @@ void MainWindow::openFiles(const QStringList& paths)
 
 void MainWindow::onLoaded(const QString& path, std::shared_ptr<const Document> document)
 {
+    QStringList odd; // what the reader took as unknown rather than refuse the file
+    for (const std::string& w : document->snapshot().warnings)
+        odd << QString::fromStdString(w);
     auto* t = new SnapshotTab(std::move(document), m_tabs);
     t->restoreLayout(m_tabLayout);
     if (m_axisAction->isChecked())
@@ -424,7 +427,10 @@ void MainWindow::onLoaded(const QString& path, std::shared_ptr<const Document> d
     m_stack->setCurrentWidget(m_tabs);
     addRecent(path);
     updateActions();
-    statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
+    if (odd.isEmpty())
+        statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
+    else
+        statusBar()->showMessage(tr("Opened %1; %2").arg(path, odd.join(QStringLiteral("; "))), 30000);
     emit documentOpened(path);
 }
 

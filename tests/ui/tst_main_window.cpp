@@ -29,6 +29,7 @@
 #include <QMimeData>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTimer>
@@ -105,6 +106,31 @@ private slots:
         QCoreApplication::setOrganizationName(QStringLiteral("memscope-tests"));
         QCoreApplication::setApplicationName(QStringLiteral("memscope"));
         QCoreApplication::setApplicationVersion(QStringLiteral("0.0-test"));
+    }
+
+    // An odd detail the reader took as unknown (a torch.compile frame line of 2^64-1) opens the
+    // file and says so in the status bar; a file with nothing odd says only that it opened.
+    void oddDetailsInTheStatusBar_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("compile line") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/formats/compile_line.pickle")
+                                      << QStringLiteral("shown as unknown");
+        QTest::newRow("nothing odd") << sample("release") << QString();
+    }
+    void oddDetailsInTheStatusBar()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, expected);
+        MainWindow w;
+        QVERIFY(showWindow(w));
+        QVERIFY2(open(w, file, 1), qPrintable(w.errorText()));
+        const QString message = w.statusBar()->currentMessage();
+        QVERIFY2(message.startsWith(QStringLiteral("Opened ")), qPrintable(message));
+        if (expected.isEmpty())
+            QVERIFY2(!message.contains(QLatin1Char(';')), qPrintable(message));
+        else
+            QVERIFY2(message.contains(expected), qPrintable(message));
     }
 
     void viewsShowTheCoresNumbers_data()
