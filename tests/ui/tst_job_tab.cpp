@@ -103,6 +103,8 @@ private slots:
         QVERIFY(top >= std::max(counter(0, "requested_bytes.all.peak"), counter(1, "requested_bytes.all.peak")));
         // By iteration, each rank's curve starts before iteration 0 ends and spans its steps.
         m->setAlignment(RankMultiplesView::Alignment::Iteration);
+        rect = qobject_cast<QCPAxisRect*>(m->plot()->plotLayout()->elementAt(0)); // the plots were made anew
+        QVERIFY(rect);
         const QCPRange x = rect->axis(QCPAxis::atBottom)->range();
         QVERIFY(x.lower < 1.0);
         QVERIFY(x.upper >= double(ddpJob()->ranks()[0].summary.iterationStartUs.size()) - 1);
