@@ -2,6 +2,8 @@
 // fragmentation definition, on real recordings.
 #include "query/allocator_state.h"
 #include "query/free_space.h"
+#include "query/point_report.h"
+#include "query/range_summary.h"
 #include "query/segment_lives.h"
 #include "replay/replay.h"
 #include "snapshot/annotation_spans.h"
@@ -156,6 +158,73 @@ private slots:
         qInfo("%s: free %llu (dump %llu), fragmentation %.3f (dump %.3f)", qPrintable(sample),
               static_cast<unsigned long long>(st.free.bytes), static_cast<unsigned long long>(exact.bytes), st.fragmentation(),
               exact.fragmentation());
+    }
+
+    // A range's summary against what the replay's pairing says independently: the allocations
+    // whose alloc / completed free falls in the range (their sizes and counts), the highest
+    // point of the requested curve in it, and over a range with no double alloc the curve's
+    // change (what came in minus what went out). The pyramid's peak is the scan's.
+    void rangeSummary_data()
+    {
+        QTest::addColumn<QString>("sample");
+        for (const char* name : {"linear3", "release", "oom", "llm_bs2_cpp", "loss_leak"})
+            QTest::newRow(name) << QString::fromLatin1(name);
+    }
+    void rangeSummary()
+    {
+        QFETCH(QString, sample);
+        const auto replay = replaySnapshot(
+            readSnapshotFile((QStringLiteral(MEMSCOPE_SAMPLES_DIR "/") + sample + QStringLiteral(".pickle")).toStdString()));
+        const DeviceReplay& r = replay->devices.at(0);
+        const EventTable& events = replay->snapshot->devices.at(0).events;
+        const MinMaxPyramid pyramid(&r.requested);
+        const int64_t n = r.eventCount;
+        QVERIFY(n > 10);
+        const std::vector<std::pair<int64_t, int64_t>> ranges{{0, n - 1},     {0, n / 3},       {n / 3, 2 * n / 3},
+                                                              {n / 2, n / 2}, {n - 5, n + 100}, {-7, 3}};
+        for (const auto& [first, last] : ranges) {
+            const RangeSummary s = summarizeRange(r, events, first, last);
+            const int64_t lo = std::clamp<int64_t>(first, 0, n - 1), hi = std::clamp<int64_t>(last, lo, n - 1);
+            QCOMPARE(s.firstEvent, lo);
+            QCOMPARE(s.lastEvent, hi);
+            int64_t allocated = 0, freed = 0, allocs = 0, frees = 0;
+            for (const Allocation& a : r.allocations) {
+                if (a.allocEvent.valid() && a.allocEvent.value >= lo && a.allocEvent.value <= hi) {
+                    allocated += static_cast<int64_t>(a.size);
+                    ++allocs;
+                }
+                if (a.freeEvent.valid() && a.freeEvent.value >= lo && a.freeEvent.value <= hi &&
+                    events.action[static_cast<size_t>(a.freeEvent.value)] == Action::FreeCompleted) {
+                    freed += static_cast<int64_t>(a.size);
+                    ++frees;
+                }
+            }
+            QCOMPARE(s.allocatedBytes, allocated);
+            QCOMPARE(s.allocCount, allocs);
+            QCOMPARE(s.freedBytes, freed);
+            QCOMPARE(s.freeCount, frees);
+            int64_t peak = -1, peakAt = -1;
+            for (int64_t i = lo; i <= hi; ++i)
+                if (r.requestedAfter(i) > peak) {
+                    peak = r.requestedAfter(i);
+                    peakAt = i;
+                }
+            QCOMPARE(s.peakBytes, peak);
+            QCOMPARE(s.peakEvent, peakAt);
+            if (r.doubleAllocs == 0)
+                QCOMPARE(r.requestedAfter(hi) - r.requestedAfter(lo - 1), allocated - freed);
+            const RangeSummary p = summarizeRange(r, events, first, last, &pyramid);
+            QCOMPARE(p.peakEvent, s.peakEvent);
+            QCOMPARE(p.peakBytes, s.peakBytes);
+            QCOMPARE(p.allocatedBytes, s.allocatedBytes);
+        }
+        // The whole trace: its peak is the replay's requested peak; every traced alloc is counted.
+        const RangeSummary all = summarizeRange(r, events, 0, n - 1);
+        if (r.peakRequested.event.valid()) {
+            QCOMPARE(all.peakBytes, r.peakRequested.bytes);
+            QCOMPARE(all.peakEvent, peakEvent(r));
+        }
+        QCOMPARE(all.allocCount, static_cast<int64_t>(r.allocations.size()) - r.preexistingCount);
     }
 };
 

@@ -5,7 +5,7 @@
 #include "diagnose/diagnoser.h"
 #include "io/diagnostics_json.h"
 #include "snapshot/frame_classifier.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "io/report_json_writer.h"
 #include "io/summary_writer.h"
 #include "live/live_decoder.h"

@@ -9,7 +9,7 @@
 #include "replay/minmax_pyramid.h"
 #include "ui/plot/peak_marker_layer.h"
 #include "ui/style/plot_theme.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "replay/replay.h"
 #include "ui/style/text_format.h"
 #include "ui/plot/timeline_plotter.h"

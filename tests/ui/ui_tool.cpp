@@ -10,7 +10,7 @@
 #include "ui/pages/allocator_state_view.h"
 #include "ui/plot/category_timeline_view.h"
 #include "ui/pages/diagnostics_panel.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "ui/loader.h"
 #include "ui/main_window.h"
 #include "ui/pages/peak_panel.h"

@@ -234,7 +234,9 @@ DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attributio
     for (Category c : kAllCategories) {
         const size_t k = static_cast<size_t>(c);
         if (!m.hasCategoryCurves) {
-            m.categoryPresent[k] = c == Category::Other;
+            // Before the Attributed stage nothing is drawn as a category (the curves alone are);
+            // after it, a failed attribution shows all bytes as one.
+            m.categoryPresent[k] = c == Category::Other && m.attribution;
             continue;
         }
         const auto& curve = m.attribution->categoryBytes[k];

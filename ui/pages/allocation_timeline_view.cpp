@@ -2,7 +2,7 @@
 
 #include "ui/plot/allocation_bands_layer.h"
 #include "ui/plot/byte_axis_ticker.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "ui/style/plot_theme.h"
 #include "ui/plot/replot_gate.h"
 #include "ui/pages/stack_view.h"
@@ -140,6 +140,23 @@ void AllocationTimelineView::setDocument(std::shared_ptr<const Document> documen
     runSearch();
     m_details->setText(tr("Click a band to see that allocation and the stack that made it."));
     m_stack->clear(QStringLiteral(" "));
+}
+
+void AllocationTimelineView::updateDocument(std::shared_ptr<const Document> document)
+{
+    const QCPRange r = m_plot->xAxis->range();
+    const AllocationId selected = m_selected;
+    const std::vector<uint8_t> matches = m_bands->matches();
+    m_document = std::move(document);
+    rebuild();
+    setXRange(r.lower, r.upper);
+    m_bands->setMatches(matches);
+    m_bands->setSelected(selected);
+    m_selected = selected;
+    if (selected.valid()) {
+        m_details->setText(detailsText());
+        m_stack->setStack(m_document.get(), m_document->devices[m_deviceIndex].replay->allocation(selected).stack, QString());
+    }
 }
 
 void AllocationTimelineView::setXAxisMode(XAxisMode mode)
@@ -325,15 +342,18 @@ QString AllocationTimelineView::detailsText() const
         return {};
     const DeviceModel& m = m_document->devices[m_deviceIndex];
     const Allocation& a = m.replay->allocation(m_selected);
-    const Category c = m.attribution->category(m_selected);
+    const Category c = m.attribution ? m.attribution->category(m_selected) : Category::Other;
     const size_t k = static_cast<size_t>(m_selected.value);
-    const Phase ph = k < m.attribution->allocationPhase.size() ? m.attribution->allocationPhase[k] : Phase::Other;
+    const Phase ph = m.attribution && k < m.attribution->allocationPhase.size() ? m.attribution->allocationPhase[k]
+                                                                                : Phase::Other;
     auto when = [&](EventIndex e) {
         return tr("%1 (event %2)").arg(secondsText(m.x(e.value, XAxisMode::Time)), countText(e.value));
     };
     QString html = tr("<b>%1</b> %2 <b>%3</b><br>")
                        .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
-                            m_document->attributed ? categoryText(c) : tr("(not attributed)"));
+                            m_document->attributed      ? categoryText(c)
+                            : m_document->categorised() ? tr("(not attributed)")
+                                                        : tr("(categorising…)"));
     html +=
         tr("allocation #%1 · address 0x%2 · stream %3<br>").arg(m_selected.value).arg(QString::number(a.addr, 16)).arg(a.stream);
     html += a.allocEvent.valid() ? tr("allocated at %1").arg(when(a.allocEvent)) : tr("existed before recording began");
@@ -371,8 +391,8 @@ void AllocationTimelineView::onMouseMove(QMouseEvent* event)
     }
     const DeviceModel& m = m_document->devices[m_deviceIndex];
     const Allocation& a = m.replay->allocation(id);
-    const Category c = m.attribution->category(id);
-    const QString frame = QString::fromStdString(m_document->frames->stackSummary(a.stack, 2));
+    const Category c = m.attribution ? m.attribution->category(id) : Category::Other;
+    const QString frame = stackSummaryText(m_document->frames.get(), a.stack, 2);
     QToolTip::showText(event->globalPosition().toPoint(),
                        tr("%1 <b>%2</b> %3<br>%4")
                            .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),

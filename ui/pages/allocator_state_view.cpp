@@ -1,6 +1,6 @@
 #include "ui/pages/allocator_state_view.h"
 
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "ui/style/plot_theme.h"
 #include "ui/pages/segment_map_widget.h"
 #include "ui/pages/stack_view.h"
@@ -82,6 +82,12 @@ void AllocatorStateView::setDocument(std::shared_ptr<const Document> document, s
     refresh();
 }
 
+void AllocatorStateView::updateDocument(std::shared_ptr<const Document> document)
+{
+    m_document = std::move(document);
+    refresh();
+}
+
 void AllocatorStateView::setEvent(int64_t event)
 {
     m_event = event;
@@ -119,6 +125,9 @@ void AllocatorStateView::refresh()
         if (m.categoryPresent[static_cast<size_t>(c)])
             legend += colorSwatchHtml(categoryQColor(c)) + QLatin1Char(' ') +
                       (m_document->attributed ? categoryText(c) : tr("Live allocation")) + QStringLiteral("&nbsp;&nbsp; ");
+    if (!m_document->categorised())
+        legend += colorSwatchHtml(categoryQColor(Category::Other)) + QLatin1Char(' ') + tr("Live allocation (categorising…)") +
+                  QStringLiteral("&nbsp;&nbsp; ");
     legend += tr("<span style=\"color:#999\">&#9638;</span> Gap");
     m_legend->setText(legend);
     m_map->setState(m_document.get(), &m, std::move(st));

@@ -110,7 +110,7 @@ void SegmentMapWidget::paintEvent(QPaintEvent* event)
             const double x0 = bar.left() + static_cast<double>(piece.offset) * scale;
             const double x1 = bar.left() + static_cast<double>(piece.offset + piece.size) * scale;
             const QRectF r(QPointF(x0, bar.top()), QPointF(std::max(x1, x0 + 1.0), bar.bottom() + 1));
-            const Category c = m_model->attribution->category(piece.id);
+            const Category c = m_model->attribution ? m_model->attribution->category(piece.id) : Category::Other;
             p.fillRect(r, categoryQColor(c));
             if (x0 - lastRight < 0.5 && r.width() >= 3) {
                 p.setPen(QPen(categoryQColor(c).darker(160), 1));
@@ -180,12 +180,12 @@ bool SegmentMapWidget::event(QEvent* event)
                                 bytesText(static_cast<int64_t>(seg.free.largest)));
         if (id.valid()) {
             const Allocation& a = m_model->replay->allocation(id);
-            const Category c = m_model->attribution->category(id);
+            const Category c = m_model->attribution ? m_model->attribution->category(id) : Category::Other;
             text += tr("<br>%1 <b>%2</b> %3 at +0x%4<br>%5")
                         .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
                              m_document && m_document->attributed ? categoryText(c) : QString(),
                              QString::number(a.addr - seg.segment->addr, 16),
-                             QString::fromStdString(m_document->frames->stackSummary(a.stack, 2)).toHtmlEscaped());
+                             stackSummaryText(m_document ? m_document->frames.get() : nullptr, a.stack, 2).toHtmlEscaped());
         } else if (gap) {
             text += tr("<br>Gap: %1 reserved, not requested by any live allocation").arg(bytesText(static_cast<int64_t>(gap)));
         }

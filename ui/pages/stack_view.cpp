@@ -78,6 +78,11 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
         none->setFirstColumnSpanned(true);
         return;
     }
+    if (!document->frames) { // before the Attributed stage: no frame is told user or library yet
+        auto* wait = new QTreeWidgetItem(m_tree, {tr("Categorising…"), QString()});
+        wait->setFirstColumnSpanned(true);
+        return;
+    }
     const Snapshot& s = document->snapshot();
     const FrameClassifier& fc = *document->frames;
     auto* user = new QTreeWidgetItem(m_tree);

@@ -3,7 +3,7 @@
 #include "ui/plot/band_layer.h"
 #include "ui/plot/byte_axis_ticker.h"
 #include "ui/plot/centered_legend.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "ui/plot/peak_marker_layer.h"
 #include "ui/plot/replot_gate.h"
 #include "ui/style/text_format.h"
@@ -155,6 +155,16 @@ CategoryTimelineView::CategoryTimelineView(QWidget* parent)
     m_rangeLabel->setSelectable(false);
     m_rangeLabel->setVisible(false);
 
+    m_pendingLabel = new QCPItemText(m_plot);
+    m_pendingLabel->setClipAxisRect(m_lanes);
+    m_pendingLabel->position->setAxisRect(m_lanes);
+    m_pendingLabel->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_pendingLabel->position->setCoords(0.5, 0.25); // in the phase row (the top one)
+    m_pendingLabel->setPositionAlignment(Qt::AlignCenter);
+    m_pendingLabel->setText(tr("Categorising…"));
+    m_pendingLabel->setSelectable(false);
+    m_pendingLabel->setVisible(false);
+
     m_plot->setSelectionRectMode(QCP::srmNone);
     connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &CategoryTimelineView::onRangeChanged);
     connect(m_plot, &QCustomPlot::afterLayout, this, &CategoryTimelineView::onAfterLayout);
@@ -195,6 +205,20 @@ void CategoryTimelineView::setDocument(std::shared_ptr<const Document> document,
     resetZoom();
 }
 
+void CategoryTimelineView::updateDocument(std::shared_ptr<const Document> document)
+{
+    const QCPRange r = m_plot->xAxis->range();
+    m_document = std::move(document);
+    rebuild(); // the cursor and the range selection are events: they mean the same in any stage
+    m_clamping = true; // the range stays; only the lanes follow it
+    m_plot->xAxis->setRange(r);
+    m_clamping = false;
+    m_lanes->axis(QCPAxis::atBottom)->setRange(r);
+    m_replot->request();
+}
+
+QString CategoryTimelineView::pendingText() const { return m_pendingLabel->visible() ? m_pendingLabel->text() : QString(); }
+
 void CategoryTimelineView::setXAxisMode(XAxisMode mode)
 {
     if (mode == m_mode)
@@ -223,6 +247,8 @@ void CategoryTimelineView::rebuild()
 {
     const DeviceModel* m = model();
     m_plotter->setModel(m, m_mode, m_document && m_document->attributed);
+    m_lastWidth = -1; // the new graphs are empty: the next layout samples them whatever the range
+    m_pendingLabel->setVisible(m && !m_document->categorised());
     if (m_mode == XAxisMode::Time) {
         m_plot->xAxis->setTicker(QSharedPointer<TimeAxisTicker>(new TimeAxisTicker));
         m_plot->xAxis->setLabel(tr("Time since the first event"));
@@ -326,7 +352,8 @@ void CategoryTimelineView::rebuildMarkers()
     m_peakLabel->setText(peakLabelText());
     m_peakLabel->setVisible(true);
 
-    const auto& its = m->attribution->iterations;
+    static const std::vector<Iteration> none;
+    const auto& its = m->attribution ? m->attribution->iterations : none;
     const bool labels = its.size() <= 24;
     if (!labels) {
         // Too many to label: one sprite layer draws them, at most one per pixel.
@@ -423,6 +450,8 @@ void CategoryTimelineView::applyTheme()
     m_rangeLabel->setFont(m_theme.font);
     m_rangeLabel->setBrush(m_theme.labelBackground);
     m_rangeLabel->setPen(QPen(m_theme.accent, 1));
+    m_pendingLabel->setColor(m_theme.muted);
+    m_pendingLabel->setFont(m_theme.font);
     rebuildBands();
     m_replot->request();
 }
@@ -588,34 +617,13 @@ void CategoryTimelineView::setCursorEvent(int64_t event)
     m_replot->request();
 }
 
-CategoryTimelineView::RangeSummary CategoryTimelineView::summarizeRange(const DeviceModel& m, int64_t first, int64_t last)
-{
-    RangeSummary s;
-    s.firstEvent = std::clamp<int64_t>(first, 0, std::max<int64_t>(m.eventCount() - 1, 0));
-    s.lastEvent = std::clamp<int64_t>(last, s.firstEvent, std::max<int64_t>(m.eventCount() - 1, 0));
-    const MinMaxPyramid::Extremes e = m.requested.query(s.firstEvent, s.lastEvent + 1);
-    s.peakEvent = e.maxIndex;
-    s.peakBytes = e.maxIndex >= 0 ? m.requestedAfter(e.maxIndex) : 0;
-    const EventTable& ev = *m.events;
-    for (int64_t i = s.firstEvent; i <= s.lastEvent && i < m.eventCount(); ++i) {
-        const size_t k = static_cast<size_t>(i);
-        if (ev.action[k] == Action::Alloc) {
-            s.allocatedBytes += static_cast<int64_t>(ev.size[k]);
-            ++s.allocCount;
-        } else if (ev.action[k] == Action::FreeCompleted) {
-            s.freedBytes += static_cast<int64_t>(ev.size[k]);
-            ++s.freeCount;
-        }
-    }
-    return s;
-}
-
 void CategoryTimelineView::selectRange(int64_t firstEvent, int64_t lastEvent)
 {
     const DeviceModel* m = model();
     if (!m || m->eventCount() == 0)
         return;
-    m_range = summarizeRange(*m, std::min(firstEvent, lastEvent), std::max(firstEvent, lastEvent));
+    m_range = summarizeRange(*m->replay, *m->events, std::min(firstEvent, lastEvent), std::max(firstEvent, lastEvent),
+                             &m->requested);
     const RangeSummary& s = *m_range;
     const QString span = m_mode == XAxisMode::Time ? tr("%1 – %2").arg(secondsText(m->x(s.firstEvent, XAxisMode::Time)),
                                                                        secondsText(m->x(s.lastEvent, XAxisMode::Time)))
@@ -757,6 +765,8 @@ QString CategoryTimelineView::hoverText(int64_t event) const
     }
     if (event == peakEvent(*m->replay))
         head += tr(" · <b>global peak</b>");
+    if (!m_document->categorised())
+        head += tr("<br><i>Categorising…</i>");
     QString rows;
     rows += QStringLiteral("<tr><td>Requested</td><td align=right><b>%1</b></td><td></td></tr>").arg(bytesText(requested));
     rows += QStringLiteral("<tr><td>Reserved</td><td align=right>%1</td><td></td></tr>").arg(bytesText(m->reservedAfter(event)));

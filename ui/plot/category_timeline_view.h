@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ui/plot/band_layer.h"
+#include "query/range_summary.h"
 #include "ui/document/document.h"
 #include "ui/style/plot_theme.h"
 
@@ -36,21 +37,13 @@ class TimelinePlotter;
 class CategoryTimelineView : public QWidget {
     Q_OBJECT
 public:
-    struct RangeSummary {
-        int64_t firstEvent = 0;
-        int64_t lastEvent = 0;
-        int64_t peakEvent = -1;
-        int64_t peakBytes = 0;
-        int64_t allocatedBytes = 0;
-        int64_t freedBytes = 0;
-        int64_t allocCount = 0;
-        int64_t freeCount = 0;
-    };
-
     explicit CategoryTimelineView(QWidget* parent = nullptr);
     ~CategoryTimelineView() override;
 
     void setDocument(std::shared_ptr<const Document> document, size_t deviceIndex);
+    // A later stage of the same analysis: draws what it adds (categories, phases, iteration
+    // peaks) and keeps the device, the zoom, the cursor and the range selection.
+    void updateDocument(std::shared_ptr<const Document> document);
     void setXAxisMode(XAxisMode mode);
     XAxisMode xAxisMode() const { return m_mode; }
     void setCursorEvent(int64_t event);
@@ -69,12 +62,14 @@ public:
     const TimelinePlotter* plotter() const { return m_plotter.get(); }
     const DeviceModel* model() const;
     QString peakLabelText() const;
+    // What stands in the phase lanes while the document has no categories yet ("Categorising…"),
+    // empty once it has them.
+    QString pendingText() const;
     QString hoverText(int64_t event) const; // what the tooltip says at an event (rich text)
     const BandLayer* laneBands() const { return m_laneBands; }
     const PeakMarkerLayer* peakMarkers() const { return m_peakMarkers; }
     QString bandTooltip(const BandLayer::Band& band) const; // a phase or annotation band's tooltip (rich text)
     std::optional<RangeSummary> rangeSummary() const { return m_range; }
-    static RangeSummary summarizeRange(const DeviceModel& m, int64_t first, int64_t last);
     int pointsHanded() const;
     QSize minimumSizeHint() const override { return {400, 260}; }
 
@@ -118,6 +113,7 @@ private:
     std::vector<QCPItemText*> m_iterationLabels;
     QCPItemRect* m_rangeRect = nullptr;
     QCPItemText* m_rangeLabel = nullptr;
+    QCPItemText* m_pendingLabel = nullptr; // in the lanes, until the categories arrive
 
     std::shared_ptr<const Document> m_document;
     size_t m_deviceIndex = 0;
