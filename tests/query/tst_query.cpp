@@ -2,11 +2,15 @@
 // fragmentation definition, on real recordings.
 #include "query/allocator_state.h"
 #include "query/free_space.h"
+#include "query/metadata_spans.h"
+#include "query/pool_usage.h"
 #include "query/segment_lives.h"
 #include "replay/replay.h"
 #include "snapshot/annotation_spans.h"
 #include "snapshot/snapshot_reader.h"
 
+#include <QDir>
+#include <map>
 #include <QTest>
 
 using namespace memscope;
@@ -156,6 +160,104 @@ private slots:
         qInfo("%s: free %llu (dump %llu), fragmentation %.3f (dump %.3f)", qPrintable(sample),
               static_cast<unsigned long long>(st.free.bytes), static_cast<unsigned long long>(exact.bytes), st.fragmentation(),
               exact.fragmentation());
+    }
+
+    // CUDA-graph / MemPool private pools on tests/data/formats/pools.pickle (linear3 with
+    // segments 2-7 in pool (1, 0), pool_id on their allocs only): the pool's segments come from
+    // the dump's segment_pool_id, its allocations from pool_id or the segment they lie in (the
+    // 1 MiB alloc of event 10 carries no pool id but lies in a pool segment). Numbers from the
+    // file read with Python's pickle.
+    void poolUsageOnAPoolFile()
+    {
+        const auto replay = replaySnapshot(readSnapshotFile(MEMSCOPE_TESTDATA_DIR "/formats/pools.pickle"));
+        const Snapshot& s = *replay->snapshot;
+        const DeviceReplay& d = replay->devices[0];
+        const auto lives = segmentLives(s, s.devices[0]);
+        QCOMPARE(std::count_if(lives.begin(), lives.end(), [](const SegmentLife& l) { return !l.pool.isDefault(); }), 6);
+        const DevicePools pools = poolUsage(d, s.devices[0].events, lives);
+        QCOMPARE(pools.pools.size(), size_t{1});
+        const PoolUsage& p = pools.pools[0];
+        QCOMPARE(p.id, (PoolId{1, 0}));
+        QCOMPARE(p.number, 1);
+        QVERIFY(p.graphCapture());
+        QCOMPARE(p.segmentCount, int64_t{6});
+        QCOMPARE(p.allocationCount, int64_t{8}); // 6 first allocs, 2 re-allocs after frees
+        QCOMPARE(p.reservedAfter(-1), int64_t{0});
+        QCOMPARE(p.reservedAfter(0), int64_t{2000683008});
+        QCOMPARE(p.usedAfter(1), int64_t{2000000000});
+        QCOMPARE(p.reservedAfter(12), int64_t{3439329280});
+        QCOMPARE(p.usedAfter(12), int64_t{3434803008});
+        QCOMPARE(p.usedAfter(18), int64_t{2234803008});
+        QCOMPARE(p.reservedAfter(d.eventCount - 1), int64_t{3439329280});
+        QCOMPARE(p.usedAfter(d.eventCount - 1), int64_t{3234803008});
+        QCOMPARE(p.heldAfter(d.eventCount - 1), int64_t{204526272});
+        QCOMPARE(p.peakReserved, int64_t{3439329280});
+        QCOMPARE(pools.heldAfter(d.eventCount - 1), int64_t{204526272});
+        // The default pool's 1 GB alloc at 0x7f075a000000 (event 14) is no pool's.
+        const AllocationId plain = d.eventAllocation[14];
+        QVERIFY(plain.valid());
+        QVERIFY(pools.poolOf(plain) == nullptr);
+        QVERIFY(pools.poolOf(d.eventAllocation[10]) == &p);
+        // Pool bytes never exceed the device's totals.
+        for (int64_t e = -1; e < d.eventCount; ++e) {
+            QVERIFY(p.usedAfter(e) <= d.requestedAfter(e));
+            QVERIFY(p.reservedAfter(e) <= d.reservedAfter(e));
+        }
+    }
+
+    // On every file of tests/data/formats: at the last event each pool holds exactly the
+    // dump's segments of its segment_pool_id, and the files without pools have none.
+    void poolUsageMatchesTheDump_data()
+    {
+        QTest::addColumn<QString>("file");
+        const QDir dir(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/formats"));
+        for (const QString& f : dir.entryList({QStringLiteral("*.pickle"), QStringLiteral("*.json")}, QDir::Files, QDir::Name))
+            if (!f.endsWith(QLatin1String(".summary.json")) && f != QLatin1String("lfs_pointer.pickle"))
+                QTest::newRow(qPrintable(f)) << dir.filePath(f);
+    }
+    void poolUsageMatchesTheDump()
+    {
+        QFETCH(QString, file);
+        const auto replay = replaySnapshot(readSnapshotFile(file.toStdString()));
+        const Snapshot& s = *replay->snapshot;
+        int poolsSeen = 0;
+        for (size_t k = 0; k < s.devices.size(); ++k) {
+            const DeviceReplay& d = replay->devices[k];
+            const auto lives = segmentLives(s, s.devices[k]);
+            const DevicePools pools = poolUsage(d, s.devices[k].events, lives);
+            std::map<std::pair<int64_t, int64_t>, int64_t> dumped;
+            for (const Segment& seg : s.segments)
+                if (seg.device == s.devices[k].device && (seg.poolId[0] || seg.poolId[1]))
+                    dumped[{seg.poolId[0], seg.poolId[1]}] += static_cast<int64_t>(seg.totalSize);
+            QCOMPARE(pools.pools.size(), dumped.size());
+            for (const PoolUsage& p : pools.pools) {
+                QCOMPARE(p.reservedAfter(d.eventCount - 1), (dumped[{p.id.first, p.id.second}]));
+                QVERIFY(p.usedAfter(d.eventCount - 1) <= p.reservedAfter(d.eventCount - 1));
+            }
+            poolsSeen += static_cast<int>(pools.pools.size());
+        }
+        QCOMPARE(poolsSeen, file.endsWith(QLatin1String("pools.pickle")) ? 1 : 0);
+    }
+
+    // user_metadata stretches and annotate markers on tests/data/formats/annotate_metadata.pickle
+    // (release with user_metadata = JSON {"step": i // 10} and two annotate entries); spans
+    // and markers from the file read with Python's pickle. A file without metadata has none.
+    void metadataSpansOfAFile()
+    {
+        auto s = readSnapshotFile(MEMSCOPE_TESTDATA_DIR "/formats/annotate_metadata.pickle");
+        QStringList got;
+        for (const MetadataSpan& m : metadataSpans(*s, s->devices[0].events))
+            got << QStringLiteral("%1%2-%3:%4")
+                       .arg(m.marker ? QStringLiteral("marker ") : QString())
+                       .arg(m.firstEvent)
+                       .arg(m.lastEvent)
+                       .arg(QString::fromStdString(std::string(s->str(m.text))));
+        QCOMPARE(got.join(QLatin1Char('|')),
+                 QStringLiteral("0-10:{\"step\": 0, \"phase\": \"train\"}|marker 6-6:{\"marker\": \"step 5\"}|"
+                                "11-20:{\"step\": 1, \"phase\": \"train\"}|21-31:{\"step\": 2, \"phase\": \"train\"}|"
+                                "marker 22-22:{\"marker\": \"step 20\"}|32-40:{\"step\": 3, \"phase\": \"train\"}"));
+        auto plain = readSnapshotFile(MEMSCOPE_SAMPLES_DIR "/release.pickle");
+        QVERIFY(metadataSpans(*plain, plain->devices[0].events).empty());
     }
 };
 
