@@ -20,7 +20,7 @@ std::vector<MetadataSpan> metadataSpans(const Snapshot& s, const EventTable& ev)
             continue;
         }
         const bool empty = !text.valid() || s.str(text).empty();
-        if (isOpen && (empty || !(text == openText) && s.str(text) != s.str(openText))) {
+        if (isOpen && (empty || (!(text == openText) && s.str(text) != s.str(openText)))) {
             out.push_back(open);
             isOpen = false;
         }

@@ -70,6 +70,10 @@ private slots:
                 carries = QStringLiteral("annotate");
             QTest::newRow(qPrintable(f)) << dir.filePath(f) << carries;
         }
+        // The real recordings with pools (segment_pool_id), compile_context and user_metadata.
+        const QDir fields(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/fields"));
+        for (const QString& f : fields.entryList({QStringLiteral("*.pickle")}, QDir::Files, QDir::Name))
+            QTest::newRow(qPrintable(f)) << fields.filePath(f) << QString();
     }
     void roundTripFormats()
     {

@@ -181,7 +181,7 @@ private slots:
         QCOMPARE(p.number, 1);
         QVERIFY(p.graphCapture());
         QCOMPARE(p.segmentCount, int64_t{6});
-        QCOMPARE(p.allocationCount, int64_t{8}); // 6 first allocs, 2 re-allocs after frees
+        QCOMPARE(p.allocationCount, int64_t{9}); // 6 with pool_id, event 10 by its segment, 2 re-allocs after frees
         QCOMPARE(p.reservedAfter(-1), int64_t{0});
         QCOMPARE(p.reservedAfter(0), int64_t{2000683008});
         QCOMPARE(p.usedAfter(1), int64_t{2000000000});
@@ -205,38 +205,52 @@ private slots:
         }
     }
 
-    // On every file of tests/data/formats: at the last event each pool holds exactly the
-    // dump's segments of its segment_pool_id, and the files without pools have none.
+    // On every file of tests/data/formats and the real recordings of tests/data/fields (a CUDA
+    // graph's pool (1, 0), MemPool and torch.compile's cudagraph trees (0, 1); torch 2.11 writes
+    // no pool_id on trace entries, only segment_pool_id at the dump): at the last event each
+    // pool reserves exactly the dump's segments of its id and its live allocations are exactly
+    // the dump's allocated blocks in them (requested bytes).
     void poolUsageMatchesTheDump_data()
     {
         QTest::addColumn<QString>("file");
-        const QDir dir(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/formats"));
-        for (const QString& f : dir.entryList({QStringLiteral("*.pickle"), QStringLiteral("*.json")}, QDir::Files, QDir::Name))
+        QTest::addColumn<int>("pools");
+        const QDir formats(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/formats"));
+        for (const QString& f : formats.entryList({QStringLiteral("*.pickle"), QStringLiteral("*.json")}, QDir::Files, QDir::Name))
             if (!f.endsWith(QLatin1String(".summary.json")) && f != QLatin1String("lfs_pointer.pickle"))
-                QTest::newRow(qPrintable(f)) << dir.filePath(f);
+                QTest::newRow(qPrintable(f)) << formats.filePath(f) << (f == QLatin1String("pools.pickle") ? 1 : 0);
+        const QDir fields(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/fields"));
+        for (const auto& [name, pools] : {std::pair{"fields_graph", 1}, std::pair{"fields_mempool", 1},
+                                          std::pair{"fields_compile_ro", 1}, std::pair{"fields_metadata", 0}})
+            QTest::newRow(name) << fields.filePath(QString::fromLatin1(name) + QStringLiteral(".pickle")) << pools;
     }
     void poolUsageMatchesTheDump()
     {
         QFETCH(QString, file);
+        QFETCH(int, pools);
         const auto replay = replaySnapshot(readSnapshotFile(file.toStdString()));
         const Snapshot& s = *replay->snapshot;
         int poolsSeen = 0;
         for (size_t k = 0; k < s.devices.size(); ++k) {
             const DeviceReplay& d = replay->devices[k];
             const auto lives = segmentLives(s, s.devices[k]);
-            const DevicePools pools = poolUsage(d, s.devices[k].events, lives);
-            std::map<std::pair<int64_t, int64_t>, int64_t> dumped;
+            const DevicePools found = poolUsage(d, s.devices[k].events, lives);
+            std::map<std::pair<int64_t, int64_t>, int64_t> reserved, used;
             for (const Segment& seg : s.segments)
-                if (seg.device == s.devices[k].device && (seg.poolId[0] || seg.poolId[1]))
-                    dumped[{seg.poolId[0], seg.poolId[1]}] += static_cast<int64_t>(seg.totalSize);
-            QCOMPARE(pools.pools.size(), dumped.size());
-            for (const PoolUsage& p : pools.pools) {
-                QCOMPARE(p.reservedAfter(d.eventCount - 1), (dumped[{p.id.first, p.id.second}]));
-                QVERIFY(p.usedAfter(d.eventCount - 1) <= p.reservedAfter(d.eventCount - 1));
+                if (seg.device == s.devices[k].device && (seg.poolId[0] || seg.poolId[1])) {
+                    reserved[{seg.poolId[0], seg.poolId[1]}] += static_cast<int64_t>(seg.totalSize);
+                    for (const Block& b : seg.blocks)
+                        if (b.state != BlockState::Inactive)
+                            used[{seg.poolId[0], seg.poolId[1]}] += static_cast<int64_t>(b.requestedSize);
+                }
+            QCOMPARE(found.pools.size(), reserved.size());
+            for (const PoolUsage& p : found.pools) {
+                QCOMPARE(p.reservedAfter(d.eventCount - 1), (reserved[{p.id.first, p.id.second}]));
+                QCOMPARE(p.usedAfter(d.eventCount - 1), (used[{p.id.first, p.id.second}]));
+                QVERIFY(p.heldAfter(d.eventCount - 1) >= 0);
             }
-            poolsSeen += static_cast<int>(pools.pools.size());
+            poolsSeen += static_cast<int>(found.pools.size());
         }
-        QCOMPARE(poolsSeen, file.endsWith(QLatin1String("pools.pickle")) ? 1 : 0);
+        QCOMPARE(poolsSeen, pools);
     }
 
     // user_metadata stretches and annotate markers on tests/data/formats/annotate_metadata.pickle
@@ -256,6 +270,18 @@ private slots:
                  QStringLiteral("0-10:{\"step\": 0, \"phase\": \"train\"}|marker 6-6:{\"marker\": \"step 5\"}|"
                                 "11-20:{\"step\": 1, \"phase\": \"train\"}|21-31:{\"step\": 2, \"phase\": \"train\"}|"
                                 "marker 22-22:{\"marker\": \"step 20\"}|32-40:{\"step\": 3, \"phase\": \"train\"}"));
+        // The real recording: _set_memory_metadata per phase, plain and JSON text; backward runs
+        // on autograd's thread, whose events carry no metadata, so its text shows at its edges.
+        auto real = readSnapshotFile(MEMSCOPE_TESTDATA_DIR "/fields/fields_metadata.pickle");
+        const auto spans = metadataSpans(*real, real->devices[0].events);
+        QCOMPARE(spans.size(), size_t{16});
+        QCOMPARE(spans[0].firstEvent, int64_t{29});
+        QCOMPARE(spans[0].lastEvent, int64_t{74});
+        QCOMPARE(real->str(spans[0].text), std::string_view("step 0 forward"));
+        QCOMPARE(spans[3].firstEvent, int64_t{236});
+        QCOMPARE(spans[3].lastEvent, int64_t{420});
+        QCOMPARE(real->str(spans[4].text), std::string_view("{\"step\": 1, \"phase\": \"forward\"}"));
+        QVERIFY(std::none_of(spans.begin(), spans.end(), [](const MetadataSpan& m) { return m.marker; }));
         auto plain = readSnapshotFile(MEMSCOPE_SAMPLES_DIR "/release.pickle");
         QVERIFY(metadataSpans(*plain, plain->devices[0].events).empty());
     }
