@@ -182,6 +182,8 @@ int fieldShots(const QString& outDir, const QStringList& files)
         SnapshotTab* tab = w.currentTab();
         const DeviceModel& m = tab->deviceModel();
         const Snapshot& s = tab->document().snapshot();
+        // By event: these short runs spend most of their time before the first step.
+        tab->setXAxisMode(XAxisMode::EventIndex);
         tab->detailTabs()->setCurrentIndex(0);
         settle();
         w.grab().save(base + QStringLiteral("_fields_timeline.png"));
@@ -229,7 +231,6 @@ int fieldShots(const QString& outDir, const QStringList& files)
 
         tab->detailTabs()->setCurrentIndex(2);
         settle();
-        tab->allocator()->map()->setSort(SegmentMapWidget::Sort::Address);
         for (const SegmentState& seg : tab->allocator()->state().segments)
             if (!seg.segment->pool.isDefault() && !seg.blocks.empty()) {
                 emit tab->allocator()->map()->allocationClicked(seg.blocks.front().id);

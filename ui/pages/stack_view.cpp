@@ -114,6 +114,7 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
     auto* library = new QTreeWidgetItem(m_tree);
     std::vector<QString> libraries;
     std::set<QString> seen;
+    bool fxShown = false; // torch.compile frames are torch's: show them unfolded
     for (FrameId f : s.stacks.frames(stack)) {
         const Frame& frame = s.frames.frame(f);
         const std::string_view file = s.str(frame.filename);
@@ -140,6 +141,7 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
             child->setFirstColumnSpanned(true);
             child->setToolTip(0, fx);
             item->setExpanded(true);
+            fxShown = true;
         }
         if (const QString trace = text(frame.fxOriginalTrace).trimmed(); !trace.isEmpty()) {
             // The user's source line the node was traced from: the last "File …" line and the
@@ -157,6 +159,7 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
             child->setFirstColumnSpanned(true);
             child->setToolTip(0, trace);
             item->setExpanded(true);
+            fxShown = true;
         }
         if (lib) {
             ++m_library;
@@ -179,7 +182,7 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
     library->setText(0, tr("Library frames (%1): %2").arg(m_library).arg(libs.join(QStringLiteral(", "))));
     library->setFirstColumnSpanned(true);
     user->setExpanded(true);
-    library->setExpanded(false);
+    library->setExpanded(fxShown);
     if (m_library == 0)
         delete library;
     addForwardFrames(document, events, eventRow);
