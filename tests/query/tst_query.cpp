@@ -248,6 +248,14 @@ private slots:
                 QCOMPARE(p.usedAfter(d.eventCount - 1), (used[{p.id.first, p.id.second}]));
                 QVERIFY(p.heldAfter(d.eventCount - 1) >= 0);
             }
+            // Pool memory nobody uses lies between the requested total and the reserved line.
+            for (int64_t e = -1; e < d.eventCount; ++e)
+                QVERIFY2(d.requestedAfter(e) + found.heldAfter(e) <= d.reservedAfter(e),
+                         qPrintable(QStringLiteral("event %1: requested %2 + held %3 > reserved %4")
+                                        .arg(e)
+                                        .arg(d.requestedAfter(e))
+                                        .arg(found.heldAfter(e))
+                                        .arg(d.reservedAfter(e))));
             poolsSeen += static_cast<int>(found.pools.size());
         }
         QCOMPARE(poolsSeen, pools);
