@@ -122,7 +122,8 @@ DevicePools poolUsage(const DeviceReplay& replay, const EventTable& events, std:
     for (const SegmentLife* l : byAddr)
         largest = std::max(largest, l->size);
     auto segmentPool = [&](uint64_t addr, int64_t event) -> int32_t {
-        auto it = std::upper_bound(byAddr.begin(), byAddr.end(), addr, [](uint64_t a, const SegmentLife* l) { return a < l->addr; });
+        auto it = std::upper_bound(byAddr.begin(), byAddr.end(), addr,
+                                   [](uint64_t a, const SegmentLife* l) { return a < l->addr; });
         while (it != byAddr.begin()) {
             --it;
             const SegmentLife* l = *it;

@@ -215,7 +215,8 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addColumn<int>("pools");
         const QDir formats(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/formats"));
-        for (const QString& f : formats.entryList({QStringLiteral("*.pickle"), QStringLiteral("*.json")}, QDir::Files, QDir::Name))
+        for (const QString& f :
+             formats.entryList({QStringLiteral("*.pickle"), QStringLiteral("*.json")}, QDir::Files, QDir::Name))
             if (!f.endsWith(QLatin1String(".summary.json")) && f != QLatin1String("lfs_pointer.pickle"))
                 QTest::newRow(qPrintable(f)) << formats.filePath(f) << (f == QLatin1String("pools.pickle") ? 1 : 0);
         const QDir fields(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/fields"));

@@ -608,7 +608,8 @@ void TestTimelineLod::metadataLane()
         QCOMPARE(b.firstEvent, md.firstEvent);
         QCOMPARE(b.lastEvent, md.lastEvent);
         const std::string_view text = doc->snapshot().str(md.text);
-        QVERIFY(view.bandTooltip(b).contains(QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())).toHtmlEscaped()));
+        QVERIFY(
+            view.bandTooltip(b).contains(QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())).toHtmlEscaped()));
         ++shown;
     }
     QCOMPARE(shown, size_t{16});

@@ -358,7 +358,8 @@ QString AllocationTimelineView::fieldsText(const DeviceModel& m, const Allocatio
     QString html;
     const AllocationId id = m_selected;
     if (const PoolUsage* pool = m.pools.poolOf(id))
-        html += tr("<br>in <b>%1</b> %2").arg(TimelinePlotter::poolLabel(*pool).toHtmlEscaped(), QString::fromStdString(pool->idText()));
+        html += tr("<br>in <b>%1</b> %2")
+                    .arg(TimelinePlotter::poolLabel(*pool).toHtmlEscaped(), QString::fromStdString(pool->idText()));
     if (!a.allocEvent.valid() || !m.events)
         return html;
     const Snapshot& s = m_document->snapshot();

@@ -114,7 +114,7 @@ void SegmentMapWidget::paintEvent(QPaintEvent* event)
             p.setPen(poolColor);
         p.drawText(QRect(6 + sizeW, row * h, labelWidth() - sizeW, h), Qt::AlignVCenter | Qt::AlignLeft,
                    QStringLiteral("%1  0x%2")
-                       .arg(pool >= 0                ? tr("pool %1").arg(m_model->pools.pools[static_cast<size_t>(pool)].number)
+                       .arg(pool >= 0                 ? tr("pool %1").arg(m_model->pools.pools[static_cast<size_t>(pool)].number)
                             : seg.segment->expandable ? tr("exp.")
                             : seg.segment->largePool  ? tr("large")
                                                       : tr("small"))
@@ -199,7 +199,8 @@ bool SegmentMapWidget::event(QEvent* event)
         if (const int pool = poolIndex(*seg.segment); pool >= 0) {
             const PoolUsage& u = m_model->pools.pools[static_cast<size_t>(pool)];
             text += tr("<br>%1 <b>%2</b> %3: its free space is the pool's alone, not cache the allocator can hand out")
-                        .arg(colorSwatchHtml(poolQColor(static_cast<size_t>(pool), palette().color(QPalette::Window).lightness() < 128)),
+                        .arg(colorSwatchHtml(
+                                 poolQColor(static_cast<size_t>(pool), palette().color(QPalette::Window).lightness() < 128)),
                              TimelinePlotter::poolLabel(u).toHtmlEscaped(), QString::fromStdString(u.idText()));
         }
         if (id.valid()) {

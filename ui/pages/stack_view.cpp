@@ -197,7 +197,8 @@ void StackView::addForwardFrames(const Document* document, const EventTable* eve
         return;
     const Snapshot& s = document->snapshot();
     const auto frames = s.stacks.frames(forward);
-    auto* group = new QTreeWidgetItem(m_tree, {tr("Forward this belongs to (%1 frames, forward_frames)").arg(frames.size()), QString()});
+    auto* group = new QTreeWidgetItem(m_tree,
+                                      {tr("Forward this belongs to (%1 frames, forward_frames)").arg(frames.size()), QString()});
     group->setFirstColumnSpanned(true);
     for (FrameId f : frames) {
         const Frame& frame = s.frames.frame(f);
