@@ -61,6 +61,8 @@ private slots:
     void pyramidMatchesAScan();
     void stepCurvesKeepEveryChange();
     void requestedLineAndHaze();
+    void poolBands();
+    void metadataLane();
 };
 
 void TestTimelineLod::phaseColumns_data()
@@ -547,4 +549,72 @@ void TestTimelineLod::requestedLineAndHaze()
 }
 
 QTEST_MAIN(TestTimelineLod)
+// A real CUDA-graph recording (tests/data/fields/fields_graph: the graph's private pool
+// (1, 0)): one band in the legend, stacked on the requested line, as high as the pool's held
+// bytes at every point it was given; a recording without pools has none.
+void TestTimelineLod::poolBands()
+{
+    const auto doc = analyzeFile(MEMSCOPE_TESTDATA_DIR "/fields/fields_graph.pickle");
+    CategoryTimelineView view;
+    view.resize(1200, 500);
+    view.setDocument(doc, 0);
+    view.show();
+    QTest::qWait(50);
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const DeviceModel& m = doc->devices[0];
+    QCOMPARE(m.pools.pools.size(), size_t{1});
+    const TimelinePlotter* plotter = view.plotter();
+    QCOMPARE(plotter->poolGraphs().size(), size_t{1});
+    QCPGraph* g = plotter->poolGraphs()[0];
+    QCOMPARE(g->name(), QStringLiteral("Private pool 1 (CUDA graph)"));
+    QVERIFY(g->channelFillGraph() == plotter->requestedGraph());
+    QVERIFY(g->dataCount() > 10);
+    const PoolUsage& pool = m.pools.pools[0];
+    int held = 0;
+    for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) {
+        const int64_t e = m.eventAtX(it->key, XAxisMode::Time);
+        // Events sharing a timestamp share an x: the value is one of theirs.
+        bool found = false;
+        for (int64_t k = e; k >= 0 && m.x(k, XAxisMode::Time) == it->key && !found; --k)
+            found = it->value == static_cast<double>(m.requestedAfter(k) + std::max<int64_t>(0, pool.heldAfter(k)));
+        QVERIFY2(found, qPrintable(QString::number(it->key)));
+        held += it->value > static_cast<double>(m.requestedAfter(e));
+    }
+    QVERIFY(held > 0);
+    QVERIFY(view.hoverText(m.eventCount() - 1).contains(QStringLiteral("Private pool 1 (CUDA graph)")));
+
+    view.setDocument(sample(), 0);
+    QVERIFY(view.plotter()->poolGraphs().empty());
+}
+
+// A real recording with torch.cuda.memory._set_memory_metadata per phase: a third lane whose
+// bands are the metadata spans, labelled and tooltipped with their text; without metadata,
+// two lanes.
+void TestTimelineLod::metadataLane()
+{
+    const auto doc = analyzeFile(MEMSCOPE_TESTDATA_DIR "/fields/fields_metadata.pickle");
+    CategoryTimelineView view;
+    view.resize(1200, 500);
+    view.setDocument(doc, 0);
+    const DeviceModel& m = doc->devices[0];
+    QCOMPARE(m.laneRows(), 3);
+    QCOMPARE(view.laneBands()->rows(), 3);
+    QCOMPARE(m.metadata.size(), size_t{16});
+    size_t shown = 0;
+    for (const BandLayer::Band& b : view.laneBands()->bands()) {
+        if (b.row != 2)
+            continue;
+        const MetadataSpan& md = m.metadata[static_cast<size_t>(b.source)];
+        QCOMPARE(b.firstEvent, md.firstEvent);
+        QCOMPARE(b.lastEvent, md.lastEvent);
+        const std::string_view text = doc->snapshot().str(md.text);
+        QVERIFY(
+            view.bandTooltip(b).contains(QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())).toHtmlEscaped()));
+        ++shown;
+    }
+    QCOMPARE(shown, size_t{16});
+    view.setDocument(sample(), 0);
+    QCOMPARE(view.laneBands()->rows(), 2);
+}
+
 #include "tst_timeline_lod.moc"

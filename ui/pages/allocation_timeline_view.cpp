@@ -331,8 +331,7 @@ void AllocationTimelineView::selectAllocation(AllocationId id)
         return;
     }
     m_details->setText(detailsText());
-    const Allocation& a = m_document->devices[m_deviceIndex].replay->allocation(id);
-    m_stack->setStack(m_document.get(), a.stack, QString());
+    m_stack->setAllocation(m_document.get(), m_deviceIndex, id, QString());
     emit allocationSelected(id);
 }
 
@@ -368,6 +367,36 @@ QString AllocationTimelineView::detailsText() const
     } else {
         html += tr("still allocated at the end of the trace");
     }
+    html += fieldsText(m, a);
+    return html;
+}
+
+QString AllocationTimelineView::fieldsText(const DeviceModel& m, const Allocation& a) const
+{
+    // What newer recordings say about the alloc: its private pool, the user_metadata in force
+    // (torch.cuda.memory._set_memory_metadata), its torch.compile context.
+    QString html;
+    const AllocationId id = m_selected;
+    if (const PoolUsage* pool = m.pools.poolOf(id))
+        html += tr("<br>in <b>%1</b> %2")
+                    .arg(TimelinePlotter::poolLabel(*pool).toHtmlEscaped(), QString::fromStdString(pool->idText()));
+    if (!a.allocEvent.valid() || !m.events)
+        return html;
+    const Snapshot& s = m_document->snapshot();
+    const size_t row = static_cast<size_t>(a.allocEvent.value);
+    auto text = [&](StringId v) {
+        const std::string_view t = v.valid() ? s.str(v) : std::string_view{};
+        return QString::fromUtf8(t.data(), static_cast<qsizetype>(t.size()));
+    };
+    if (row < m.events->userMetadata.size())
+        if (const QString md = text(m.events->userMetadata[row]); !md.isEmpty())
+            html += tr("<br>user_metadata: <b>%1</b>").arg(md.toHtmlEscaped());
+    if (row < m.events->compileContext.size())
+        if (const QString cc = text(m.events->compileContext[row]); !cc.isEmpty() && cc != QLatin1String("N/A"))
+            html += tr("<br>compiled: %1").arg(cc.toHtmlEscaped());
+    if (!m.events->forwardFrames.empty())
+        if (const StackId f = m.events->forwardFramesOf(row); f.valid())
+            html += tr("<br>backward of a forward (%1 frames, see the stack)").arg(s.stacks.frames(f).size());
     return html;
 }
 

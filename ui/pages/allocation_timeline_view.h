@@ -67,6 +67,7 @@ private:
     void onMouseRelease(QMouseEvent* event);
     void onMouseMove(QMouseEvent* event);
     void refreshTotalLine();
+    QString fieldsText(const DeviceModel& m, const Allocation& a) const;
 
     QCustomPlot* m_plot;
     ReplotGate* m_replot;

@@ -244,10 +244,10 @@ void PeakPanel::showLiveRow(const QModelIndex& proxyIndex)
         return;
     const QModelIndex src = m_liveProxy->mapToSource(proxyIndex);
     const LiveAllocation& l = m_report.live[static_cast<size_t>(src.row())];
-    m_stack->setStack(m_document.get(), l.stack,
-                      tr("<b>%1</b> %2 · allocation #%3")
-                          .arg(bytesText(l.size), m_document->attributed ? categoryText(l.category) : QString())
-                          .arg(l.id.value));
+    m_stack->setAllocation(m_document.get(), m_deviceIndex, l.id,
+                           tr("<b>%1</b> %2 · allocation #%3")
+                               .arg(bytesText(l.size), m_document->attributed ? categoryText(l.category) : QString())
+                               .arg(l.id.value));
     emit allocationSelected(l.id);
 }
 

@@ -82,7 +82,7 @@ CategoryTimelineView::CategoryTimelineView(QWidget* parent)
     laneTicker->addTick(1.5, tr("Phase"));
     laneTicker->addTick(0.5, tr("Annot."));
     laneY->setTicker(laneTicker);
-    laneY->setRange(0, 2);
+    laneY->setRange(0, 2); // three rows (a metadata lane) where the device has user_metadata: setLaneRows()
     laneY->setTickLength(0, 0);
     laneY->setSubTicks(false);
     laneY->grid()->setVisible(false);
@@ -272,9 +272,28 @@ void CategoryTimelineView::rebuild()
     applyTheme(); // and the bands' look
 }
 
+void CategoryTimelineView::setLaneRows(int rows)
+{
+    if (m_laneBands->rows() == rows)
+        return;
+    m_laneBands->setRows(rows);
+    auto ticker = QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText);
+    ticker->addTick(rows - 0.5, tr("Phase"));
+    ticker->addTick(rows - 1.5, tr("Annot."));
+    if (rows > 2)
+        ticker->addTick(rows - 2.5, tr("Metadata"));
+    QCPAxis* laneY = m_lanes->axis(QCPAxis::atLeft);
+    laneY->setTicker(ticker);
+    laneY->setRange(0, rows);
+    const int height = 19 * rows;
+    m_lanes->setMinimumSize(0, height);
+    m_lanes->setMaximumSize(QWIDGETSIZE_MAX, height);
+}
+
 void CategoryTimelineView::rebuildBands()
 {
     const DeviceModel* m = model();
+    setLaneRows(m ? m->laneRows() : 2);
     if (!m || !m->laneBands[0]) {
         m_laneBands->setBands(std::vector<Band>{});
         m_iterationLines->setBands(std::vector<Band>{});
@@ -293,9 +312,22 @@ void CategoryTimelineView::rebuildBands()
         labels.push_back(QString::fromStdString(name));
         colors.push_back(annotationColor(labels.back(), m_theme.dark));
     }
+    // The metadata lane: stretches of one user_metadata text, annotate markers in a strong colour.
+    colors.push_back(m_theme.dark ? QColor(70, 110, 150) : QColor(184, 208, 232));
+    colors.push_back(m_theme.dark ? QColor(240, 160, 60) : QColor(226, 120, 20));
     m_laneBands->setColors(std::move(colors));
-    m_laneBands->setLabeler(
-        [labels = std::move(labels)](const Band& b) { return b.style < labels.size() ? labels[b.style] : QString(); });
+    std::vector<QString> metadata;
+    metadata.reserve(m->metadata.size());
+    for (const MetadataSpan& md : m->metadata) {
+        const std::string_view text = m_document->snapshot().str(md.text);
+        metadata.push_back(QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())).simplified());
+    }
+    m_laneBands->setLabeler([labels = std::move(labels), metadata = std::move(metadata)](const Band& b) {
+        if (b.row == 2)
+            return b.source >= 0 && static_cast<size_t>(b.source) < metadata.size() ? metadata[static_cast<size_t>(b.source)]
+                                                                                    : QString();
+        return b.style < labels.size() ? labels[b.style] : QString();
+    });
     m_iterationLines->setColors({m_theme.muted});
     m_iterationLines->setLabeler([](const Band& b) { return tr("iter %1").arg(b.source + 1); });
 }
@@ -305,6 +337,17 @@ QString CategoryTimelineView::bandTooltip(const BandLayer::Band& b) const
     const DeviceModel* m = model();
     if (!m || b.source < 0)
         return {};
+    if (b.row == 2) {
+        if (static_cast<size_t>(b.source) >= m->metadata.size())
+            return {};
+        const MetadataSpan& md = m->metadata[static_cast<size_t>(b.source)];
+        const std::string_view text = m_document->snapshot().str(md.text);
+        const QString t = QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())).toHtmlEscaped();
+        if (md.marker)
+            return tr("<b>annotate</b> at event %1<br>%2").arg(countText(md.firstEvent), t);
+        return tr("<b>user_metadata</b> (torch.cuda.memory._set_memory_metadata)<br>%1<br>events %2 – %3")
+            .arg(t, countText(md.firstEvent), countText(md.lastEvent));
+    }
     if (b.row == 1) {
         if (static_cast<size_t>(b.source) >= m->annotations.size())
             return {};
@@ -770,6 +813,14 @@ QString CategoryTimelineView::hoverText(int64_t event) const
     QString rows;
     rows += QStringLiteral("<tr><td>Requested</td><td align=right><b>%1</b></td><td></td></tr>").arg(bytesText(requested));
     rows += QStringLiteral("<tr><td>Reserved</td><td align=right>%1</td><td></td></tr>").arg(bytesText(m->reservedAfter(event)));
+    for (const PoolUsage& pool : m->pools.pools) {
+        const int64_t reserved = pool.reservedAfter(event);
+        if (reserved == 0 && pool.usedAfter(event) == 0)
+            continue;
+        rows += tr("<tr><td>&nbsp;&nbsp;%1</td><td align=right>%2</td><td align=right>%3 held</td></tr>")
+                    .arg(TimelinePlotter::poolLabel(pool).toHtmlEscaped(), bytesText(reserved),
+                         bytesText(std::max<int64_t>(0, pool.heldAfter(event))));
+    }
     for (auto it = TimelinePlotter::kStackOrder.rbegin(); it != TimelinePlotter::kStackOrder.rend(); ++it) {
         const Category c = *it;
         if (!m->categoryPresent[static_cast<size_t>(c)])

@@ -29,7 +29,8 @@ class TimelinePlotter;
 
 /*
  * The main view: memory over time as stacked areas per category, with the requested total
- * and the reserved line on top, phase and annotation lanes above, iteration boundaries,
+ * and the reserved line on top, private pools' held memory as bands above the requested
+ * total, phase, annotation and (where recorded) user_metadata lanes above, iteration boundaries,
  * the global peak and each iteration's peak marked, and a cursor at the selected time.
  * Wheel zooms, drag pans, Shift+drag (or right-drag) selects a range and shows its peak
  * and totals, double-click resets, a click selects a time, hovering shows the numbers.
@@ -84,6 +85,7 @@ protected:
 private:
     void rebuild();
     void rebuildBands();
+    void setLaneRows(int rows);
     void rebuildMarkers();
     void applyTheme();
     void onAfterLayout();
