@@ -385,9 +385,12 @@ void TestTimelineLod::edgeSearch()
 void TestTimelineLod::pyramidMatchesAScan()
 {
     const DeviceModel& m = sample()->devices[0];
-    for (const std::vector<int64_t>* curve : {&m.replay->requested, &m.replay->reserved}) {
-        const MinMaxPyramid p(curve);
-        const int64_t n = static_cast<int64_t>(curve->size());
+    for (const bool requested : {true, false}) {
+        const MinMaxPyramid p = requested ? MinMaxPyramid(&m.replay->requested) : MinMaxPyramid(&m.replay->reserved);
+        const auto value = [&](int64_t i) {
+            return requested ? m.replay->requested[static_cast<size_t>(i)] : m.replay->reserved[static_cast<size_t>(i)];
+        };
+        const int64_t n = p.size();
         QVERIFY(n > 70000); // four levels of blocks
         std::mt19937_64 rng(6);
         std::vector<std::pair<int64_t, int64_t>> ranges{{0, n},     {0, 1},        {n - 1, n}, {5, 5},
@@ -402,9 +405,9 @@ void TestTimelineLod::pyramidMatchesAScan()
             const int64_t f = std::max<int64_t>(first, 0), l = std::min(last, n);
             int64_t mn = -1, mx = -1;
             for (int64_t i = f; i < l; ++i) {
-                if (mn < 0 || (*curve)[static_cast<size_t>(i)] < (*curve)[static_cast<size_t>(mn)])
+                if (mn < 0 || value(i) < value(mn))
                     mn = i;
-                if (mx < 0 || (*curve)[static_cast<size_t>(i)] > (*curve)[static_cast<size_t>(mx)])
+                if (mx < 0 || value(i) > value(mx))
                     mx = i;
             }
             QVERIFY2(e.minIndex == mn && e.maxIndex == mx, qPrintable(QStringLiteral("[%1, %2): %3/%4, scan %5/%6")
@@ -435,18 +438,19 @@ void TestTimelineLod::stepCurvesKeepEveryChange()
         struct Line {
             QCPGraph* graph;
             const MinMaxPyramid* pyramid;
-            const std::vector<int64_t>* curve;
+            bool requested;
         };
-        for (const Line& line : {Line{view.plotter()->requestedGraph(), &m.requested, &m.replay->requested},
-                                 Line{view.plotter()->reservedGraph(), &m.reserved, &m.replay->reserved}}) {
+        for (const Line& line : {Line{view.plotter()->requestedGraph(), &m.requested, true},
+                                 Line{view.plotter()->reservedGraph(), &m.reserved, false}}) {
             std::vector<int64_t> events = TimelinePlotter::sampleEvents(m, *line.pyramid, XAxisMode::Time, r.lower, r.upper,
                                                                         pixels);
-            if (line.curve == &m.replay->requested) // the requested line keeps each pixel's highest sample
+            if (line.requested) // the requested line keeps each pixel's highest sample
                 events = TimelinePlotter::highestPerPixel(m, events, XAxisMode::Time, r.lower, r.upper, pixels);
             QVERIFY(!events.empty());
             std::vector<std::pair<double, double>> changes; // the sampled curve's changes of value
             for (int64_t e : events) {
-                const double v = static_cast<double>((*line.curve)[static_cast<size_t>(e)]);
+                const double v = static_cast<double>(line.requested ? m.replay->requested[static_cast<size_t>(e)]
+                                                                    : m.replay->reserved[static_cast<size_t>(e)]);
                 if (changes.empty() || changes.back().second != v)
                     changes.emplace_back(m.x(e, XAxisMode::Time), v);
             }
