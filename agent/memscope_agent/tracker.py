@@ -92,10 +92,12 @@ class TrackerSource(Source):
         self.finished = threading.Event()
 
     def stats(self):
-        out = (ctypes.c_uint64 * 6)()
+        out = (ctypes.c_uint64 * 12)()
         self.lib.ms_stats(out)
         return {"accepted": out[0], "dropped": out[1], "annotations": out[2], "queue_capacity": out[3],
-                "queue_high_water": out[4], "batches": out[5]}
+                "queue_high_water": out[4], "batches": out[5], "gil_batches": out[6], "gil_ms": round(out[7] / 1e6, 3),
+                "py_frames_symbolized": out[8], "py_frames_looked_up": out[9], "stacks_via_torch": out[10],
+                "worker_ms": round(out[11] / 1e6, 3)}
 
     def dropped(self):
         return self.stats()["dropped"]
