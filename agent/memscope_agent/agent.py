@@ -103,6 +103,13 @@ def _torch_version(text):
     return tuple(parts + [0] * (2 - len(parts)))
 
 
+def recording_context():
+    """torch's `context` the environment asks for: MEMSCOPE_AGENT_CONTEXT, or "alloc" (stacks on
+    allocations only) for the light mode MEMSCOPE_AGENT_LIGHT=1, else "all"."""
+    env = os.environ.get
+    return env("MEMSCOPE_AGENT_CONTEXT") or ("alloc" if env("MEMSCOPE_AGENT_LIGHT") == "1" else "all")
+
+
 def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context="all"):
     if replay:
         return ReplaySource(replay, speed=speed, max_gap=max_gap)
@@ -160,8 +167,7 @@ def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, 
         mode = mode or env("MEMSCOPE_AGENT_MODE", "auto")
         stacks = stacks or env("MEMSCOPE_AGENT_STACKS", "python")
         max_entries = max_entries or (int(env("MEMSCOPE_AGENT_MAX_ENTRIES")) if env("MEMSCOPE_AGENT_MAX_ENTRIES") else None)
-        # Light: stacks on allocations only (torch's context="alloc").
-        context = context or env("MEMSCOPE_AGENT_CONTEXT") or ("alloc" if env("MEMSCOPE_AGENT_LIGHT") == "1" else "all")
+        context = context or recording_context()
         replay = replay or env("MEMSCOPE_AGENT_REPLAY") or None
         speed = float(env("MEMSCOPE_AGENT_SPEED", "1")) if speed is None else speed
         max_gap = float(env("MEMSCOPE_AGENT_MAX_GAP", "1")) if max_gap is None else max_gap
