@@ -246,7 +246,12 @@ def run_one(a, loop, mode, tag, extra_env=None, dump=None, snapshot_time=False, 
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     stream = Stream(agent_dir, sock, os.path.join(tmp, "stream.mscp")) if "MEMSCOPE_AGENT" in env else None
-    log, _ = proc.communicate(timeout=300)
+    try:
+        log, _ = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        log, _ = proc.communicate()
+        log += "\n(killed after 300 s)"
     wall = time.perf_counter() - t0
     r = {"tag": tag, "loop": loop, "mode": mode, "rc": proc.returncode, "process_s": wall}
     try:
@@ -260,9 +265,9 @@ def run_one(a, loop, mode, tag, extra_env=None, dump=None, snapshot_time=False, 
     r.update({k: v for k, v in st.items() if k != "step_s"})
     r["step_ms"] = [round(s * 1e3, 2) for s in st.get("step_s", [])]
     if stream is not None:
-        stream.thread.join(60)
-        if stream.error:
-            r["stream_error"] = stream.error
+        stream.thread.join(60 if proc.returncode == 0 else 5)
+        if stream.error or not os.path.exists(stream.path):
+            r["stream_error"] = stream.error or "no stream"
         else:
             sc = scan(agent_dir, stream.path, full=bool(dump))
             end = sc["end"] or {}
