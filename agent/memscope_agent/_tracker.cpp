@@ -369,6 +369,9 @@ struct State {
 
 State* g_state = nullptr; // leaked on purpose: the allocator keeps our callback forever
 bool g_attached = false;
+// Light mode (torch's context="alloc"): torch then hands a free the stack of its
+// allocation; the stream sends frees without one, as memscope reads such recordings.
+std::atomic<bool> g_freeStacks{true};
 thread_local bool t_suppressSnapshot = false;
 
 template <class Entry>
@@ -404,7 +407,11 @@ void onTrace(const Entry& te)
         it.size = static_cast<uint64_t>(te.size_);
         it.stream = streamBits(te.stream_);
         it.time = te.time_.approx_t_;
-        it.context = te.context_;
+        const bool isFree = te.action_ == Entry::FREE_REQUESTED || te.action_ == Entry::FREE_COMPLETED;
+        if (!isFree || g_freeStacks.load(std::memory_order_relaxed))
+            it.context = te.context_;
+        else
+            it.context.reset();
         copyStrings(te, it);
     });
     if (ok)
@@ -723,6 +730,12 @@ void ms_take(char* defs, char* events)
     std::memcpy(defs, b.defs.data(), b.defs.size());
     std::memcpy(events, b.events.data(), b.events.size());
     s->out.pop_front();
+}
+
+// keep = 0: free events go out without a stack (the light mode).
+void ms_free_stacks(int keep)
+{
+    g_freeStacks.store(keep != 0, std::memory_order_relaxed);
 }
 
 // While on, SNAPSHOT entries made by this thread (the agent's own snapshot()) are skipped.

@@ -150,8 +150,10 @@ def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, 
         max_entries = 1 if lib is not None else sys.maxsize
     torch.cuda.memory._record_memory_history(max_entries=max_entries, stacks=stacks, context=context)
     if lib is not None:
+        # Light: torch hands a free its allocation's stack; the stream sends none.
         return tracker.TrackerSource(torch, lib, queue_log2=queue_log2,
-                                     batch_ms=int(os.environ.get("MEMSCOPE_AGENT_BATCH_MS", "50")))
+                                     batch_ms=int(os.environ.get("MEMSCOPE_AGENT_BATCH_MS", "50")),
+                                     free_stacks=context == "all")
     return PollSource(torch)
 
 

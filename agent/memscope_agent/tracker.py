@@ -75,6 +75,7 @@ def load(torch, verbose=False):
         lib.ms_next.restype = ctypes.c_int
         lib.ms_take.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
         lib.ms_suppress_snapshot.argtypes = [ctypes.c_int]
+        lib.ms_free_stacks.argtypes = [ctypes.c_int]
         lib.ms_stats.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
         _lib = lib
         return lib
@@ -83,10 +84,11 @@ def load(torch, verbose=False):
 class TrackerSource(Source):
     mode = "tracker"
 
-    def __init__(self, torch, lib, queue_log2=18, annotations=True, batch_ms=50):
+    def __init__(self, torch, lib, queue_log2=18, annotations=True, batch_ms=50, free_stacks=True):
         super().__init__()
         self.torch = torch
         self.lib = lib
+        lib.ms_free_stacks(1 if free_stacks else 0)
         if lib.ms_start(queue_log2, 1 if annotations else 0, batch_ms) != 0:
             raise TrackerUnavailable("the tracker is already running")
         self.finished = threading.Event()
