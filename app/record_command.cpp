@@ -41,6 +41,7 @@ struct RecordOptions {
     std::string token;
     std::string recover;
     double duration = 0;
+    bool light = false;
     std::vector<std::string> command;
 };
 
@@ -51,7 +52,7 @@ RecordOptions parse(const std::vector<std::string>& args)
     RecordOptions o;
     try {
         const CommandLine cl(args, {.command = "record",
-                                    .flags = {},
+                                    .flags = {"--light"},
                                     .options = {{"--output", "-o"}, {"--attach"}, {"--token"}, {"--recover"}, {"--duration"}},
                                     .maxOperands = 0,
                                     .passthrough = true});
@@ -60,6 +61,7 @@ RecordOptions parse(const std::vector<std::string>& args)
         o.token = cl.value("--token").value_or("");
         o.recover = cl.value("--recover").value_or("");
         o.duration = cl.positive("--duration").value_or(0);
+        o.light = cl.has("--light");
         o.command = cl.passthrough();
     } catch (const UsageError& e) {
         usage(e.what());
@@ -71,6 +73,8 @@ RecordOptions parse(const std::vector<std::string>& args)
         usage("give exactly one of: -- COMMAND, --attach PID|SOCKET|HOST:PORT, --recover FILE");
     if (!o.token.empty() && o.attach.empty())
         usage("--token goes with --attach HOST:PORT");
+    if (o.light && o.command.empty())
+        usage("--light goes with -- COMMAND (a running agent keeps the settings it started with)");
     return o;
 }
 
@@ -102,12 +106,13 @@ std::string prepareSocketPath()
     return dir + "/record-" + std::to_string(::getpid()) + ".sock";
 }
 
-pid_t launch(const std::vector<std::string>& command, const std::string& socketPath)
+pid_t launch(const std::vector<std::string>& command, const std::string& socketPath, bool light)
 {
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) {
         const std::string kv = *e;
-        if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 || kv.rfind("PYTHONPATH=", 0) == 0)
+        if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 || kv.rfind("PYTHONPATH=", 0) == 0 ||
+            (light && kv.rfind("MEMSCOPE_AGENT_LIGHT=", 0) == 0))
             continue;
         env.push_back(kv);
     }
@@ -115,6 +120,8 @@ pid_t launch(const std::vector<std::string>& command, const std::string& socketP
     env.push_back("PYTHONPATH=" + agentPackageDir() + (oldPath && *oldPath ? std::string(":") + oldPath : ""));
     env.push_back("MEMSCOPE_AGENT=1");
     env.push_back("MEMSCOPE_AGENT_SOCKET=" + socketPath);
+    if (light)
+        env.push_back("MEMSCOPE_AGENT_LIGHT=1"); // stacks on allocations only (docs/LIVE.md)
     std::vector<char*> envp, argv;
     for (auto& s : env)
         envp.push_back(s.data());
@@ -199,7 +206,7 @@ int runRecord(const std::vector<std::string>& args)
         client.connect(tcp ? *tcp : resolveAttachTarget(o.attach));
     } else {
         const std::string socketPath = prepareSocketPath();
-        child = launch(o.command, socketPath);
+        child = launch(o.command, socketPath, o.light);
         // The agent starts with the program (importing torch, maybe building its
         // extension): wait for its socket as long as the program runs.
         for (;;) {

@@ -21,7 +21,7 @@ namespace memscope {
  * a file into a snapshot after a crash.
  */
 inline constexpr char kRecordUsage[] =
-    "usage: memscope record -o OUT.pickle [--duration S] -- COMMAND ARGS...\n"
+    "usage: memscope record -o OUT.pickle [--duration S] [--light] -- COMMAND ARGS...\n"
     "       memscope record --attach PID|SOCKET|HOST:PORT [--token T] -o OUT.pickle [--duration S]\n"
     "       memscope record --recover STREAM.mscp -o OUT.pickle";
 
