@@ -111,8 +111,8 @@ pid_t launch(const std::vector<std::string>& command, const std::string& socketP
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) {
         const std::string kv = *e;
-        if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 || kv.rfind("PYTHONPATH=", 0) == 0 ||
-            (light && kv.rfind("MEMSCOPE_AGENT_LIGHT=", 0) == 0))
+        if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 ||
+            kv.rfind("PYTHONPATH=", 0) == 0 || (light && kv.rfind("MEMSCOPE_AGENT_LIGHT=", 0) == 0))
             continue;
         env.push_back(kv);
     }

@@ -67,10 +67,7 @@ public:
 
     // Bytes held (capacity), and the narrow array's buffer (for a Prefaulter).
     size_t bytes() const;
-    std::pair<const void*, size_t> narrowBuffer() const
-    {
-        return {m_narrow.data(), m_narrow.capacity() * sizeof(int32_t)};
-    }
+    std::pair<const void*, size_t> narrowBuffer() const { return {m_narrow.data(), m_narrow.capacity() * sizeof(int32_t)}; }
     size_t wideBlocks() const;
 
     class const_iterator {
@@ -84,7 +81,10 @@ public:
         const_iterator() = default;
         const_iterator(const CompactCurve* c, size_t i) : m_curve(c), m_i(i) { }
         int64_t operator*() const { return (*m_curve)[m_i]; }
-        int64_t operator[](difference_type k) const { return (*m_curve)[static_cast<size_t>(static_cast<difference_type>(m_i) + k)]; }
+        int64_t operator[](difference_type k) const
+        {
+            return (*m_curve)[static_cast<size_t>(static_cast<difference_type>(m_i) + k)];
+        }
         const_iterator& operator++()
         {
             ++m_i;

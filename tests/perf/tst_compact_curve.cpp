@@ -58,8 +58,8 @@ private slots:
     // A value 2^31 away from its block's first value, either side, and the extremes of int64.
     void edgesOfTheNarrowRange()
     {
-        const std::vector<int64_t> values = {0,         INT32_MAX, INT32_MIN, int64_t(INT32_MAX) + 1, int64_t(INT32_MIN) - 1,
-                                             INT64_MAX, INT64_MIN, 7,         -7};
+        const std::vector<int64_t> values = {
+            0, INT32_MAX, INT32_MIN, int64_t(INT32_MAX) + 1, int64_t(INT32_MIN) - 1, INT64_MAX, INT64_MIN, 7, -7};
         CompactCurve c;
         for (int64_t v : values)
             c.push_back(v);
@@ -88,7 +88,10 @@ private slots:
             for (const CompactCurve& curve : da.categoryBytes)
                 sum += curve[static_cast<size_t>(i)];
             if (sum != d.requested[static_cast<size_t>(i)])
-                QFAIL(qPrintable(QStringLiteral("event %1: categories %2, requested %3").arg(i).arg(sum).arg(d.requested[static_cast<size_t>(i)])));
+                QFAIL(qPrintable(QStringLiteral("event %1: categories %2, requested %3")
+                                     .arg(i)
+                                     .arg(sum)
+                                     .arg(d.requested[static_cast<size_t>(i)])));
         }
     }
 };

@@ -916,8 +916,8 @@ private slots:
         // Issue 18: HOST:PORT attach, --version, --help for every command.
         row("record --token without --attach", {"record", "-o", tmp, "--token", "t", "--", "true"}, 1,
             "--token goes with --attach HOST:PORT", "");
-        row("record --light with --attach", {"record", "-o", tmp, "--light", "--attach", "1"}, 1,
-            "--light goes with -- COMMAND", "");
+        row("record --light with --attach", {"record", "-o", tmp, "--light", "--attach", "1"}, 1, "--light goes with -- COMMAND",
+            "");
         row("record HOST:PORT without --token", {"record", "-o", tmp, "--attach", "127.0.0.1:9"}, 1,
             "127.0.0.1:9: a TCP agent needs its token (--token T", "");
         row("record bad port", {"record", "-o", tmp, "--attach", "127.0.0.1:70000", "--token", "t"}, 1,
