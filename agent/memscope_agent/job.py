@@ -67,9 +67,6 @@ def socket_name(info):
 def is_launcher(argv=None):
     """True in torchrun's own process (the launcher starts the ranks; it has no GPU work)."""
     argv = list(getattr(sys, "orig_argv", None) or sys.argv) if argv is None else list(argv)
-    for i, a in enumerate(argv[:3]):
-        if os.path.basename(a) == "torchrun":
-            return True
-        if a == "-m" and i + 1 < len(argv) and argv[i + 1] in LAUNCHER_MODULES:
-            return True
-    return False
+    if any(os.path.basename(a) == "torchrun" for a in argv[:2]):  # the script, or python running it
+        return True
+    return len(argv) > 2 and argv[1] == "-m" and argv[2] in LAUNCHER_MODULES
