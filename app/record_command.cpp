@@ -53,17 +53,14 @@ RecordOptions parse(const std::vector<std::string>& args)
 {
     RecordOptions o;
     try {
-        const CommandLine cl(args, {.command = "record",
-                                    .flags = {"--all-ranks"},
-                                    .options = {{"--output", "-o"},
-                                                {"--attach"},
-                                                {"--token"},
-                                                {"--recover"},
-                                                {"--duration"},
-                                                {"--attach-job"},
-                                                {"--lag"}},
-                                    .maxOperands = 0,
-                                    .passthrough = true});
+        const CommandLine cl(
+            args,
+            {.command = "record",
+             .flags = {"--all-ranks"},
+             .options =
+                 {{"--output", "-o"}, {"--attach"}, {"--token"}, {"--recover"}, {"--duration"}, {"--attach-job"}, {"--lag"}},
+             .maxOperands = 0,
+             .passthrough = true});
         o.output = cl.value("--output").value_or("");
         o.attach = cl.value("--attach").value_or("");
         o.token = cl.value("--token").value_or("");
@@ -129,8 +126,8 @@ pid_t launch(const std::vector<std::string>& command, const std::string& socketP
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) {
         const std::string kv = *e;
-        if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 || kv.rfind("PYTHONPATH=", 0) == 0 ||
-            kv.rfind("MEMSCOPE_AGENT_JOB=", 0) == 0)
+        if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 ||
+            kv.rfind("PYTHONPATH=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_JOB=", 0) == 0)
             continue;
         env.push_back(kv);
     }
@@ -234,8 +231,9 @@ int recordAllRanks(const RecordOptions& o)
         for (size_t i = 0; i < status.size(); ++i) {
             if (i < shown.size() && shown[i] == status[i].state)
                 continue;
-            std::cerr << "memscope record: rank " << status[i].rank << " (pid " << status[i].pid << "): "
-                      << rankLiveStateName(status[i].state) << (status[i].detail.empty() ? "" : ": " + status[i].detail) << "\n";
+            std::cerr << "memscope record: rank " << status[i].rank << " (pid " << status[i].pid
+                      << "): " << rankLiveStateName(status[i].state) << (status[i].detail.empty() ? "" : ": " + status[i].detail)
+                      << "\n";
         }
         shown.clear();
         for (const auto& s : status)
@@ -274,8 +272,7 @@ int recordAllRanks(const RecordOptions& o)
         const LiveClient& client = session.client(i);
         const std::string who = "rank " + std::to_string(st.rank) + ": ";
         if (!client.stats().messages) {
-            std::cerr << "memscope record: " << who << "nothing received"
-                      << (st.detail.empty() ? "" : ": " + st.detail) << "\n";
+            std::cerr << "memscope record: " << who << "nothing received" << (st.detail.empty() ? "" : ": " + st.detail) << "\n";
             continue;
         }
         if (st.state == RankLiveState::Dead || st.state == RankLiveState::Failed)
@@ -337,6 +334,9 @@ int runRecord(const std::vector<std::string>& args)
         client.connect(tcp ? *tcp : resolveAttachTarget(o.attach));
     } else {
         const std::string socketPath = prepareSocketPath();
+        if (std::filesystem::path(o.command[0]).filename() == "torchrun")
+            std::cerr << "memscope record: one socket for one process: this records a single rank; "
+                         "--all-ranks records every rank of the job into a folder\n";
         child = launch(o.command, socketPath);
         // The agent starts with the program (importing torch, maybe building its
         // extension): wait for its socket as long as the program runs.

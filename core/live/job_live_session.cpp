@@ -19,26 +19,17 @@ std::string seconds(int64_t ms) { return std::to_string(ms / 1000) + "." + std::
 std::string_view rankLiveStateName(RankLiveState s)
 {
     switch (s) {
-    case RankLiveState::Streaming:
-        return "streaming";
-    case RankLiveState::Lagging:
-        return "lagging";
-    case RankLiveState::Ended:
-        return "ended";
-    case RankLiveState::Dead:
-        return "dead";
-    case RankLiveState::Failed:
-        return "failed";
-    case RankLiveState::Detached:
-        return "detached";
+    case RankLiveState::Streaming: return "streaming";
+    case RankLiveState::Lagging: return "lagging";
+    case RankLiveState::Ended: return "ended";
+    case RankLiveState::Dead: return "dead";
+    case RankLiveState::Failed: return "failed";
+    case RankLiveState::Detached: return "detached";
     }
     return "?";
 }
 
-JobLiveSession::JobLiveSession(Options options)
-    : m_options(std::move(options))
-{
-}
+JobLiveSession::JobLiveSession(Options options) : m_options(std::move(options)) { }
 
 JobLiveSession::~JobLiveSession() { detach(); }
 
@@ -117,18 +108,10 @@ size_t JobLiveSession::poll()
             }
             break;
         }
-        case LiveState::Ended:
-            r->state = RankLiveState::Ended;
-            break;
-        case LiveState::Lost:
-            r->state = RankLiveState::Dead;
-            break;
-        case LiveState::Failed:
-            r->state = RankLiveState::Failed;
-            break;
-        case LiveState::Detached:
-            r->state = RankLiveState::Detached;
-            break;
+        case LiveState::Ended: r->state = RankLiveState::Ended; break;
+        case LiveState::Lost: r->state = RankLiveState::Dead; break;
+        case LiveState::Failed: r->state = RankLiveState::Failed; break;
+        case LiveState::Detached: r->state = RankLiveState::Detached; break;
         }
     }
     return added;

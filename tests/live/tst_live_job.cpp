@@ -5,6 +5,7 @@
 #include "live/job_live_session.h"
 #include "snapshot/snapshot_reader.h"
 
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QProcess>
 #include <QProcessEnvironment>
@@ -29,10 +30,7 @@ class TestLiveJob : public QObject {
     QString m_python;
     QTemporaryDir m_tmp; // TMPDIR of the agents: their directory is m_tmp/memscope-UID
 
-    static QString rankFile(int rank)
-    {
-        return QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank%1.pickle").arg(rank);
-    }
+    static QString rankFile(int rank) { return QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank%1.pickle").arg(rank); }
     std::string directory() const { return (m_tmp.path() + QStringLiteral("/memscope-%1").arg(::getuid())).toStdString(); }
 
     QProcessEnvironment env() const
@@ -118,7 +116,10 @@ private slots:
         JobLiveSession session({.job = "jobB", .directory = directory(), .recoveryDir = {}, .lagMs = 5000});
         QTRY_VERIFY_WITH_TIMEOUT((session.poll(), session.size() == 2), 30000);
         bool sawBothStreaming = false;
+        QElapsedTimer clock;
+        clock.start();
         while (!session.complete()) {
+            QVERIFY2(clock.elapsed() < 60000, "the ranks should end within a minute");
             QVERIFY(session.size() == 2);
             session.poll();
             const auto st = session.status();
@@ -159,7 +160,7 @@ private slots:
 
         ::kill(static_cast<pid_t>(r1->processId()), SIGSTOP);
         QTRY_VERIFY_WITH_TIMEOUT((session.poll(), session.status()[1].state == RankLiveState::Lagging), 10000);
-        QCOMPARE(session.status()[0].state, RankLiveState::Streaming);
+        QVERIFY(session.status()[0].state == RankLiveState::Streaming);
         ::kill(static_cast<pid_t>(r1->processId()), SIGCONT);
         QTRY_VERIFY_WITH_TIMEOUT((session.poll(), session.status()[1].state == RankLiveState::Streaming), 10000);
 
@@ -175,7 +176,6 @@ private slots:
         QCOMPARE(st[0].stats.events, uint64_t(11369));
         QCOMPARE(rankLiveStateName(st[1].state), std::string_view("dead"));
         QCOMPARE(st[1].stats.events, atDeath[1].stats.events); // what arrived stays
-        QVERIFY(!session.complete() || session.allFinished());
         r0->waitForFinished(30000);
         r1->waitForFinished();
     }
@@ -194,8 +194,8 @@ private slots:
         QProcess rec;
         rec.setProcessEnvironment(env());
         rec.setProcessChannelMode(QProcess::MergedChannels);
-        rec.start(memscope, {QStringLiteral("record"), QStringLiteral("--attach-job"), QStringLiteral("jobD"), QStringLiteral("-o"),
-                             out.path()});
+        rec.start(memscope, {QStringLiteral("record"), QStringLiteral("--attach-job"), QStringLiteral("jobD"),
+                             QStringLiteral("-o"), out.path()});
         QVERIFY(rec.waitForFinished(120000));
         const QString log = QString::fromUtf8(rec.readAll());
         QVERIFY2(rec.exitCode() == 0, qPrintable(log));

@@ -166,10 +166,12 @@ AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent)
     connect(m_attachJob, &QPushButton::clicked, this, &AttachDialog::attachJob);
     connect(m_agents, &QTableWidget::itemSelectionChanged, this, [this] {
         const int row = m_agents->currentRow();
-        const bool job = row >= 0 && static_cast<size_t>(row) < m_agentInfo.size() && !m_agentInfo[static_cast<size_t>(row)].job.empty();
+        const bool job = row >= 0 && static_cast<size_t>(row) < m_agentInfo.size() &&
+                         !m_agentInfo[static_cast<size_t>(row)].job.empty();
         m_attachJob->setEnabled(job);
         if (job)
-            m_attachJob->setText(tr("Attach All Ranks of Job %1").arg(QString::fromStdString(m_agentInfo[static_cast<size_t>(row)].job)));
+            m_attachJob->setText(
+                tr("Attach All Ranks of Job %1").arg(QString::fromStdString(m_agentInfo[static_cast<size_t>(row)].job)));
     });
     auto* refreshButton = buttons->addButton(tr("Refresh"), QDialogButtonBox::ActionRole);
     buttons->addButton(QDialogButtonBox::Close);
@@ -213,12 +215,13 @@ void AttachDialog::refresh()
         m_agents->setItem(row, 1, item(QString::fromStdString(info.commandLine)));
         m_agents->setItem(row, 2, item(gpus.join(QStringLiteral(", "))));
         m_agents->setItem(row, 3, item(QString::fromStdString(info.torchVersion)));
-        m_agents->setItem(row, 4, item(info.job.empty() ? QString::fromStdString(info.mode)
-                                                        : tr("%1 · rank %2/%3 of job %4")
-                                                              .arg(QString::fromStdString(info.mode))
-                                                              .arg(info.rank)
-                                                              .arg(info.worldSize > 0 ? QString::number(info.worldSize) : tr("?"))
-                                                              .arg(QString::fromStdString(info.job))));
+        m_agents->setItem(row, 4,
+                          item(info.job.empty() ? QString::fromStdString(info.mode)
+                                                : tr("%1 · rank %2/%3 of job %4")
+                                                      .arg(QString::fromStdString(info.mode))
+                                                      .arg(info.rank)
+                                                      .arg(info.worldSize > 0 ? QString::number(info.worldSize) : tr("?"))
+                                                      .arg(QString::fromStdString(info.job))));
     }
     if (m_agents->rowCount())
         m_agents->selectRow(0);

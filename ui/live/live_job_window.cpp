@@ -39,8 +39,8 @@ std::string liveText(const RankLiveStatus& s)
 } // namespace
 
 LiveJobWindow::LiveJobWindow(const QString& job, const QString& directory, int64_t lagMs, QWidget* parent)
-    : QWidget(parent), m_tab(nullptr), m_status(new QLabel(this)), m_detach(new QToolButton(this)),
-      m_save(new QToolButton(this)), m_set(RankSet::fromEntries({}))
+    : QWidget(parent), m_tab(nullptr), m_status(new QLabel(this)), m_detach(new QToolButton(this)), m_save(new QToolButton(this)),
+      m_set(RankSet::fromEntries({}))
 {
     JobLiveSession::Options o;
     o.job = job.toStdString();

@@ -34,8 +34,7 @@ class LiveJobWindow : public QWidget {
 public:
     // `directory`: where the agents are (empty: agentDirectory()); `lagMs`: quiet that long
     // while others stream, a rank is shown lagging.
-    explicit LiveJobWindow(const QString& job, const QString& directory = {}, int64_t lagMs = 5000,
-                           QWidget* parent = nullptr);
+    explicit LiveJobWindow(const QString& job, const QString& directory = {}, int64_t lagMs = 5000, QWidget* parent = nullptr);
     ~LiveJobWindow() override;
 
     JobLiveSession& session() { return *m_session; }
