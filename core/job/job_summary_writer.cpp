@@ -1,9 +1,9 @@
 #include "job/job_summary_writer.h"
+#include "job/rank_oom_json.h"
 
 #include "common/format_bytes.h"
 
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
 namespace memscope {
 
@@ -42,16 +42,7 @@ std::string jobSummaryJson(const RankSet& set)
         j["above_mean"] = e.aboveMean;
         j["communication_at_peak_bytes"] = s.collectiveAtPeakTotal();
         j["communication_peak_bytes"] = s.collectivePeak;
-        Json oom;
-        oom["happened"] = s.oom;
-        if (s.oom) {
-            oom["event_index"] = s.oomEvent;
-            oom["time_us"] = s.oomTimeUs;
-            oom["asked_bytes"] = s.oomAskedBytes;
-            oom["phase"] = s.oomPhase;
-            oom["where"] = s.oomWhere;
-        }
-        j["oom"] = std::move(oom);
+        j["oom"] = rankOomJson(s);
         j["oom_dump"] = s.oomDump;
         j["iteration_folder"] = s.iteration;
         ranks.push_back(std::move(j));

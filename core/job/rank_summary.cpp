@@ -1,11 +1,11 @@
 #include "job/rank_summary.h"
+#include "job/rank_oom_json.h"
 
 #include "common/load_error.h"
 
 #include <algorithm>
 #include <charconv>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace memscope {
@@ -114,16 +114,7 @@ std::string rankSummaryJson(const RankSummary& s)
     j["start_time_us"] = s.startUs;
     j["end_time_us"] = s.endUs;
     j["iteration_start_us"] = s.iterationStartUs;
-    Json oom;
-    oom["happened"] = s.oom;
-    if (s.oom) {
-        oom["event_index"] = s.oomEvent;
-        oom["time_us"] = s.oomTimeUs;
-        oom["asked_bytes"] = s.oomAskedBytes;
-        oom["phase"] = s.oomPhase;
-        oom["where"] = s.oomWhere;
-    }
-    j["oom"] = std::move(oom);
+    j["oom"] = rankOomJson(s);
     j["iteration_folder"] = s.iteration;
     j["oom_dump"] = s.oomDump;
     Json comm;

@@ -11,13 +11,14 @@
 #include "io/point_report.h"
 #include "io/report_json_writer.h"
 
+#include "support/cli_run.h"
+
 #include <QDebug>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -72,27 +73,9 @@ const char* kFp32 = "cmp_qwen_bs8_fp32.pickle";
 const char* kAmp = "cmp_qwen_bs8_amp.pickle";
 const char* kCkpt = "cmp_qwen_bs8_ckpt.pickle";
 
-struct CliResult {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
+using test::CliRun;
 
-CliResult runCli(const QStringList& args)
-{
-    CliResult r;
-    QProcess p;
-    p.start(QStringLiteral(MEMSCOPE_APP), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+CliRun runCli(const QStringList& args) { return test::runCli(QStringLiteral(MEMSCOPE_APP), args); }
 
 } // namespace
 
@@ -378,7 +361,7 @@ private slots:
         QFETCH(int, exitCode);
         QFETCH(QString, err);
         QFETCH(QString, out);
-        const CliResult r = runCli(args);
+        const CliRun r = runCli(args);
         QVERIFY2(r.exitCode == exitCode,
                  qPrintable(QStringLiteral("exit %1, stderr: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))));
         if (err.isEmpty()) {
@@ -400,7 +383,7 @@ private slots:
         QTemporaryDir dir;
         auto reportOf = [&](const char* name) {
             const QString out = dir.filePath(QString::fromLatin1(name));
-            const CliResult r = runCli({"report", QString::fromStdString(dataFile(name)), "--out", out});
+            const CliRun r = runCli({"report", QString::fromStdString(dataFile(name)), "--out", out});
             if (r.exitCode != 0)
                 qWarning() << r.err;
             QFile f(out + "/report.json");
@@ -410,7 +393,7 @@ private slots:
         };
         const QJsonObject ra = reportOf(kBs16), rb = reportOf(kBs2);
         QVERIFY(!ra.isEmpty() && !rb.isEmpty());
-        const CliResult r = runCli(
+        const CliRun r = runCli(
             {"diff", QString::fromStdString(dataFile(kBs16)), QString::fromStdString(dataFile(kBs2)), "--json"});
         QCOMPARE(r.exitCode, 0);
         const QJsonObject d = QJsonDocument::fromJson(r.out).object();

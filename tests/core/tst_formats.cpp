@@ -4,9 +4,11 @@
 // goldens are rewritten only with MEMSCOPE_UPDATE_GOLDEN=1 (then review the diff in git).
 #include "snapshot/snapshot_reader.h"
 
+#include "support/cli_run.h"
+#include "support/golden.h"
+
 #include <QDir>
 #include <QFile>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -18,51 +20,10 @@ const QString kDir = QStringLiteral(MEMSCOPE_TESTDATA_DIR "/formats");
 
 std::string file(const char* name) { return (kDir + "/" + QString::fromLatin1(name)).toStdString(); }
 
-struct Run {
-    int exitCode = -1;
-    QByteArray out, err;
-};
+using test::CliRun;
 
 // Runs the memscope binary in the formats folder, so that "file" in its output is relative.
-Run runCli(const QStringList& args)
-{
-    QProcess p;
-    p.setWorkingDirectory(kDir);
-    p.start(QStringLiteral(MEMSCOPE_APP), args);
-    p.waitForFinished(120000);
-    Run r;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
-
-// A unified diff of two small texts, line by line (longest common subsequence).
-QString unifiedDiff(const QStringList& a, const QStringList& b)
-{
-    const qsizetype n = a.size(), m = b.size();
-    std::vector<std::vector<int>> lcs(static_cast<size_t>(n + 1), std::vector<int>(static_cast<size_t>(m + 1), 0));
-    for (qsizetype i = n - 1; i >= 0; --i)
-        for (qsizetype j = m - 1; j >= 0; --j)
-            lcs[static_cast<size_t>(i)][static_cast<size_t>(j)] =
-                a[i] == b[j] ? lcs[static_cast<size_t>(i + 1)][static_cast<size_t>(j + 1)] + 1
-                             : std::max(lcs[static_cast<size_t>(i + 1)][static_cast<size_t>(j)],
-                                        lcs[static_cast<size_t>(i)][static_cast<size_t>(j + 1)]);
-    QString out = QStringLiteral("--- golden\n+++ actual\n");
-    qsizetype i = 0, j = 0;
-    while (i < n || j < m) {
-        if (i < n && j < m && a[i] == b[j]) {
-            out += " " + a[i] + "\n";
-            ++i, ++j;
-        } else if (j < m && (i == n || lcs[static_cast<size_t>(i)][static_cast<size_t>(j + 1)] >=
-                                           lcs[static_cast<size_t>(i + 1)][static_cast<size_t>(j)])) {
-            out += "+" + b[j++] + "\n";
-        } else {
-            out += "-" + a[i++] + "\n";
-        }
-    }
-    return out;
-}
+CliRun runCli(const QStringList& args) { return test::runCli(QStringLiteral(MEMSCOPE_APP), args, {.workingDirectory = kDir}); }
 
 } // namespace
 
@@ -93,34 +54,23 @@ private slots:
     void opensEveryVariant()
     {
         QFETCH(QString, name);
-        const Run summary = runCli({QStringLiteral("summary"), name, QStringLiteral("--json")});
+        const CliRun summary = runCli({QStringLiteral("summary"), name, QStringLiteral("--json")});
         QVERIFY2(summary.exitCode == 0, summary.err.constData());
         const QString goldenPath = kDir + "/" + name + ".summary.json";
-        QFile golden(goldenPath);
-        if (qEnvironmentVariable("MEMSCOPE_UPDATE_GOLDEN") == QLatin1String("1")) {
-            QVERIFY(golden.open(QIODevice::WriteOnly | QIODevice::Truncate));
-            golden.write(summary.out);
-        } else {
-            QVERIFY2(golden.open(QIODevice::ReadOnly), qPrintable(goldenPath + " is missing: run with MEMSCOPE_UPDATE_GOLDEN=1"));
-            const QByteArray want = golden.readAll();
-            if (want != summary.out) {
-                const QString diff = unifiedDiff(QString::fromUtf8(want).split('\n'), QString::fromUtf8(summary.out).split('\n'));
-                QFAIL(qPrintable(name + ": summary --json differs from its golden (MEMSCOPE_UPDATE_GOLDEN=1 rewrites it)\n" +
-                                 diff));
-            }
-        }
+        const QString failure = test::checkGolden(goldenPath, summary.out);
+        QVERIFY2(failure.isEmpty(), qPrintable(failure));
 
-        const Run diagnose = runCli({QStringLiteral("diagnose"), name});
+        const CliRun diagnose = runCli({QStringLiteral("diagnose"), name});
         QVERIFY2(diagnose.exitCode == 0, diagnose.err.constData());
         QTemporaryDir out;
-        const Run report = runCli({QStringLiteral("report"), name, QStringLiteral("--out"), out.path()});
+        const CliRun report = runCli({QStringLiteral("report"), name, QStringLiteral("--out"), out.path()});
         QVERIFY2(report.exitCode == 0, report.err.constData());
         QVERIFY(QFile::exists(out.path() + "/index.html") || !QDir(out.path()).isEmpty());
     }
 
     void lfsPointerSaysSo()
     {
-        const Run r = runCli({QStringLiteral("summary"), QStringLiteral("lfs_pointer.pickle")});
+        const CliRun r = runCli({QStringLiteral("summary"), QStringLiteral("lfs_pointer.pickle")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("lfs_pointer.pickle: this file is a Git LFS pointer, not the snapshot: run git lfs pull"),
                  r.err.constData());

@@ -22,7 +22,8 @@ private slots:
         int rows = 0;
         for (const QString& folder :
              {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle"),
-              QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/diagnose")}) {
+              QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real"), QStringLiteral(MEMSCOPE_TESTDATA_DIR "/diagnose"),
+              QStringLiteral(MEMSCOPE_TESTDATA_DIR "/fields")}) {
             const QDir dir(folder);
             const auto stats = dir.entryList({QStringLiteral("*.stats.json")}, QDir::Files, QDir::Name);
             for (const QString& name : stats) {

@@ -7,11 +7,13 @@
 // An output larger than kWholeLimit is kept as a digest (SAMPLE.OUTPUT.digest.txt): its size,
 // line count, SHA-256, first and last lines, so that the goldens stay small and a diff still
 // shows the start of what changed.
+#include "support/cli_run.h"
+#include "support/golden.h"
+
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
@@ -24,8 +26,6 @@ constexpr qsizetype kWholeLimit = 32 * 1024;
 constexpr int kDigestHead = 20;
 constexpr int kDigestTail = 5;
 constexpr int kDiffLines = 200;
-
-bool updating() { return qEnvironmentVariable("MEMSCOPE_UPDATE_GOLDEN") == QLatin1String("1"); }
 
 QString goldenDir() { return QStringLiteral(MEMSCOPE_GOLDEN_DIR); }
 
@@ -56,87 +56,28 @@ QByteArray readAll(const QString& path)
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
-bool writeAll(const QString& path, const QByteArray& bytes)
-{
-    QFile f(path);
-    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(bytes) == bytes.size() && f.flush();
-}
-
-// Prints `diff -u golden actual` (at most kDiffLines lines) to stderr.
-void printDiff(const QString& golden, const QByteArray& actual)
-{
-    QTemporaryDir tmp;
-    const QString actualPath = tmp.filePath(QFileInfo(golden).fileName());
-    if (!writeAll(actualPath, actual))
-        return;
-    QProcess diff;
-    diff.start(QStringLiteral("diff"),
-               {QStringLiteral("-u"), QStringLiteral("--label"), QStringLiteral("golden/") + QFileInfo(golden).fileName(),
-                QStringLiteral("--label"), QStringLiteral("actual"), golden, actualPath});
-    if (!diff.waitForFinished(60000)) {
-        std::fprintf(stderr, "(diff -u did not run: %s)\n", qPrintable(diff.errorString()));
-        return;
-    }
-    const QList<QByteArray> lines = diff.readAllStandardOutput().split('\n');
-    for (qsizetype i = 0; i < std::min<qsizetype>(kDiffLines, lines.size()); ++i)
-        std::fprintf(stderr, "%s\n", lines[i].constData());
-    if (lines.size() > kDiffLines)
-        std::fprintf(stderr, "… %lld more lines of diff\n", static_cast<long long>(lines.size() - kDiffLines));
-}
-
 // Compares (or, when updating, writes) one output; returns false, after printing the diff,
 // when it differs from its golden.
 bool matchesGolden(const QString& name, const QByteArray& output)
 {
     const bool whole = output.size() <= kWholeLimit;
     const QString path = goldenDir() + QLatin1Char('/') + (whole ? name : digestName(name));
-    const QString otherForm = goldenDir() + QLatin1Char('/') + (whole ? digestName(name) : name);
-    const QByteArray expected = whole ? output : digest(output);
-    if (updating()) {
-        QFile::remove(otherForm);
-        if (readAll(path) != expected || !QFile::exists(path)) {
-            if (!writeAll(path, expected))
-                qWarning("cannot write %s", qPrintable(path));
-            else
-                std::fprintf(stderr, "updated %s\n",
-                             qPrintable(QDir(QStringLiteral(MEMSCOPE_SOURCE_DIR)).relativeFilePath(path)));
-        }
+    if (memscope::test::updatingGoldens())
+        QFile::remove(goldenDir() + QLatin1Char('/') + (whole ? digestName(name) : name));
+    const QString failure = memscope::test::checkGolden(path, whole ? output : digest(output), kDiffLines);
+    if (failure.isEmpty())
         return true;
-    }
-    if (!QFile::exists(path)) {
-        std::fprintf(stderr, "%s: no golden (scripts/update-golden.sh writes it)\n", qPrintable(path));
-        return false;
-    }
-    if (readAll(path) == expected)
-        return true;
-    printDiff(path, expected);
+    std::fprintf(stderr, "%s\n", qPrintable(failure));
     return false;
 }
 
-struct Run {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
+using memscope::test::CliRun;
 
-Run runApp(const QStringList& args)
+CliRun runApp(const QStringList& args)
 {
-    QProcess p;
-    p.setWorkingDirectory(QStringLiteral(MEMSCOPE_SOURCE_DIR));
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(MEMSCOPE_APP), args);
-    Run r;
-    if (!p.waitForFinished(600000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
+    return memscope::test::runCli(
+        QStringLiteral(MEMSCOPE_APP), args,
+        {.workingDirectory = QStringLiteral(MEMSCOPE_SOURCE_DIR), .timeoutMs = 600000, .offscreen = true});
 }
 
 struct Row {
@@ -217,7 +158,7 @@ private slots:
         QVERIFY(out.isValid());
         if (report)
             args << QStringLiteral("--out") << out.path();
-        const Run r = runApp(args);
+        const CliRun r = runApp(args);
         QVERIFY2(r.exitCode == 0, qPrintable(QStringLiteral("memscope %1 exited with %2: %3")
                                                  .arg(args.join(QLatin1Char(' ')))
                                                  .arg(r.exitCode)
@@ -253,7 +194,7 @@ private slots:
         for (const QString& name : QDir(goldenDir()).entryList(QDir::Files)) {
             if (known.contains(name))
                 continue;
-            if (updating() && QFile::remove(goldenDir() + QLatin1Char('/') + name))
+            if (memscope::test::updatingGoldens() && QFile::remove(goldenDir() + QLatin1Char('/') + name))
                 std::fprintf(stderr, "removed %s\n", qPrintable(name));
             else
                 stray << name;

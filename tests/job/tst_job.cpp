@@ -10,12 +10,13 @@
 #include "job/rank_set.h"
 #include "job/rank_summary.h"
 
+#include "support/cli_run.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -56,23 +57,9 @@ bool place(const QString& dir, int rank, const QString& relative)
     return QFile::copy(kRanks + QStringLiteral("/ddp_rank%1.pickle").arg(rank), to);
 }
 
-struct CliResult {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
-CliResult runCli(const QStringList& args)
-{
-    CliResult r;
-    QProcess p;
-    p.start(QStringLiteral(MEMSCOPE_APP), args);
-    if (!p.waitForFinished(120000))
-        return r;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+using test::CliRun;
+
+CliRun runCli(const QStringList& args) { return test::runCli(QStringLiteral(MEMSCOPE_APP), args); }
 
 // The summary of the real rank 0 with its timeline replaced.
 std::string realSummaryWithTimeline(const std::string& timeline)
@@ -364,7 +351,7 @@ private slots:
         if (std::string_view(MEMSCOPE_APP).empty())
             QSKIP("the memscope app is not built");
         const QString f = QString::fromStdString(path);
-        CliResult r = runCli({QStringLiteral("summary"), f, QStringLiteral("--json")});
+        CliRun r = runCli({QStringLiteral("summary"), f, QStringLiteral("--json")});
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("focus_device")).toInt(), device);
         r = runCli({QStringLiteral("diagnose"), f});
@@ -386,7 +373,7 @@ private slots:
     {
         if (std::string_view(MEMSCOPE_APP).empty())
             QSKIP("the memscope app is not built");
-        CliResult r = runCli({QStringLiteral("summary"), kRanks, QStringLiteral("--json")});
+        CliRun r = runCli({QStringLiteral("summary"), kRanks, QStringLiteral("--json")});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QJsonObject job = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(job.value(QStringLiteral("ranks_count")).toInt(), 2);

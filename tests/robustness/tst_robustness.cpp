@@ -15,6 +15,8 @@
 #include "snapshot/snapshot_limits.h"
 #include "snapshot/snapshot_reader.h"
 
+#include "support/cli_run.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -27,7 +29,6 @@
 #include <QTest>
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -152,32 +153,15 @@ std::string ustr(std::string_view s)
 // An empty snapshot's opening: PROTO 2, {"segments": [], "device_traces": [...
 std::string emptySegmentsPrefix() { return "\x80\x02}" + ustr("segments") + "]s"; }
 
-struct CliResult {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-    long maxRssKb = 0; // largest resident set of any child this process has waited for
-};
+using test::CliRun;
 
 bool haveCli() { return !std::string_view(MEMSCOPE_APP).empty(); }
 
-CliResult runCli(const QStringList& args)
+CliRun runCli(const QStringList& args)
 {
-    CliResult r;
-    QProcess p;
-    p.start(QStringLiteral(MEMSCOPE_APP), args);
-    if (!p.waitForFinished(300000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    rusage ru{};
-    getrusage(RUSAGE_CHILDREN, &ru);
-    r.maxRssKb = ru.ru_maxrss;
-    return r;
+    test::CliRunOptions options;
+    options.timeoutMs = 300000;
+    return test::runCli(QStringLiteral(MEMSCOPE_APP), args, options);
 }
 
 // ---- hostile pickles -------------------------------------------------------------------
@@ -378,7 +362,7 @@ private slots:
 
         if (!haveCli())
             return;
-        const CliResult r = runCli({QStringLiteral("summary"), file});
+        const CliRun r = runCli({QStringLiteral("summary"), file});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.out.isEmpty());
         QVERIFY2(r.err.count('\n') == 1 && r.err.endsWith('\n'), r.err.constData());
@@ -535,7 +519,7 @@ private slots:
             return;
         const QString file = tempFile(QStringLiteral("bounded.bin"));
         QVERIFY(writeFile(file, bytes.toStdString()));
-        const CliResult r = runCli({QStringLiteral("summary"), file});
+        const CliRun r = runCli({QStringLiteral("summary"), file});
         QCOMPARE(r.exitCode, expected.isEmpty() ? 0 : 1);
         if (!expected.isEmpty()) {
             QVERIFY2(r.err.count('\n') == 1, r.err.constData());
@@ -686,7 +670,7 @@ private slots:
             return;
         const QString file = tempFile(QStringLiteral("typed.pickle"));
         QVERIFY(writeFile(file, bytes.toStdString()));
-        const CliResult r = runCli({QStringLiteral("summary"), file});
+        const CliRun r = runCli({QStringLiteral("summary"), file});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.out.isEmpty());
         QVERIFY2(r.err.count('\n') == 1, r.err.constData());
@@ -730,7 +714,7 @@ private slots:
             return;
         const QString file = tempFile(QStringLiteral("other.bin"));
         QVERIFY(writeFile(file, bytes.toStdString()));
-        const CliResult r = runCli({QStringLiteral("summary"), file});
+        const CliRun r = runCli({QStringLiteral("summary"), file});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.out.isEmpty());
         QVERIFY2(r.err.count('\n') == 1 && r.err.contains(expected.toUtf8()), r.err.constData());
@@ -852,7 +836,7 @@ private slots:
         // And the CLI agrees, for that device alone.
         if (!haveCli())
             return;
-        const CliResult r = runCli(
+        const CliRun r = runCli(
             {QStringLiteral("summary"), file, QStringLiteral("--device"), QString::number(device), QStringLiteral("--json")});
         QCOMPARE(r.exitCode, 0);
         QVERIFY(r.err.isEmpty());
@@ -869,7 +853,7 @@ private slots:
         if (!haveCli())
             QSKIP("memscope is not built (MEMSCOPE_BUILD_UI=OFF)");
         const QString file = QString::fromStdString(robustdata("two_devices.pickle"));
-        const CliResult r = runCli({QStringLiteral("summary"), file, QStringLiteral("--device"), QStringLiteral("2")});
+        const CliRun r = runCli({QStringLiteral("summary"), file, QStringLiteral("--device"), QStringLiteral("2")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err == ("memscope summary: " + file + ": has no device 2 (it has 0, 1)\n").toUtf8(), r.err.constData());
     }
@@ -955,7 +939,7 @@ private slots:
         QFETCH(int, exitCode);
         QFETCH(QString, err);
         QFETCH(QString, out);
-        const CliResult r = runCli(args);
+        const CliRun r = runCli(args);
         QVERIFY2(r.exitCode == exitCode,
                  qPrintable(QStringLiteral("exit %1, stderr: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))));
         if (err.isEmpty())
