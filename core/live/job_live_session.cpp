@@ -140,8 +140,9 @@ bool JobLiveSession::allFinished() const
 {
     if (m_ranks.empty())
         return false;
+    // By the states poll() worked out, so that status() agrees once this is true.
     return std::all_of(m_ranks.begin(), m_ranks.end(),
-                       [](const auto& r) { return !r->connectError.empty() || r->client->finished(); });
+                       [](const auto& r) { return r->state != RankLiveState::Streaming && r->state != RankLiveState::Lagging; });
 }
 
 bool JobLiveSession::complete() const

@@ -75,7 +75,8 @@ public:
     // From the ranks' hellos (or their info files); -1 while none said.
     int worldSize() const { return m_worldSize; }
     const std::string& job() const { return m_options.job; }
-    // Every rank attached so far has finished (Ended, Dead, Failed, Detached); false with none.
+    // Every rank attached so far has finished (Ended, Dead, Failed, Detached) as of the last
+    // poll(); false with none.
     bool allFinished() const;
     // Every rank of the world attached (worldSize() known) and finished.
     bool complete() const;

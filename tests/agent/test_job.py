@@ -96,6 +96,25 @@ class JobTest(unittest.TestCase):
                 p.communicate()
             shutil.rmtree(tmp)
 
+    def test_replay_keeps_each_event_on_its_device(self):
+        # Regression: the replay put every event on the last device of device_traces (a
+        # generator read its loop variable late); rank 0's file has devices 0 and 1, events on 0.
+        tmp = tempfile.mkdtemp(prefix="msj-")
+        sock = os.path.join(tmp, "r.sock")
+        os.chmod(tmp, 0o700)
+        p = subprocess.Popen([sys.executable, "-m", "memscope_agent", "--replay", os.path.join(RANKS, "ddp_rank0.pickle"),
+                              "--speed", "0", "--socket", sock, "--linger", "5"], env=env_for(tmp),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            got = client.receive(client.connect(sock, timeout=30), timeout=60)
+            traces = safe_pickle.load_file(os.path.join(RANKS, "ddp_rank0.pickle"))["device_traces"]
+            self.assertEqual({d: len(t) for d, t in got.devices.items()}, {d: len(t) for d, t in enumerate(traces) if t})
+            self.assertEqual(list(got.devices), [0])
+        finally:
+            p.kill()
+            p.communicate()
+            shutil.rmtree(tmp)
+
     def test_launcher_starts_none_its_ranks_do_and_are_recorded_together(self):
         # A stand-in for torchrun: it starts two ranks with torchrun's variables; under
         # MEMSCOPE_AGENT=ranks the launcher (no RANK) starts no agent, each rank starts one.

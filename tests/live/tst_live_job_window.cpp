@@ -75,7 +75,6 @@ private slots:
         auto r1 = startRank(QStringLiteral("ui1"), 1, QStringLiteral("1"));
         QVERIFY(r0 && r1);
         LiveJobWindow w(QStringLiteral("ui1"), directory(), 5000);
-        w.show();
         QTRY_COMPARE_WITH_TIMEOUT(w.rankSet().size(), size_t(2), 30000);
         QVERIFY(!w.jobTab()->table()->isColumnHidden(RankTableModel::Live));
         QTRY_VERIFY_WITH_TIMEOUT(w.session().complete(), 60000);
@@ -83,6 +82,9 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(w.rankSet().ranks()[0].summary.events == 11369 && w.rankSet().ranks()[1].summary.events == 11369,
                                  30000);
         QVERIFY(w.updates() >= 3);
+        QTRY_VERIFY_WITH_TIMEOUT(cell(w, 0, RankTableModel::Live) == QLatin1String("ended") &&
+                                     cell(w, 1, RankTableModel::Live) == QLatin1String("ended"),
+                                 10000);
         for (int r = 0; r < 2; ++r) {
             const RankEntry& e = w.rankSet().ranks()[static_cast<size_t>(r)];
             QCOMPARE(e.summary.rank, r);
