@@ -3,6 +3,7 @@
 #include "analysis/analysis.h"
 #include "live/agent_directory.h"
 #include "live/job_live_session.h"
+#include "live/live_recording.h"
 #include "snapshot/snapshot_reader.h"
 
 #include <QElapsedTimer>
@@ -76,6 +77,16 @@ class TestLiveJob : public QObject {
         return p;
     }
 
+    // A rank file as the stream carries it: a stream names only the devices that have events,
+    // so the file's empty trailing devices (ddp_rank0 lists device 1 with no event) are left out.
+    static std::shared_ptr<const Snapshot> asStreamed(int rank)
+    {
+        std::shared_ptr<Snapshot> s = copySnapshot(*readSnapshotFile(rankFile(rank).toStdString()));
+        while (!s->devices.empty() && s->devices.back().events.count() == 0)
+            s->devices.pop_back();
+        return s;
+    }
+
     static int64_t peakRequested(const std::shared_ptr<const Snapshot>& s, const std::string& name)
     {
         AnalysisOptions o;
@@ -146,7 +157,7 @@ private slots:
             QCOMPARE(rankLiveStateName(st[r].state), std::string_view("ended"));
             QCOMPARE(session.client(r).hello().rank, r);
             QCOMPARE(session.client(r).hello().job, std::string("jobB"));
-            const auto file = readSnapshotFile(rankFile(r).toStdString());
+            const auto file = asStreamed(r);
             const auto got = session.client(r).snapshot();
             size_t fileEvents = 0;
             for (const auto& d : file->devices)
@@ -213,8 +224,7 @@ private slots:
         QVERIFY2(log.contains(QLatin1String("2 of 2 ranks written")), qPrintable(log));
         for (int r = 0; r < 2; ++r) {
             const QString f = out.filePath(QStringLiteral("rank%1.pickle").arg(r));
-            QCOMPARE(QString::fromStdString(test::compareSnapshots(*readSnapshotFile(rankFile(r).toStdString()),
-                                                                   *readSnapshotFile(f.toStdString()))),
+            QCOMPARE(QString::fromStdString(test::compareSnapshots(*asStreamed(r), *readSnapshotFile(f.toStdString()))),
                      QString());
             QVERIFY(!QFileInfo::exists(f + QStringLiteral(".mscp")));
         }
@@ -244,8 +254,7 @@ private slots:
         QVERIFY2(rec.exitCode() == 0, qPrintable(log));
         for (int r = 0; r < 2; ++r)
             QCOMPARE(QString::fromStdString(test::compareSnapshots(
-                         *readSnapshotFile(rankFile(r).toStdString()),
-                         *readSnapshotFile(out.filePath(QStringLiteral("rank%1.pickle").arg(r)).toStdString()))),
+                         *asStreamed(r), *readSnapshotFile(out.filePath(QStringLiteral("rank%1.pickle").arg(r)).toStdString()))),
                      QString());
     }
 
