@@ -1,4 +1,5 @@
 #include "record_command.h"
+#include "common/format_number.h"
 
 #include "command_line.h"
 
@@ -154,12 +155,7 @@ pid_t launch(const std::vector<std::string>& command, const std::string& socketP
     return pid;
 }
 
-std::string mib(int64_t bytes)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-    return buf;
-}
+std::string mib(int64_t bytes) { return formatFixed(static_cast<double>(bytes) / (1024.0 * 1024.0), 1) + " MiB"; }
 
 void report(const Snapshot& s, const LiveStats& stats, const std::string& output, const std::string& who = {})
 {

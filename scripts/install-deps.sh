@@ -8,7 +8,7 @@ packages=(
   nlohmann-json3-dev libbenchmark-dev
   xvfb xauth python3
   clang libclang-rt-14-dev clang-format-14
-  ccache dpkg-dev socat
+  ccache dpkg-dev socat locales
   python3-venv python3-setuptools python3-wheel
 )
 missing=()

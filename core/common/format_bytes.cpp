@@ -1,4 +1,5 @@
 #include "common/format_bytes.h"
+#include "common/format_number.h"
 
 #include <cmath>
 #include <cstdio>
@@ -14,12 +15,9 @@ std::string formatBytes(int64_t bytes)
         v /= 1024.0;
         ++u;
     }
-    char buf[64];
     if (u == 0)
-        std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
-    else
-        std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-    return buf;
+        return std::to_string(bytes) + " B";
+    return formatFixed(v, 2) + " " + units[u];
 }
 
 } // namespace memscope

@@ -1,4 +1,5 @@
 #include "compare/comparison_writer.h"
+#include "common/format_number.h"
 
 #include "common/format_bytes.h"
 #include "io/csv_field.h"
@@ -116,9 +117,8 @@ std::string percent(int64_t delta, int64_t base)
 {
     if (base == 0)
         return delta == 0 ? "" : "(new)";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "(%+.1f%%)", 100.0 * static_cast<double>(delta) / static_cast<double>(base));
-    return buf;
+    const double p = 100.0 * static_cast<double>(delta) / static_cast<double>(base);
+    return std::string("(") + (p >= 0 ? "+" : "") + formatFixed(p, 1) + "%)";
 }
 
 std::string byteIterations(double v) { return formatBytes(static_cast<int64_t>(std::llround(v))) + "·it"; }
@@ -302,11 +302,8 @@ void writeComparisonCsv(std::ostream& out, const Comparison& c)
                 std::to_string(s.bytesB), std::to_string(s.delta()));
     for (size_t i : c.sitesByLifetime()) {
         const CallSiteDelta& s = c.sites[i];
-        char va[32], vb[32], d[32];
-        std::snprintf(va, sizeof va, "%.0f", s.byteIterationsA);
-        std::snprintf(vb, sizeof vb, "%.0f", s.byteIterationsB);
-        std::snprintf(d, sizeof d, "%.0f", s.lifetimeDelta());
-        row("call_site_lifetime", s.summary.empty() ? s.topFrame : s.summary, "", "", va, vb, d);
+        row("call_site_lifetime", s.summary.empty() ? s.topFrame : s.summary, "", "", formatFixed(s.byteIterationsA, 0),
+            formatFixed(s.byteIterationsB, 0), formatFixed(s.lifetimeDelta(), 0));
     }
 }
 
@@ -318,10 +315,8 @@ void writeComparisonCurvesCsv(std::ostream& out, const Comparison& c)
         for (Category cat : kAllCategories)
             out << ',' << side << categoryName(cat);
     out << '\n';
-    char x[32];
     for (size_t i = 0; i < k.bins; ++i) {
-        std::snprintf(x, sizeof x, "%.4f", k.x(i));
-        out << x << ',' << k.total[0][i] << ',' << k.total[1][i] << ',' << k.deltaTotal(i);
+        out << formatFixed(k.x(i), 4) << ',' << k.total[0][i] << ',' << k.total[1][i] << ',' << k.deltaTotal(i);
         for (size_t side = 0; side < 2; ++side)
             for (size_t cat = 0; cat < kCategoryCount; ++cat)
                 out << ',' << k.byCategory[side][cat][i];

@@ -1,4 +1,5 @@
 #include "io/peak_report_csv_writer.h"
+#include "common/format_number.h"
 
 #include "io/csv_field.h"
 
@@ -11,9 +12,7 @@ namespace {
 
 std::string share(int64_t bytes, int64_t total)
 {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6f", total > 0 ? static_cast<double>(bytes) / static_cast<double>(total) : 0.0);
-    return buf;
+    return formatFixed(total > 0 ? static_cast<double>(bytes) / static_cast<double>(total) : 0.0, 6);
 }
 
 std::string hex(uint64_t v)

@@ -1,4 +1,5 @@
 #include "io/summary_writer.h"
+#include "common/format_number.h"
 
 #include "snapshot/device_name.h"
 
@@ -63,10 +64,10 @@ std::string summaryText(const Replay& replay, std::optional<int> device, std::op
         out += deviceName(d.device) + ": " + std::to_string(d.eventCount) + " events, " + std::to_string(d.allocations.size()) +
                " allocations" + (focus && *focus == d.device && !device && replay.devices.size() > 1 ? " (shown first)" : "") +
                "\n";
-        std::snprintf(line, sizeof line, "  peak requested: %s (%lld bytes) at event %lld, %.3f s\n",
+        std::snprintf(line, sizeof line, "  peak requested: %s (%lld bytes) at event %lld, %s s\n",
                       formatBytes(d.peakRequested.bytes).c_str(), static_cast<long long>(d.peakRequested.bytes),
                       static_cast<long long>(d.peakRequested.event.value),
-                      static_cast<double>(d.peakRequested.timeUs - t0) / 1e6);
+                      formatFixed(static_cast<double>(d.peakRequested.timeUs - t0) / 1e6, 3).c_str());
         out += line;
         std::snprintf(line, sizeof line, "  peak reserved:  %s (%lld bytes)\n", formatBytes(d.peakReserved.bytes).c_str(),
                       static_cast<long long>(d.peakReserved.bytes));

@@ -1,4 +1,5 @@
 #include "job/job_summary_writer.h"
+#include "common/format_number.h"
 #include "job/rank_oom_json.h"
 
 #include "common/format_bytes.h"
@@ -71,10 +72,12 @@ std::string jobSummaryText(const RankSet& set)
                                             (s.oomWhere.empty() ? "" : " at " + s.oomWhere)
                                 : s.oomDump ? "OOM dump"
                                             : "";
-        std::snprintf(line, sizeof line, "%5d %6d %12s %12s %-14s %8.3fs %12s %+7.1f%%  %s%s\n", s.rank, s.device,
+        const double above = e.aboveMean * 100;
+        const std::string aboveText = (above >= 0 ? "+" : "") + formatFixed(above, 1) + "%";
+        std::snprintf(line, sizeof line, "%5d %6d %12s %12s %-14s %8ss %12s %8s  %s%s\n", s.rank, s.device,
                       formatBytes(s.peakRequested).c_str(), formatBytes(s.peakReserved).c_str(),
-                      s.peakPhase.empty() ? "-" : s.peakPhase.c_str(), s.peakSeconds(),
-                      formatBytes(s.collectiveAtPeakTotal()).c_str(), e.aboveMean * 100, oom.c_str(),
+                      s.peakPhase.empty() ? "-" : s.peakPhase.c_str(), formatFixed(s.peakSeconds(), 3).c_str(),
+                      formatBytes(s.collectiveAtPeakTotal()).c_str(), aboveText.c_str(), oom.c_str(),
                       i == focus ? "  <- shown first" : "");
         out += line;
     }

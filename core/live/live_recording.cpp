@@ -1,4 +1,5 @@
 #include "live/live_recording.h"
+#include "common/format_number.h"
 
 #include "live/protocol.h"
 #include "snapshot/snapshot_limits.h"
@@ -78,9 +79,7 @@ std::string settingText(const nlohmann::json& v)
     if (v.is_number_integer())
         return std::to_string(v.get<int64_t>());
     if (v.is_number_float()) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%g", v.get<double>());
-        return buf;
+        return formatGeneral(v.get<double>());
     }
     if (v.is_string())
         return v.get<std::string>();

@@ -1,4 +1,5 @@
 #include "snapshot/json_snapshot_reader.h"
+#include "common/format_number.h"
 
 #include "common/load_error.h"
 #include "snapshot/format_keys.h"
@@ -399,11 +400,9 @@ private:
                 m_s.allocatorSettings[prefix + it.key()] = it->get<std::string>();
             else if (it->is_boolean())
                 m_s.allocatorSettings[prefix + it.key()] = it->get<bool>() ? "True" : "False";
-            else if (it->is_number_float()) {
-                char buf[64];
-                std::snprintf(buf, sizeof buf, "%g", it->get<double>());
-                m_s.allocatorSettings[prefix + it.key()] = buf;
-            } else if (it->is_null())
+            else if (it->is_number_float())
+                m_s.allocatorSettings[prefix + it.key()] = formatGeneral(it->get<double>());
+            else if (it->is_null())
                 m_s.allocatorSettings[prefix + it.key()] = "None";
             else
                 m_s.allocatorSettings[prefix + it.key()] = it->dump();

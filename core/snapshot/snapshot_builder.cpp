@@ -1,4 +1,5 @@
 #include "snapshot/snapshot_builder.h"
+#include "common/format_number.h"
 
 #include "common/load_error.h"
 #include "pickle/pickle_memo.h"
@@ -411,9 +412,7 @@ std::string SnapshotBuilder::toText(PickleValue v)
     case PickleKind::Bool: return v.boolean ? "True" : "False";
     case PickleKind::Int: return v.unsignedInt ? std::to_string(static_cast<uint64_t>(v.i)) : std::to_string(v.i);
     case PickleKind::Float: {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%g", v.f);
-        return buf;
+        return formatGeneral(v.f);
     }
     case PickleKind::String:
     case PickleKind::Bytes: return std::string(m_snapshot.strings.view(StringId{v.str}));
