@@ -3,6 +3,7 @@
 #include "analysis/analysis.h"
 #include "live/agent_directory.h"
 #include "live/job_live_session.h"
+#include "live/live_client.h"
 #include "live/live_recording.h"
 #include "snapshot/snapshot_reader.h"
 
@@ -256,6 +257,27 @@ private slots:
             QCOMPARE(QString::fromStdString(test::compareSnapshots(
                          *asStreamed(r), *readSnapshotFile(out.filePath(QStringLiteral("rank%1.pickle").arg(r)).toStdString()))),
                      QString());
+    }
+
+    // Real streams (tests/data/ranks/torchrun/): both ranks of a 2-rank torchrun DDP job (gloo,
+    // one H200 shared, tracker mode) as agent/tools/record_ranks.py received them; each rank's
+    // replayed peaks equal what torch counted in that rank (requested_bytes.all.peak,
+    // max_memory_reserved, dumped by agent/tools/ddp_train.py).
+    void realTorchrunRankStreams()
+    {
+        for (int r = 0; r < 2; ++r) {
+            std::string note;
+            const auto s = readLiveStreamFile(
+                QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/torchrun/rank%1.mscp").arg(r).toStdString(), &note);
+            QCOMPARE(QString::fromStdString(note), QString());
+            AnalysisOptions o;
+            o.until = AnalysisStage::Replayed;
+            const auto a = analyze(AnalysisSource::recording(s, "rank"), o);
+            const DeviceReplay& d = a->replay->devices[a->focusDevice()];
+            QCOMPARE(d.eventCount, int64_t(3925));
+            QCOMPARE(d.peakRequested.bytes, int64_t(496819268));
+            QCOMPARE(d.peakReserved.bytes, int64_t(517996544));
+        }
     }
 
     void usageErrors()
