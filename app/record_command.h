@@ -28,7 +28,7 @@ namespace memscope {
  * memscope's rank discovery reads rank<R>.pickle), a dead rank's partial recording too.
  */
 inline constexpr char kRecordUsage[] =
-    "usage: memscope record -o OUT.pickle [--duration S] -- COMMAND ARGS...\n"
+    "usage: memscope record -o OUT.pickle [--duration S] [--light] -- COMMAND ARGS...\n"
     "       memscope record --attach PID|SOCKET|HOST:PORT [--token T] -o OUT.pickle [--duration S]\n"
     "       memscope record --recover STREAM.mscp -o OUT.pickle\n"
     "       memscope record --all-ranks -o DIR [--duration S] [--lag S] -- torchrun ARGS...\n"

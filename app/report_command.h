@@ -1,7 +1,7 @@
 #pragma once
 
 #include "analysis/analysis.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 
 #include <functional>
 #include <memory>

@@ -148,8 +148,19 @@ int main(int argc, char** argv)
         columns += bytesOf(e.action) + bytesOf(e.addr) + bytesOf(e.size) + e.stream.bytes() + bytesOf(e.timeUs) +
                    bytesOf(e.stack) + e.userMetadata.bytes() + e.compileContext.bytes();
     }
+    size_t attributionBytes = 0, wideBlocks = 0;
+    for (const DeviceReplay& d : replay->devices)
+        wideBlocks += d.reserved.wideBlocks();
+    for (const DeviceAttribution& a : attribution->devices) {
+        attributionBytes += bytesOf(a.eventPhase) + bytesOf(a.allocationCategory) + bytesOf(a.allocationPhase) +
+                            bytesOf(a.allocationIteration);
+        for (const CompactCurve& c : a.categoryBytes) {
+            attributionBytes += c.bytes();
+            wideBlocks += c.wideBlocks();
+        }
+    }
     for (const DeviceReplay& d : replay->devices) {
-        replayBytes += bytesOf(d.allocations) + bytesOf(d.eventAllocation) + bytesOf(d.requested) + bytesOf(d.reserved);
+        replayBytes += bytesOf(d.allocations) + bytesOf(d.eventAllocation) + bytesOf(d.requested) + d.reserved.bytes();
         for (const auto& c : d.checkpoints)
             checkpointBytes += bytesOf(c);
     }
@@ -182,11 +193,11 @@ int main(int argc, char** argv)
         " \"cpu_load_s\": %.3f, \"cpu_replay_s\": %.3f, \"cpu_attribution_s\": %.3f, \"cpu_total_s\": %.3f,\n"
         " \"rss_after_load_mib\": %.1f, \"peak_rss_after_load_mib\": %.1f, \"rss_after_replay_mib\": %.1f, "
         "\"rss_after_attribution_mib\": %.1f, \"peak_rss_mib\": %.1f,\n"
-        " \"columns_mib\": %.1f, \"replay_mib\": %.1f, \"checkpoints_mib\": %.1f, \"live_at_peak\": %lld, \"query_sum\": %zu%s}\n",
+        " \"columns_mib\": %.1f, \"replay_mib\": %.1f, \"checkpoints_mib\": %.1f, \"attribution_mib\": %.1f, \"wide_blocks\": %zu, \"live_at_peak\": %lld, \"query_sum\": %zu%s}\n",
         file.c_str(), static_cast<unsigned long long>(snap->fileBytes), static_cast<long long>(events), snap->strings.size(),
         snap->frames.size(), snap->stacks.size(), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0, "true", c1 - c0, c2 - c1,
         c3 - c2, c5 - c0, rssAfterLoad / 1024.0, peakAfterLoad / 1024.0, rssAfterReplay / 1024.0, rssAfterAttribution / 1024.0,
         peakRssKiB() / 1024.0, columns / 1048576.0, replayBytes / 1048576.0, checkpointBytes / 1048576.0,
-        static_cast<long long>(liveAtPeak), querySum, checkText.c_str());
+        attributionBytes / 1048576.0, wideBlocks, static_cast<long long>(liveAtPeak), querySum, checkText.c_str());
     return ok ? 0 : 1;
 }

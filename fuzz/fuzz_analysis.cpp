@@ -6,7 +6,7 @@
 #include "common/load_error.h"
 #include "io/diagnostics_json.h"
 #include "io/allocations_csv.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "io/report_json_writer.h"
 #include "snapshot/snapshot_reader.h"
 

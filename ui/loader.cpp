@@ -46,6 +46,12 @@ void Loader::cancel()
         emit loadCancelled(p);
 }
 
+void Loader::cancelCurrent()
+{
+    if (m_cancel)
+        m_cancel->store(true);
+}
+
 void Loader::startNext()
 {
     if (m_queue.isEmpty()) {

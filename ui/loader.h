@@ -20,7 +20,7 @@ namespace memscope {
  *   snapshotLoaded  once diagnosed: the finished document
  * (or loadFailed / loadCancelled). Signals are emitted on the thread the Loader lives in (the
  * GUI thread), so receivers never see a half-built result. cancel() stops the file being
- * loaded and drops the queued ones.
+ * loaded and drops the queued ones; cancelCurrent() stops only the file being loaded.
  */
 class Loader : public QObject {
     Q_OBJECT
@@ -31,6 +31,7 @@ public:
     void load(const QString& path);
     void load(const QStringList& paths);
     void cancel();
+    void cancelCurrent(); // stops the file being loaded; the queued ones still load
     bool isBusy() const { return m_worker != nullptr; }
     int queuedCount() const { return static_cast<int>(m_queue.size()); }
 

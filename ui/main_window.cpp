@@ -55,6 +55,15 @@ QString canonical(const QString& path)
     return c.isEmpty() ? info.absoluteFilePath() : c;
 }
 
+// The status bar's words for a running stage: "Attributing train.pickle…".
+QString stageText(const QString& stage, const QString& path)
+{
+    QString what = stage;
+    if (!what.isEmpty())
+        what[0] = what[0].toUpper();
+    return QStringLiteral("%1 %2…").arg(what, QFileInfo(path).fileName());
+}
+
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -121,13 +130,18 @@ MainWindow::MainWindow(QWidget* parent)
         m_progress->show();
         m_cancel->show();
     });
-    connect(m_loader, &Loader::progressChanged, this, [this](const QString&, double f, const QString& stage) {
+    connect(m_loader, &Loader::progressChanged, this, [this](const QString& path, double f, const QString& stage) {
         m_progress->setValue(static_cast<int>(f * 100));
         m_progress->setFormat(stage + QStringLiteral(" %p%"));
+        m_loadLabel->setText(stageText(stage, path));
     });
+    connect(m_loader, &Loader::curvesReady, this, &MainWindow::onCurves);
+    connect(m_loader, &Loader::attributed, this, &MainWindow::onAttributed);
     connect(m_loader, &Loader::snapshotLoaded, this, &MainWindow::onLoaded);
     connect(m_loader, &Loader::loadFailed, this, &MainWindow::onFailed);
     connect(m_loader, &Loader::loadCancelled, this, [this](const QString& path) {
+        if (path == m_loadingPath)
+            dropLoadingTab();
         statusBar()->showMessage(tr("Cancelled loading %1").arg(QFileInfo(path).fileName()), 5000);
     });
     connect(m_loader, &Loader::idle, this, [this] {
@@ -407,11 +421,8 @@ void MainWindow::openFiles(const QStringList& paths)
     }
 }
 
-void MainWindow::onLoaded(const QString& path, std::shared_ptr<const Document> document)
+SnapshotTab* MainWindow::addSnapshotTab(const QString& path, std::shared_ptr<const Document> document)
 {
-    QStringList odd; // what the reader took as unknown rather than refuse the file
-    for (const std::string& w : document->snapshot().warnings)
-        odd << QString::fromStdString(w);
     auto* t = new SnapshotTab(std::move(document), m_tabs);
     t->restoreLayout(m_tabLayout);
     if (m_axisAction->isChecked())
@@ -425,6 +436,58 @@ void MainWindow::onLoaded(const QString& path, std::shared_ptr<const Document> d
     m_tabs->setTabToolTip(index, path);
     m_tabs->setCurrentIndex(index);
     m_stack->setCurrentWidget(m_tabs);
+    return t;
+}
+
+void MainWindow::onCurves(const QString& path, std::shared_ptr<const Document> document)
+{
+    const QString next = QString::fromUtf8(analysisStageName(AnalysisStage::Attributed)); // the stage that runs now
+    m_loadLabel->setText(stageText(next, path));
+    m_progress->setFormat(next + QStringLiteral(" %p%"));
+    m_loadingPath = path;
+    m_loadingTab = addSnapshotTab(path, std::move(document));
+    updateActions();
+}
+
+void MainWindow::onAttributed(const QString& path, std::shared_ptr<const Document> document)
+{
+    if (m_loadingTab && path == m_loadingPath) {
+        m_loadingTab->setDocument(std::move(document));
+        updateActions();
+    }
+}
+
+void MainWindow::dropLoadingTab()
+{
+    if (m_loadingTab) {
+        const int index = m_tabs->indexOf(m_loadingTab);
+        m_tabs->removeTab(index);
+        m_loadingTab->deleteLater();
+        if (m_tabs->count() == 0)
+            m_stack->setCurrentWidget(m_welcome);
+    }
+    m_loadingTab = nullptr;
+    m_loadingPath.clear();
+    updateActions();
+}
+
+void MainWindow::onLoaded(const QString& path, std::shared_ptr<const Document> document)
+{
+    QStringList odd; // what the reader took as unknown rather than refuse the file
+    for (const std::string& w : document->snapshot().warnings)
+        odd << QString::fromStdString(w);
+    const bool staged = path == m_loadingPath;
+    const bool closed = staged && !m_loadingTab; // its tab was closed while it loaded
+    if (staged && m_loadingTab)
+        m_loadingTab->setDocument(std::move(document));
+    else if (!closed)
+        addSnapshotTab(path, std::move(document));
+    m_loadingTab = nullptr;
+    m_loadingPath.clear();
+    if (closed) {
+        updateActions();
+        return;
+    }
     addRecent(path);
     updateActions();
     if (odd.isEmpty())
@@ -436,7 +499,8 @@ void MainWindow::onLoaded(const QString& path, std::shared_ptr<const Document> d
 
 void MainWindow::onFailed(const QString& path, const QString& message)
 {
-    (void)path;
+    if (path == m_loadingPath)
+        dropLoadingTab();
     showError(message);
 }
 
@@ -474,6 +538,10 @@ void MainWindow::closeTab(int index)
     SnapshotTab* t = tab(index);
     if (!t)
         return;
+    if (t == m_loadingTab) { // still categorising or diagnosing: stop that, the queued files still load
+        m_loadingTab = nullptr; // m_loadingPath stays: a result already on its way is dropped
+        m_loader->cancelCurrent();
+    }
     m_tabLayout = t->saveLayout();
     m_tabs->removeTab(index);
     t->deleteLater();
@@ -486,7 +554,8 @@ void MainWindow::updateActions()
 {
     const bool any = currentTab() != nullptr;
     const bool comparison = comparisonTab(m_tabs->currentIndex()) != nullptr;
-    m_exportAction->setEnabled(any || comparison);
+    const bool categorised = any && currentTab()->document().categorised(); // the report needs the categories
+    m_exportAction->setEnabled(categorised || comparison);
     m_imageAction->setEnabled(any);
     m_closeAction->setEnabled(any || comparison || jobTab(m_tabs->currentIndex()) != nullptr);
     for (QAction* a : m_tabActions)
@@ -563,6 +632,11 @@ bool MainWindow::exportReport(const QString& directory, QString* message)
     SnapshotTab* t = currentTab();
     if (!t)
         return false;
+    if (!t->document().categorised()) {
+        if (message)
+            *message = tr("%1 is still being categorised; export its report once it has loaded").arg(t->path());
+        return false;
+    }
     try {
         const ReportFiles files = writeReport(t->document(), t->deviceIndex(), t->selectedEvent(), directory);
         if (message)

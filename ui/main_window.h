@@ -3,6 +3,7 @@
 #include "ui/document/document.h"
 
 #include <QMainWindow>
+#include <QPointer>
 
 #include <atomic>
 #include <memory>
@@ -27,12 +28,12 @@ class SnapshotTab;
 /*
  * The application window: one tab per opened snapshot, a welcome page when none is open.
  * Files arrive by drag-and-drop (several at once), File > Open, the recent-files menu or
- * the command line, and load on the Loader's thread with a progress bar and Cancel in the
- * status bar. A folder (dropped, named on the command line, File > Open Folder) or several
- * files named by rank open as one distributed job (a JobTab: core/job's RankSet, summarised
- * on a thread of its own); a rank opened from it gets a snapshot tab. A failed load shows its error in a banner above the tabs
- * and leaves the open tabs as they were. Window geometry, the splitter layout, the x-axis mode and recent files are kept in
- * QSettings.
+ * the command line, and load on the Loader's thread with a progress bar naming the stage and
+ * Cancel in the status bar; a file's tab opens as soon as its curves are replayed and fills in
+ * as its categories and findings arrive (closing it cancels its load). A folder (dropped, named on the command line, File > Open
+ * Folder) or several files named by rank open as one distributed job (a JobTab: core/job's RankSet, summarised on a thread of its
+ * own); a rank opened from it gets a snapshot tab. A failed load shows its error in a banner above the tabs and leaves the open
+ * tabs as they were. Window geometry, the splitter layout, the x-axis mode and recent files are kept in QSettings.
  */
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -76,7 +77,12 @@ protected:
 private:
     void createActions();
     void createWelcome();
+    // The loader's stages: the tab opens on the curves and fills in with each later stage.
+    void onCurves(const QString& path, std::shared_ptr<const Document> document);
+    void onAttributed(const QString& path, std::shared_ptr<const Document> document);
     void onLoaded(const QString& path, std::shared_ptr<const Document> document);
+    SnapshotTab* addSnapshotTab(const QString& path, std::shared_ptr<const Document> document);
+    void dropLoadingTab(); // a load cancelled or failed after its curves arrived
     void onFailed(const QString& path, const QString& message);
     void showError(const QString& message);
     void addRecent(const QString& path);
@@ -113,6 +119,8 @@ private:
     QByteArray m_tabLayout;
     bool m_applyingPalette = false;
     class QThread* m_jobThread = nullptr; // opening a job; one at a time
+    QPointer<SnapshotTab> m_loadingTab; // the tab of the file still loading, shown from its curves
+    QString m_loadingPath; // its file; kept with no tab when the tab was closed (its load cancelled)
     std::atomic<bool> m_closing{false};
 };
 

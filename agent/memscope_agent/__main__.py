@@ -24,6 +24,8 @@ def _parser():
                    help="tracker: C++ extension (default when it builds); poll: torch.cuda.memory._snapshot()")
     p.add_argument("--stacks", choices=["python", "all"], default=None, help="stack frames to record (default python)")
     p.add_argument("--max-entries", type=int, default=None, help="torch's own trace ring buffer size")
+    p.add_argument("--light", action="store_true",
+                   help="stacks on allocations only (torch's context='alloc'): cheaper; frees carry no stack")
     p.add_argument("--replay", metavar="FILE", help="serve a recorded snapshot's events instead (no torch needed)")
     p.add_argument("--speed", type=float, default=1.0, help="replay pace: 1 = as recorded, 0 = as fast as possible")
     p.add_argument("--max-gap", type=float, default=1.0, help="replay: longest pause between events, seconds")
@@ -96,7 +98,7 @@ def main(argv=None):
         _parser().error("give a script to run, -m MODULE, --replay FILE or --list")
     os.environ.pop("MEMSCOPE_AGENT", None)
     a = agent.start(socket_path=args.socket, tcp=args.tcp, mode=args.mode, stacks=args.stacks,
-                    max_entries=args.max_entries)
+                    max_entries=args.max_entries, context="alloc" if args.light else None)
     if a.server.token:
         print("memscope-agent: tcp %s token %s" % (a.server.tcp_address, a.server.token), flush=True)
     if args.module:

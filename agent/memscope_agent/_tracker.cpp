@@ -10,9 +10,20 @@
 //
 // The callback copies the entry (a shared_ptr to its stack context, a few integers) into
 // a Vyukov bounded MPMC queue and returns; no lock, no GIL, no CUDA allocation. Every
-// ~50 ms the worker takes what is queued, symbolizes all stacks of the batch in one
-// torch::symbolize call (which takes the GIL briefly for the Python frames), interns
+// ~50 ms the worker takes what is queued, symbolizes the stacks of the batch, interns
 // strings/frames/stacks and encodes the batch. The interface is plain C for ctypes.
+//
+// Symbolizing without the GIL: a Python-only stack is a list of (code object, last
+// instruction) pairs. The worker keeps, for the life of the process, the frames each pair
+// symbolized to (file, function, line, and inductor's extra frames for generated code),
+// holding a reference to the code object so that its address is never reused for
+// another. Only pairs never seen before take the GIL, once per batch; a training loop
+// repeats its stacks, so after the first steps no batch takes it. (torch::symbolize
+// took the GIL every batch and called into Python for every distinct frame of it: the
+// trainer waited for that.) Stacks with C++ frames (stacks="all") still go through
+// torch::symbolize.
+
+#include <Python.h> // first, as Python asks
 
 #include <ATen/record_function.h>
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -32,6 +43,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -243,6 +255,89 @@ private:
     uint32_t m_nextString = 1, m_nextFrame = 1, m_nextStack = 1;
 };
 
+
+// CapturedTraceback keeps its frames private and torch offers no accessor but
+// torch::symbolize (which needs the GIL for the whole batch). An explicit instantiation
+// may name a private member; these read the frame lists, never write them (they are
+// fixed once gathered).
+template <class Tag, typename Tag::type Member>
+struct PrivateMember {
+    friend typename Tag::type robbed(Tag) { return Member; }
+};
+struct PyFramesOf {
+    using type = std::vector<torch::CapturedTraceback::PyFrame> torch::CapturedTraceback::*;
+    friend type robbed(PyFramesOf);
+};
+struct CppFramesOf {
+    using type = std::vector<void*> torch::CapturedTraceback::*;
+    friend type robbed(CppFramesOf);
+};
+struct ScriptFramesOf {
+    using type = std::vector<torch::jit::StackEntry> torch::CapturedTraceback::*;
+    friend type robbed(ScriptFramesOf);
+};
+template struct PrivateMember<PyFramesOf, &torch::CapturedTraceback::frames_>;
+template struct PrivateMember<CppFramesOf, &torch::CapturedTraceback::cpp_frames_>;
+template struct PrivateMember<ScriptFramesOf, &torch::CapturedTraceback::script_frames_>;
+
+struct PyFrameKey {
+    void* code;
+    int lasti;
+    bool operator==(const PyFrameKey& o) const { return code == o.code && lasti == o.lasti; }
+};
+struct PyFrameKeyHash {
+    size_t operator()(const PyFrameKey& k) const
+    {
+        return std::hash<void*>()(k.code) ^ (std::hash<int>()(k.lasti) * 0x9e3779b97f4a7c15ull);
+    }
+};
+
+std::string utf8(PyObject* s)
+{
+    Py_ssize_t n = 0;
+    const char* p = s && PyUnicode_Check(s) ? PyUnicode_AsUTF8AndSize(s, &n) : nullptr;
+    if (!p) {
+        PyErr_Clear();
+        return "??";
+    }
+    return std::string(p, static_cast<size_t>(n));
+}
+
+// The frames one (code, lasti) pair stands for, as torch's own PythonTraceback::appendSymbolized
+// makes them: the frame itself, then what inductor's PyCodeCache.stack_frames_for_code adds
+// for generated code. Needs the GIL.
+std::vector<torch::unwind::Frame> symbolizePyFrame(PyObject* extraFn, const PyFrameKey& key)
+{
+    auto* code = reinterpret_cast<PyCodeObject*>(key.code);
+    std::vector<torch::unwind::Frame> out;
+    const int line = PyCode_Addr2Line(code, key.lasti);
+    out.push_back(torch::unwind::Frame{utf8(code->co_filename), utf8(code->co_name), static_cast<uint64_t>(line)});
+    if (!extraFn)
+        return out;
+    PyObject* lineObj = PyLong_FromLong(line);
+    PyObject* extra = lineObj ? PyObject_CallFunctionObjArgs(extraFn, code->co_filename, lineObj, nullptr) : nullptr;
+    Py_XDECREF(lineObj);
+    if (extra && extra != Py_None) {
+        PyObject* it = PyObject_GetIter(extra);
+        while (PyObject* h = it ? PyIter_Next(it) : nullptr) {
+            PyObject* f = PyMapping_GetItemString(h, "filename");
+            PyObject* n = PyMapping_GetItemString(h, "name");
+            PyObject* l = PyMapping_GetItemString(h, "line");
+            const unsigned long long ln = l ? PyLong_AsUnsignedLongLong(l) : 0;
+            out.push_back(torch::unwind::Frame{utf8(f), utf8(n), static_cast<uint64_t>(ln)});
+            Py_XDECREF(f);
+            Py_XDECREF(n);
+            Py_XDECREF(l);
+            Py_DECREF(h);
+            PyErr_Clear();
+        }
+        Py_XDECREF(it);
+    }
+    Py_XDECREF(extra);
+    PyErr_Clear();
+    return out;
+}
+
 struct State {
     explicit State(size_t capacity) : queue(capacity) {}
 
@@ -252,6 +347,12 @@ struct State {
     std::atomic<uint64_t> accepted{0};
     std::atomic<uint64_t> dropped{0};
     std::atomic<uint64_t> annotations{0};
+    std::atomic<uint64_t> gilTakes{0};    // batches that took the GIL to symbolize
+    std::atomic<uint64_t> gilNs{0};       // time spent holding (or waiting for) it
+    std::atomic<uint64_t> pyFramesNew{0}; // (code, lasti) pairs symbolized
+    std::atomic<uint64_t> pyFramesSeen{0};
+    std::atomic<uint64_t> viaTorch{0};    // stacks with C++ frames, through torch::symbolize
+    std::atomic<uint64_t> encodeNs{0};    // worker time per batch, all of it
     uint64_t highWater = 0;
     uint64_t batches = 0;
     std::thread worker;
@@ -262,10 +363,15 @@ struct State {
     std::deque<Batch> out;
     std::unique_ptr<c10::ApproximateClockToUnixTimeConverter> clock;
     Encoder encoder;
+    // (code, lasti) -> frame ids; each code object in it holds a reference from us.
+    std::unordered_map<PyFrameKey, std::vector<uint32_t>, PyFrameKeyHash> pyFrames;
 };
 
 State* g_state = nullptr; // leaked on purpose: the allocator keeps our callback forever
 bool g_attached = false;
+// Light mode (torch's context="alloc"): torch then hands a free the stack of its
+// allocation; the stream sends frees without one, as memscope reads such recordings.
+std::atomic<bool> g_freeStacks{true};
 thread_local bool t_suppressSnapshot = false;
 
 template <class Entry>
@@ -301,7 +407,11 @@ void onTrace(const Entry& te)
         it.size = static_cast<uint64_t>(te.size_);
         it.stream = streamBits(te.stream_);
         it.time = te.time_.approx_t_;
-        it.context = te.context_;
+        const bool isFree = te.action_ == Entry::FREE_REQUESTED || te.action_ == Entry::FREE_COMPLETED;
+        if (!isFree || g_freeStacks.load(std::memory_order_relaxed))
+            it.context = te.context_;
+        else
+            it.context.reset();
         copyStrings(te, it);
     });
     if (ok)
@@ -332,8 +442,10 @@ void onAnnotation(const at::RecordFunction& fn, uint8_t stage)
 void encodeBatch(State& s, std::vector<Item>& items, const std::function<c10::time_t(c10::approx_time_t)>& toNs)
 {
     Batch b;
-    // Symbolize every stack of the batch at once; identical contexts once.
-    std::vector<torch::CapturedTraceback*> unique;
+    const auto t0 = std::chrono::steady_clock::now();
+    // Stacks: identical contexts once. Python-only ones through the frame cache, any
+    // with C++ frames through torch::symbolize.
+    std::vector<torch::CapturedTraceback*> unique, viaTorch;
     std::unordered_map<torch::CapturedTraceback*, size_t> index;
     std::vector<int64_t> itemTrace(items.size(), -1);
     for (size_t i = 0; i < items.size(); ++i) {
@@ -347,19 +459,100 @@ void encodeBatch(State& s, std::vector<Item>& items, const std::function<c10::ti
             unique.push_back(tb);
         itemTrace[i] = static_cast<int64_t>(it->second);
     }
-    std::vector<uint32_t> stackOf;
-    if (!unique.empty()) {
-        torch::SymbolizedTracebacks sym = torch::symbolize(unique);
+    std::vector<uint32_t> stackOf(unique.size(), 0);
+    std::vector<PyFrameKey> fresh;
+    std::unordered_map<PyFrameKey, size_t, PyFrameKeyHash> freshIndex;
+    uint64_t seen = 0;
+    for (auto* tb : unique) {
+        if (!(tb->*robbed(CppFramesOf{})).empty()) {
+            viaTorch.push_back(tb);
+            continue;
+        }
+        for (const auto& f : tb->*robbed(PyFramesOf{})) {
+            const PyFrameKey key{f.code, f.lasti};
+            ++seen;
+            if (!s.pyFrames.count(key) && freshIndex.emplace(key, fresh.size()).second)
+                fresh.push_back(key);
+        }
+    }
+    s.pyFramesSeen.fetch_add(seen, std::memory_order_relaxed);
+    if (!fresh.empty() && Py_IsInitialized()) {
+        std::vector<std::vector<torch::unwind::Frame>> symbolized;
+        symbolized.reserve(fresh.size());
+        const auto g0 = std::chrono::steady_clock::now();
+        {
+            const PyGILState_STATE gil = PyGILState_Ensure();
+            // Only when inductor's code cache is already imported (there is no generated
+            // code otherwise): never start an import from this thread.
+            PyObject* extraFn = nullptr;
+            if (PyObject* name = PyUnicode_FromString("torch._inductor.codecache")) {
+                if (PyObject* mod = PyImport_GetModule(name)) {
+                    if (PyObject* cache = PyObject_GetAttrString(mod, "PyCodeCache")) {
+                        extraFn = PyObject_GetAttrString(cache, "stack_frames_for_code");
+                        Py_DECREF(cache);
+                    }
+                    Py_DECREF(mod);
+                }
+                Py_DECREF(name);
+            }
+            PyErr_Clear();
+            for (const auto& key : fresh) {
+                Py_INCREF(reinterpret_cast<PyObject*>(key.code)); // kept: the address stays this code's
+                symbolized.push_back(symbolizePyFrame(extraFn, key));
+            }
+            Py_XDECREF(extraFn);
+            PyGILState_Release(gil);
+        }
+        s.gilTakes.fetch_add(1, std::memory_order_relaxed);
+        s.gilNs.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - g0).count()),
+                          std::memory_order_relaxed);
+        s.pyFramesNew.fetch_add(fresh.size(), std::memory_order_relaxed);
+        for (size_t k = 0; k < fresh.size(); ++k) {
+            std::vector<uint32_t> ids;
+            for (const auto& f : symbolized[k])
+                ids.push_back(s.encoder.frame(b.defs, f));
+            s.pyFrames.emplace(fresh[k], std::move(ids));
+        }
+    }
+    std::vector<uint32_t> ids;
+    for (size_t t = 0; t < unique.size(); ++t) {
+        const auto* tb = unique[t];
+        if (!(tb->*robbed(CppFramesOf{})).empty())
+            continue;
+        ids.clear();
+        // As torch::symbolize orders a stack without C++ frames: TorchScript frames,
+        // then the Python ones.
+        for (const auto& f : tb->*robbed(ScriptFramesOf{})) {
+            torch::unwind::Frame frame;
+            frame.funcname = f.filename; // sic, as torch: TorchScript puts the function there
+            auto flc = f.range.file_line_col();
+            if (flc) {
+                size_t col = 0;
+                std::tie(frame.filename, frame.lineno, col) = *flc;
+            } else {
+                frame.filename = "??";
+                frame.lineno = 0;
+            }
+            ids.push_back(s.encoder.frame(b.defs, frame));
+        }
+        for (const auto& f : tb->*robbed(PyFramesOf{})) {
+            const auto& cached = s.pyFrames.at(PyFrameKey{f.code, f.lasti});
+            ids.insert(ids.end(), cached.begin(), cached.end());
+        }
+        stackOf[t] = s.encoder.stack(b.defs, ids);
+    }
+    if (!viaTorch.empty()) {
+        s.viaTorch.fetch_add(viaTorch.size(), std::memory_order_relaxed);
+        torch::SymbolizedTracebacks sym = torch::symbolize(viaTorch);
         std::vector<uint32_t> frameIds(sym.all_frames.size());
         for (size_t f = 0; f < sym.all_frames.size(); ++f)
             frameIds[f] = s.encoder.frame(b.defs, sym.all_frames[f]);
-        std::vector<uint32_t> ids;
-        stackOf.resize(sym.tracebacks.size());
         for (size_t t = 0; t < sym.tracebacks.size(); ++t) {
             ids.clear();
             for (uint64_t f : sym.tracebacks[t])
                 ids.push_back(frameIds.at(static_cast<size_t>(f)));
-            stackOf[t] = s.encoder.stack(b.defs, ids);
+            stackOf[index.at(viaTorch[t])] = s.encoder.stack(b.defs, ids);
         }
     }
 
@@ -411,6 +604,9 @@ void encodeBatch(State& s, std::vector<Item>& items, const std::function<c10::ti
         ++b.count;
     }
     flush();
+    s.encodeNs.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now() - t0).count()),
+                         std::memory_order_relaxed);
     {
         std::lock_guard<std::mutex> lock(s.outMutex);
         s.out.push_back(std::move(b));
@@ -536,18 +732,26 @@ void ms_take(char* defs, char* events)
     s->out.pop_front();
 }
 
+// keep = 0: free events go out without a stack (the light mode).
+void ms_free_stacks(int keep)
+{
+    g_freeStacks.store(keep != 0, std::memory_order_relaxed);
+}
+
 // While on, SNAPSHOT entries made by this thread (the agent's own snapshot()) are skipped.
 void ms_suppress_snapshot(int on)
 {
     t_suppressSnapshot = on != 0;
 }
 
-// accepted, dropped, annotations, queue capacity, queue high water, batches
+// accepted, dropped, annotations, queue capacity, queue high water, batches, batches that
+// took the GIL, ns spent taking and holding it, (code, lasti) pairs symbolized, Python
+// frames looked up, stacks through torch::symbolize, ns the worker spent encoding
 void ms_stats(uint64_t* out)
 {
     State* s = g_state;
     if (!s) {
-        std::memset(out, 0, 6 * sizeof(uint64_t));
+        std::memset(out, 0, 12 * sizeof(uint64_t));
         return;
     }
     out[0] = s->accepted.load();
@@ -556,6 +760,12 @@ void ms_stats(uint64_t* out)
     out[3] = s->queue.capacity();
     out[4] = s->highWater;
     out[5] = s->batches;
+    out[6] = s->gilTakes.load();
+    out[7] = s->gilNs.load();
+    out[8] = s->pyFramesNew.load();
+    out[9] = s->pyFramesSeen.load();
+    out[10] = s->viaTorch.load();
+    out[11] = s->encodeNs.load();
 }
 
 } // extern "C"

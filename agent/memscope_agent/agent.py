@@ -109,7 +109,14 @@ def _torch_version(text):
     return tuple(parts + [0] * (2 - len(parts)))
 
 
-def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2):
+def recording_context():
+    """torch's `context` the environment asks for: MEMSCOPE_AGENT_CONTEXT, or "alloc" (stacks on
+    allocations only) for the light mode MEMSCOPE_AGENT_LIGHT=1, else "all"."""
+    env = os.environ.get
+    return env("MEMSCOPE_AGENT_CONTEXT") or ("alloc" if env("MEMSCOPE_AGENT_LIGHT") == "1" else "all")
+
+
+def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context="all"):
     if replay:
         return ReplaySource(replay, speed=speed, max_gap=max_gap)
     import torch  # noqa: the target's torch
@@ -118,32 +125,46 @@ def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2):
         raise RuntimeError("memscope-agent needs torch %d.%d or newer; this is torch %s" % (MIN_TORCH + (torch.__version__,)))
     if not torch.cuda.is_available():
         raise RuntimeError("torch sees no CUDA device; nothing to record")
+    if context not in ("all", "alloc"):
+        raise ValueError("context is 'all' or 'alloc', not %r" % (context,))
     torch.cuda.init()
-    # Symbolizing stacks (torch::symbolize, on our threads) looks up
-    # torch._inductor.codecache; import it here, on the main thread, so that lookup
-    # never starts an import racing the trainer's own (seen on torch 2.11: a half
-    # initialised torch._inductor.utils when Adam first imported torch._dynamo).
-    try:
-        import torch._inductor.codecache  # noqa: F401
-    except Exception:
-        pass
-    torch.cuda.memory._record_memory_history(max_entries=max_entries, stacks=stacks)
+    if stacks == "all":
+        # torch::symbolize (C++ frames go through it, on our thread) looks up
+        # torch._inductor.codecache; import it here, on the main thread, so that lookup
+        # never starts an import racing the trainer's own (seen on torch 2.11: a half
+        # initialised torch._inductor.utils when Adam first imported torch._dynamo).
+        # Python-only stacks are symbolized by the tracker itself, which only uses that
+        # module when it is already imported.
+        try:
+            import torch._inductor.codecache  # noqa: F401
+        except Exception:
+            pass
+    lib = None
     if mode in ("auto", "tracker"):
         from . import tracker
 
         try:
             lib = tracker.load(torch, verbose=os.environ.get("MEMSCOPE_AGENT_VERBOSE") == "1")
-            return tracker.TrackerSource(torch, lib, queue_log2=queue_log2,
-                                         batch_ms=int(os.environ.get("MEMSCOPE_AGENT_BATCH_MS", "50")))
         except tracker.TrackerUnavailable as e:
             if mode == "tracker":
                 raise
             _log("C++ tracker unavailable (%s); polling torch.cuda.memory._snapshot() instead" % e)
+    if max_entries is None:
+        # The tracker streams every entry itself: torch's own copy of the trace would only
+        # grow (each entry keeps its stack alive) and make the final snapshot slow. Polling
+        # reads that copy, so it keeps all of it.
+        max_entries = 1 if lib is not None else sys.maxsize
+    torch.cuda.memory._record_memory_history(max_entries=max_entries, stacks=stacks, context=context)
+    if lib is not None:
+        # Light: torch hands a free its allocation's stack; the stream sends none.
+        return tracker.TrackerSource(torch, lib, queue_log2=queue_log2,
+                                     batch_ms=int(os.environ.get("MEMSCOPE_AGENT_BATCH_MS", "50")),
+                                     free_stacks=context == "all")
     return PollSource(torch)
 
 
 def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, replay=None, speed=None, max_gap=None,
-          wait_client=False, history_mb=None, queue_log2=None):
+          wait_client=False, history_mb=None, queue_log2=None, context=None):
     """Starts the agent in this process (once); returns it. Settings default to the
     MEMSCOPE_AGENT_* environment variables (docs/LIVE.md)."""
     global _agent
@@ -153,7 +174,8 @@ def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, 
             return _agent
         mode = mode or env("MEMSCOPE_AGENT_MODE", "auto")
         stacks = stacks or env("MEMSCOPE_AGENT_STACKS", "python")
-        max_entries = max_entries or int(env("MEMSCOPE_AGENT_MAX_ENTRIES", str(sys.maxsize)))
+        max_entries = max_entries or (int(env("MEMSCOPE_AGENT_MAX_ENTRIES")) if env("MEMSCOPE_AGENT_MAX_ENTRIES") else None)
+        context = context or recording_context()
         replay = replay or env("MEMSCOPE_AGENT_REPLAY") or None
         speed = float(env("MEMSCOPE_AGENT_SPEED", "1")) if speed is None else speed
         max_gap = float(env("MEMSCOPE_AGENT_MAX_GAP", "1")) if max_gap is None else max_gap
@@ -161,7 +183,7 @@ def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, 
         tcp = tcp or env("MEMSCOPE_AGENT_TCP") or None
         history_mb = history_mb or int(env("MEMSCOPE_AGENT_HISTORY_MB", "2048"))
         queue_log2 = queue_log2 or int(env("MEMSCOPE_AGENT_QUEUE_LOG2", "18"))
-        source = _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2)
+        source = _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context)
         agent = Agent(source, socket_path=socket_path, tcp=tcp, history_mb=history_mb)
         agent.start()
         if isinstance(source, ReplaySource) and not wait_client:

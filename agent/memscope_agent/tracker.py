@@ -75,6 +75,7 @@ def load(torch, verbose=False):
         lib.ms_next.restype = ctypes.c_int
         lib.ms_take.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
         lib.ms_suppress_snapshot.argtypes = [ctypes.c_int]
+        lib.ms_free_stacks.argtypes = [ctypes.c_int]
         lib.ms_stats.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
         _lib = lib
         return lib
@@ -83,19 +84,22 @@ def load(torch, verbose=False):
 class TrackerSource(Source):
     mode = "tracker"
 
-    def __init__(self, torch, lib, queue_log2=18, annotations=True, batch_ms=50):
+    def __init__(self, torch, lib, queue_log2=18, annotations=True, batch_ms=50, free_stacks=True):
         super().__init__()
         self.torch = torch
         self.lib = lib
+        lib.ms_free_stacks(1 if free_stacks else 0)
         if lib.ms_start(queue_log2, 1 if annotations else 0, batch_ms) != 0:
             raise TrackerUnavailable("the tracker is already running")
         self.finished = threading.Event()
 
     def stats(self):
-        out = (ctypes.c_uint64 * 6)()
+        out = (ctypes.c_uint64 * 12)()
         self.lib.ms_stats(out)
         return {"accepted": out[0], "dropped": out[1], "annotations": out[2], "queue_capacity": out[3],
-                "queue_high_water": out[4], "batches": out[5]}
+                "queue_high_water": out[4], "batches": out[5], "gil_batches": out[6], "gil_ms": round(out[7] / 1e6, 3),
+                "py_frames_symbolized": out[8], "py_frames_looked_up": out[9], "stacks_via_torch": out[10],
+                "worker_ms": round(out[11] / 1e6, 3)}
 
     def dropped(self):
         return self.stats()["dropped"]

@@ -43,6 +43,8 @@ def env():
     e = dict(os.environ)
     e["PYTHONPATH"] = AGENT + os.pathsep + e.get("PYTHONPATH", "")
     e["PYTHONUNBUFFERED"] = "1"
+    # The agent keeps no copy of torch's trace by default; this comparison needs it all.
+    e["MEMSCOPE_AGENT_MAX_ENTRIES"] = str(sys.maxsize)
     return e
 
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "attribute/category.h"
+#include "common/compact_curve.h"
 #include "replay/replay.h"
 
 #include <array>
@@ -45,8 +46,9 @@ struct DeviceAttribution {
     std::vector<Phase> allocationPhase; // phase in which it was allocated (Other for pre-existing)
     std::vector<int32_t> allocationIteration; // iteration of its alloc; -1 outside any (and pre-existing)
     std::vector<Iteration> iterations;
-    // Bytes live per category after each event: categoryBytes[c][i].
-    std::array<std::vector<int64_t>, kCategoryCount> categoryBytes;
+    // Bytes live per category after each event: categoryBytes[c][i] (4 bytes a value, see
+    // common/compact_curve.h).
+    std::array<CompactCurve, kCategoryCount> categoryBytes;
     std::array<int64_t, kCategoryCount> categoryAtStart{};
     // The global peak of requested bytes split by category, and its phase.
     std::array<int64_t, kCategoryCount> peakByCategory{};

@@ -289,7 +289,7 @@ void buildCurves(const DeviceReplay& d, DeviceAttribution& out)
     }
     for (size_t c = 0; c < kCategoryCount; ++c) {
         out.categoryBytes[c].clear();
-        reserveHuge(out.categoryBytes[c], n);
+        out.categoryBytes[c].reserve(n);
     }
     std::array<int64_t, kCategoryCount> acc = out.categoryAtStart;
     const Allocation* const allocations = d.allocations.data();
@@ -333,8 +333,9 @@ DeviceAttribution attributeDevice(const Snapshot& snapshot, const DeviceReplay& 
     // are worked out.
     Prefaulter prefault;
     for (auto& curve : out.categoryBytes) {
-        reserveHuge(curve, static_cast<size_t>(d.eventCount));
-        prefault.add(curve);
+        curve.reserve(static_cast<size_t>(d.eventCount));
+        const auto [data, bytes] = curve.narrowBuffer();
+        prefault.add(data, bytes);
     }
     prefault.start();
     const DeviceTrace* trace = snapshot.device(d.device);

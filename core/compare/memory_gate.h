@@ -2,7 +2,7 @@
 
 #include "attribute/category.h"
 #include "compare/comparison.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "snapshot/frame_classifier.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 
 #include <ostream>
 

@@ -1,11 +1,13 @@
 #include "io/pickle_writer.h"
 
 #include "pickle/pickle_opcodes.h"
+#include "snapshot/format_keys.h"
 
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
@@ -217,6 +219,19 @@ public:
         settings();
         m_p.string("external_annotations");
         annotations();
+        // Pinned host memory (record_pinned_host_memory=True), as torch writes it.
+        const DeviceTrace* host = m_s.device(format::kHostDevice);
+        const bool hostSegments = std::any_of(m_s.segments.begin(), m_s.segments.end(),
+                                              [](const Segment& g) { return g.device == format::kHostDevice; });
+        if (host || hostSegments) {
+            m_p.string("host_segments");
+            segments(true);
+            m_p.string("host_traces");
+            if (host)
+                list(host->events.count(), [&](size_t i) { event(host->events, i); });
+            else
+                m_p.emptyList();
+        }
         m_p.setItems();
         return m_p.finish();
     }
@@ -294,10 +309,14 @@ private:
         m_stackMemo.emplace(id.value, memo);
     }
 
-    void segments()
+    void segments(bool host = false)
     {
-        list(m_s.segments.size(), [&](size_t i) {
-            const Segment& g = m_s.segments[i];
+        std::vector<size_t> which;
+        for (size_t i = 0; i < m_s.segments.size(); ++i)
+            if ((m_s.segments[i].device == format::kHostDevice) == host)
+                which.push_back(i);
+        list(which.size(), [&](size_t w) {
+            const Segment& g = m_s.segments[which[w]];
             m_p.emptyDict();
             m_p.mark();
             key("device");
@@ -353,7 +372,7 @@ private:
         for (const DeviceTrace& d : m_s.devices)
             maxOrdinal = std::max(maxOrdinal, d.device);
         list(static_cast<size_t>(maxOrdinal + 1), [&](size_t ordinal) {
-            const DeviceTrace* d = m_s.device(static_cast<int>(ordinal));
+            const DeviceTrace* d = m_s.device(static_cast<int>(ordinal)); // host (-1) goes to host_traces
             if (!d) {
                 m_p.emptyList();
                 return;
@@ -393,7 +412,44 @@ private:
         m_p.string(m_s.str(t.userMetadata[i]));
         key("frames");
         stack(t.stack[i]);
+        if (!t.pool.empty()) [[unlikely]] {
+            if (const PoolId p = t.poolOf(i); !p.isDefault()) {
+                key("pool_id");
+                m_p.integer(p.first);
+                m_p.integer(p.second);
+                m_p.tuple2();
+            }
+        }
+        if (!t.forwardFrames.empty()) [[unlikely]] {
+            if (const StackId f = t.forwardFramesOf(i); f.valid()) {
+                key("forward_frames");
+                forwardFrames(f);
+            }
+        }
         m_p.setItems();
+    }
+
+    // forward_frames as torch writes them, a list of strings, when the reader kept them as
+    // name-only frames; as frame dicts otherwise.
+    void forwardFrames(StackId id)
+    {
+        const auto frames = m_s.stacks.frames(id);
+        const bool text = std::all_of(frames.begin(), frames.end(), [&](FrameId f) {
+            const Frame& fr = m_s.frames.frame(f);
+            return m_s.str(fr.filename).empty() && fr.line == 0 && m_s.str(fr.fxNodeName).empty() &&
+                   m_s.str(fr.fxOriginalTrace).empty();
+        });
+        if (!text) {
+            stack(id);
+            return;
+        }
+        m_p.emptyList();
+        if (frames.empty())
+            return;
+        m_p.mark();
+        for (FrameId f : frames)
+            m_p.string(m_s.str(m_s.frames.frame(f).name));
+        m_p.appends();
     }
 
     void settingValue(const std::string& text)

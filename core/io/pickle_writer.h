@@ -17,6 +17,11 @@ namespace memscope {
  * STOP. Every distinct string, frame dict and frame list is written once and then
  * referred to through the memo, as in PyTorch's own dumps.
  *
+ * What newer recordings carry is written back as torch writes it: `pool_id` on the events of
+ * private pools, `forward_frames` (strings, or frame dicts where the frames have more),
+ * `compile_context`, `user_metadata`, FX frame fields, `segment_pool_id`, and pinned host
+ * memory (the device of ordinal -1) as `host_segments` and `host_traces`.
+ *
  * allocator_settings are kept as text in the model; they are written back typed
  * (True/False/None, integers, floats, strings) and re-nested at the dots.
  */

@@ -3,7 +3,7 @@
 #include "attribute/attribution.h"
 #include "diagnose/diagnostic.h"
 #include "snapshot/frame_classifier.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 
 #include <string>
 

@@ -42,7 +42,6 @@ public:
 
     PickleReader(std::span<const uint8_t> data, std::string fileName, StringPool& strings, PickleSink& sink);
 
-    void setLimits(const Limits& limits) { m_limits = limits; }
     void setProgress(Progress progress) { m_progress = std::move(progress); }
     void setConsumed(Consumed consumed) { m_consumed = std::move(consumed); }
 

@@ -43,11 +43,11 @@ struct Builder {
         // faulted in on the other core meanwhile.
         reserveHuge(r.eventAllocation, static_cast<size_t>(n));
         reserveHuge(r.requested, static_cast<size_t>(n));
-        reserveHuge(r.reserved, static_cast<size_t>(n));
+        r.reserved.reserve(static_cast<size_t>(n));
         reserveHuge(traced, static_cast<size_t>(std::count(ev.action.begin(), ev.action.end(), Action::Alloc)) + 1024);
         Prefaulter prefault;
         prefault.add(r.eventAllocation);
-        prefault.add(r.reserved);
+        prefault.add(r.reserved.narrowBuffer().first, r.reserved.narrowBuffer().second);
         prefault.add(traced);
         prefault.add(r.requested);
         prefault.start();
@@ -176,8 +176,7 @@ struct Builder {
             baseRes = std::max(baseRes, static_cast<int64_t>(finalReserved) - netReserved);
         baseRes = std::max<int64_t>(baseRes, 0);
         r.reservedAtStart = baseRes;
-        for (int64_t& v : r.reserved)
-            v += baseRes;
+        r.reserved.addToAll(baseRes);
 
         // Final numbering: early allocations first, then traced in alloc order.
         const int32_t earlyCount = static_cast<int32_t>(early.size());

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/compact_curve.h"
 #include "replay/allocation.h"
 #include "snapshot/snapshot.h"
 
@@ -28,7 +29,7 @@ struct DeviceReplay {
     std::vector<Allocation> allocations; // pre-existing first, then in alloc order
     std::vector<AllocationId> eventAllocation; // per event: allocation it allocates or frees
     std::vector<int64_t> requested;
-    std::vector<int64_t> reserved;
+    CompactCurve reserved; // 4 bytes an event (common/compact_curve.h): segments change it rarely
     int64_t requestedAtStart = 0;
     int64_t reservedAtStart = 0;
     int64_t preexistingBytes = 0; // bytes of allocations alive before the first event

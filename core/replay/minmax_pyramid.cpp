@@ -16,10 +16,13 @@ void MinMaxPyramid::Running::take(const Block& x)
     }
 }
 
-MinMaxPyramid::MinMaxPyramid(const std::vector<int64_t>* values) : m_values(values)
+MinMaxPyramid::MinMaxPyramid(const std::vector<int64_t>* values) : m_values(values) { build(); }
+
+MinMaxPyramid::MinMaxPyramid(const CompactCurve* values) : m_compact(values) { build(); }
+
+void MinMaxPyramid::build()
 {
-    const std::vector<int64_t>& v = *values;
-    const int64_t n = static_cast<int64_t>(v.size());
+    const int64_t n = size();
     constexpr int64_t fan = int64_t{1} << kShift;
     int64_t blockSize = fan;
     while (blockSize <= n) {
@@ -30,7 +33,8 @@ MinMaxPyramid::MinMaxPyramid(const std::vector<int64_t>* values) : m_values(valu
             for (int64_t c = 0; c < fan; ++c) {
                 if (m_levels.empty()) {
                     const int64_t i = b * fan + c;
-                    r.take({i, i, v[static_cast<size_t>(i)], v[static_cast<size_t>(i)]});
+                    const int64_t x = value(i);
+                    r.take({i, i, x, x});
                 } else {
                     r.take(m_levels.back()[static_cast<size_t>(b * fan + c)]);
                 }
@@ -47,9 +51,10 @@ void MinMaxPyramid::scan(int level, int64_t first, int64_t last, Running& r) con
     if (first >= last)
         return;
     if (level == 0) {
-        const std::vector<int64_t>& v = *m_values;
-        for (int64_t i = first; i < last; ++i)
-            r.take({i, i, v[static_cast<size_t>(i)], v[static_cast<size_t>(i)]});
+        for (int64_t i = first; i < last; ++i) {
+            const int64_t x = value(i);
+            r.take({i, i, x, x});
+        }
         return;
     }
     const std::vector<Block>& blocks = m_levels[static_cast<size_t>(level - 1)];

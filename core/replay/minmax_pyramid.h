@@ -1,5 +1,7 @@
 #pragma once
 
+#include "common/compact_curve.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -23,10 +25,14 @@ public:
 
     MinMaxPyramid() = default;
     explicit MinMaxPyramid(const std::vector<int64_t>* values);
+    explicit MinMaxPyramid(const CompactCurve* values);
 
     // Extremes over [first, last); {-1, -1} when the range is empty.
     Extremes query(int64_t first, int64_t last) const;
-    int64_t size() const { return m_values ? static_cast<int64_t>(m_values->size()) : 0; }
+    int64_t size() const
+    {
+        return m_values ? static_cast<int64_t>(m_values->size()) : m_compact ? static_cast<int64_t>(m_compact->size()) : 0;
+    }
 
 private:
     static constexpr int kShift = 4; // 16 children per block
@@ -39,8 +45,14 @@ private:
         void take(const Block& x);
     };
     void scan(int level, int64_t first, int64_t last, Running& r) const;
+    void build();
+    int64_t value(int64_t i) const
+    {
+        return m_values ? (*m_values)[static_cast<size_t>(i)] : (*m_compact)[static_cast<size_t>(i)];
+    }
 
-    const std::vector<int64_t>* m_values = nullptr;
+    const std::vector<int64_t>* m_values = nullptr; // one of these two
+    const CompactCurve* m_compact = nullptr;
     std::vector<std::vector<Block>> m_levels; // m_levels[l - 1][b]: extremes of block b at level l
 };
 

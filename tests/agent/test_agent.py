@@ -413,5 +413,66 @@ class StartModesTest(unittest.TestCase):
             shutil.rmtree(tmp)
 
 
+class RecordingSettingsTest(unittest.TestCase):
+    """What the agent asks of torch's recorder: the light mode's context, and torch's own
+    copy of the trace (none with the tracker, all of it when polling reads it). A stand-in
+    torch module records the call; polling is the source that needs no compiler."""
+
+    def settings(self, mode="poll", **env):
+        import types
+        from memscope_agent import agent
+
+        calls = []
+        fake = types.ModuleType("torch")
+        fake.__version__ = "2.11.0"
+        fake.cuda = types.SimpleNamespace(is_available=lambda: True, init=lambda: None,
+                                          memory=types.SimpleNamespace(_record_memory_history=lambda **kw: calls.append(kw)))
+        saved_env = {k: os.environ.get(k) for k in env}
+        saved_torch = sys.modules.get("torch")
+        os.environ.update(env)
+        sys.modules["torch"] = fake
+        try:
+            context = agent.recording_context()
+            max_entries = int(os.environ["MEMSCOPE_AGENT_MAX_ENTRIES"]) if os.environ.get("MEMSCOPE_AGENT_MAX_ENTRIES") else None
+            source = agent._make_source(mode, "python", max_entries, None, 1.0, 1.0, 18, context)
+        finally:
+            for k, v in saved_env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            if saved_torch is None:
+                sys.modules.pop("torch", None)
+            else:
+                sys.modules["torch"] = saved_torch
+        self.assertEqual(source.mode, mode)
+        self.assertEqual(len(calls), 1)
+        return calls[0]
+
+    def test_full_recording_by_default(self):
+        kw = self.settings()
+        self.assertEqual(kw["context"], "all")
+        self.assertEqual(kw["stacks"], "python")
+        self.assertEqual(kw["max_entries"], sys.maxsize)  # polling reads torch's copy
+
+    def test_light_records_stacks_on_allocations_only(self):
+        self.assertEqual(self.settings(MEMSCOPE_AGENT_LIGHT="1")["context"], "alloc")
+        self.assertEqual(self.settings(MEMSCOPE_AGENT_CONTEXT="alloc")["context"], "alloc")
+        self.assertEqual(self.settings(MEMSCOPE_AGENT_LIGHT="0")["context"], "all")
+
+    def test_max_entries_as_asked(self):
+        self.assertEqual(self.settings(MEMSCOPE_AGENT_MAX_ENTRIES="1000")["max_entries"], 1000)
+
+    def test_unknown_context_refused(self):
+        with self.assertRaisesRegex(ValueError, "context is 'all' or 'alloc'"):
+            self.settings(MEMSCOPE_AGENT_CONTEXT="state")
+
+    def test_light_flag_of_the_launcher(self):
+        out = subprocess.run([sys.executable, "-m", "memscope_agent", "--help"], env=agent_env(), capture_output=True,
+                             text=True, timeout=60)
+        self.assertEqual(out.returncode, 0)
+        self.assertIn("--light", out.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -8,7 +8,7 @@
 #include "compare/comparison.h"
 #include "compare/comparison_writer.h"
 #include "compare/memory_gate.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "io/report_json_writer.h"
 
 #include "support/cli_run.h"

@@ -10,7 +10,7 @@
 #include "compare/comparison.h"
 #include "compare/comparison_writer.h"
 #include "io/peak_report_csv_writer.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "io/summary_writer.h"
 
 #include <QProcess>

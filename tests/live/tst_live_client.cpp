@@ -409,6 +409,24 @@ private slots:
                                                                *readSnapshotFile(out2.toStdString()))),
                  QString());
 
+        // --light reaches the launched program as MEMSCOPE_AGENT_LIGHT=1 (the agent reads it),
+        // in place of a value the environment had.
+        const QString out3 = dir.filePath(QStringLiteral("light.pickle"));
+        const QString seen = dir.filePath(QStringLiteral("light.txt"));
+        env.insert(QStringLiteral("MEMSCOPE_AGENT_LIGHT"), QStringLiteral("0"));
+        launch.setProcessEnvironment(env);
+        launch.start(memscope, {QStringLiteral("record"), QStringLiteral("-o"), out3, QStringLiteral("--light"),
+                                QStringLiteral("--"), m_python, QStringLiteral("-c"),
+                                QStringLiteral("import os, time; open(%1, 'w').write(os.environ.get('MEMSCOPE_AGENT_LIGHT', ''));"
+                                               " time.sleep(1)")
+                                    .arg(QStringLiteral("'") + seen + QStringLiteral("'"))});
+        QVERIFY(launch.waitForFinished(120000));
+        QCOMPARE(launch.exitCode(), 0);
+        QFile light(seen);
+        QVERIFY(light.open(QIODevice::ReadOnly));
+        QCOMPARE(light.readAll(), QByteArray("1"));
+        QVERIFY(QFileInfo::exists(out3));
+
         // --duration and Ctrl-C: the file is written with what arrived.
         for (const bool interrupt : {false, true}) {
             const QString s = dir.filePath(interrupt ? QStringLiteral("i.sock") : QStringLiteral("d.sock"));

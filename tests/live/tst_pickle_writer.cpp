@@ -3,11 +3,13 @@
 #include "io/pickle_writer.h"
 #include "snapshot/snapshot_reader.h"
 
+#include <QDir>
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <fstream>
 
 using namespace memscope;
@@ -38,6 +40,76 @@ private slots:
         auto back = readSnapshotBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "written");
         QCOMPARE(back->pickleProtocol, 4);
         QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *back)), QString());
+    }
+
+    // Every format variant of tests/data/formats read, written, read again: the same model,
+    // including what newer recordings carry (pool_id, forward_frames, compile_context,
+    // user_metadata, FX frame fields, segment_pool_id, host_segments/host_traces). The
+    // "carries" column names what the file is there for, so a writer that drops it and a
+    // reader that never kept it cannot both pass unnoticed.
+    void roundTripFormats_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("carries");
+        const QDir dir(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/formats"));
+        const QStringList files = dir.entryList({QStringLiteral("*.pickle"), QStringLiteral("*.json")}, QDir::Files, QDir::Name);
+        QVERIFY(files.size() >= 15);
+        for (const QString& f : files) {
+            if (f.endsWith(QLatin1String(".summary.json")) || f == QLatin1String("lfs_pointer.pickle"))
+                continue;
+            QString carries;
+            if (f.startsWith(QLatin1String("pools")))
+                carries = QStringLiteral("pool_id");
+            else if (f.startsWith(QLatin1String("forward_frames")) || f.startsWith(QLatin1String("newer_keys")))
+                carries = QStringLiteral("forward_frames");
+            else if (f.startsWith(QLatin1String("host")))
+                carries = QStringLiteral("host");
+            else if (f.startsWith(QLatin1String("compile_line")))
+                carries = QStringLiteral("fx");
+            else if (f.startsWith(QLatin1String("annotate_metadata")))
+                carries = QStringLiteral("annotate");
+            QTest::newRow(qPrintable(f)) << dir.filePath(f) << carries;
+        }
+        // The real recordings with pools (segment_pool_id), compile_context and user_metadata.
+        const QDir fields(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/fields"));
+        for (const QString& f : fields.entryList({QStringLiteral("*.pickle")}, QDir::Files, QDir::Name))
+            QTest::newRow(qPrintable(f)) << fields.filePath(f) << QString();
+    }
+    void roundTripFormats()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, carries);
+        auto original = readSnapshotFile(file.toStdString());
+        const std::string bytes = pickleSnapshot(*original);
+        auto back = readSnapshotBytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "written");
+        QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *back)), QString());
+        size_t pools = 0, forward = 0, annotate = 0, contexts = 0, fx = 0;
+        bool host = false;
+        for (const DeviceTrace& d : back->devices) {
+            pools += d.events.pool.size();
+            forward += d.events.forwardFrames.size();
+            host = host || d.device == -1;
+            for (size_t i = 0; i < d.events.count(); ++i) {
+                annotate += d.events.action[i] == Action::Annotate;
+                contexts += !back->str(d.events.compileContext[i]).empty() && back->str(d.events.compileContext[i]) != "N/A";
+            }
+        }
+        for (size_t f = 0; f < back->frames.size(); ++f)
+            fx += back->frames.frame(FrameId{static_cast<int32_t>(f)}).fxNodeName.valid();
+        if (carries == QLatin1String("pool_id")) {
+            QCOMPARE(pools, size_t{8});
+            QVERIFY(std::any_of(back->segments.begin(), back->segments.end(), [](const Segment& g) { return g.poolId[0] == 1; }));
+        } else if (carries == QLatin1String("forward_frames")) {
+            QVERIFY(forward > 0);
+        } else if (carries == QLatin1String("host")) {
+            QVERIFY(host);
+            QVERIFY(std::any_of(back->segments.begin(), back->segments.end(), [](const Segment& g) { return g.device == -1; }));
+        } else if (carries == QLatin1String("fx")) {
+            QVERIFY(fx > 0);
+        } else if (carries == QLatin1String("annotate")) {
+            QCOMPARE(annotate, size_t{2});
+            QVERIFY(contexts > 0);
+        }
     }
 
     void pythonLoadsIt_data() { roundTrip_data(); }

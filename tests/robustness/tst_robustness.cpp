@@ -5,7 +5,7 @@
 #include "diagnose/diagnoser.h"
 #include "io/diagnostics_json.h"
 #include "snapshot/frame_classifier.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "io/report_json_writer.h"
 #include "io/summary_writer.h"
 #include "live/live_decoder.h"
@@ -916,6 +916,8 @@ private slots:
         // Issue 18: HOST:PORT attach, --version, --help for every command.
         row("record --token without --attach", {"record", "-o", tmp, "--token", "t", "--", "true"}, 1,
             "--token goes with --attach HOST:PORT", "");
+        row("record --light with --attach", {"record", "-o", tmp, "--light", "--attach", "1"}, 1,
+            "--light goes with -- COMMAND", "");
         row("record HOST:PORT without --token", {"record", "-o", tmp, "--attach", "127.0.0.1:9"}, 1,
             "127.0.0.1:9: a TCP agent needs its token (--token T", "");
         row("record bad port", {"record", "-o", tmp, "--attach", "127.0.0.1:70000", "--token", "t"}, 1,

@@ -8,7 +8,11 @@ std::string stackText(const Snapshot& s, StackId id)
     std::string out;
     for (FrameId f : s.stacks.frames(id)) {
         const Frame& fr = s.frames.frame(f);
-        out += std::string(s.str(fr.filename)) + ":" + std::to_string(fr.line) + ":" + std::string(s.str(fr.name)) + ";";
+        out += std::string(s.str(fr.filename)) + ":" + std::to_string(fr.line) + ":" + std::string(s.str(fr.name));
+        for (StringId fx : {fr.fxNodeOp, fr.fxNodeName, fr.fxNodeTarget, fr.fxOriginalTrace})
+            if (fx.valid() && !s.str(fx).empty())
+                out += "|" + std::string(s.str(fx));
+        out += ";";
     }
     return out;
 }
@@ -19,6 +23,9 @@ std::string compareSnapshots(const Snapshot& a, const Snapshot& b)
     if (a.devices.size() != b.devices.size())
         return "device count " + std::to_string(a.devices.size()) + " vs " + std::to_string(b.devices.size());
     for (size_t d = 0; d < a.devices.size(); ++d) {
+        if (a.devices[d].device != b.devices[d].device)
+            return "device " + std::to_string(d) + " ordinal " + std::to_string(a.devices[d].device) + " vs " +
+                   std::to_string(b.devices[d].device);
         const EventTable& x = a.devices[d].events;
         const EventTable& y = b.devices[d].events;
         if (x.count() != y.count())
@@ -40,6 +47,12 @@ std::string compareSnapshots(const Snapshot& a, const Snapshot& b)
                 return where + "frames";
             if (a.str(x.userMetadata[i]) != b.str(y.userMetadata[i]))
                 return where + "user_metadata";
+            if (a.str(x.compileContext[i]) != b.str(y.compileContext[i]))
+                return where + "compile_context";
+            if (!(x.poolOf(i) == y.poolOf(i)))
+                return where + "pool_id";
+            if (stackText(a, x.forwardFramesOf(i)) != stackText(b, y.forwardFramesOf(i)))
+                return where + "forward_frames";
         }
         if (x.deviceFree != y.deviceFree)
             return "device_free differs";
@@ -53,6 +66,8 @@ std::string compareSnapshots(const Snapshot& a, const Snapshot& b)
         if (s.address != t.address || s.totalSize != t.totalSize || s.device != t.device || s.expandable != t.expandable ||
             s.largePool != t.largePool || s.requestedSize != t.requestedSize)
             return where + "fields";
+        if (s.poolId[0] != t.poolId[0] || s.poolId[1] != t.poolId[1])
+            return where + "segment_pool_id";
         if (stackText(a, s.stack) != stackText(b, t.stack))
             return where + "frames";
         if (s.blocks.size() != t.blocks.size())

@@ -1,6 +1,6 @@
 #include "ui/loader.h"
 
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "replay/replay.h"
 #include "snapshot/snapshot_reader.h"
 

@@ -10,7 +10,7 @@
 #include "ui/pages/diagnostics_panel.h"
 #include "ui/pages/estimator_panel.h"
 #include "snapshot/frame_classifier.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "io/summary_writer.h"
 #include "ui/loader.h"
 #include "ui/main_window.h"
@@ -27,6 +27,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -80,6 +81,7 @@ QAction* menuAction(MainWindow& w, const QKeySequence& key)
 class TestMainWindow : public QObject {
     Q_OBJECT
     QTemporaryDir m_settings;
+    QTemporaryDir m_generated;
 
     // The window at the size the tests' pixel checks assume, shown and exposed.
     static bool showWindow(MainWindow& w)
@@ -441,12 +443,15 @@ private slots:
         const auto range = tl->rangeSummary();
         QVERIFY(range.has_value());
         const DeviceModel& m = tab->deviceModel();
-        const auto expect = CategoryTimelineView::summarizeRange(m, range->firstEvent, range->lastEvent);
+        const RangeSummary expect = summarizeRange(*m.replay, *m.events, range->firstEvent,
+                                                   range->lastEvent); // a scan, no pyramid
         int64_t mx = 0;
         for (int64_t i = range->firstEvent; i <= range->lastEvent; ++i)
             mx = std::max(mx, m.requestedAfter(i));
         QCOMPARE(range->peakBytes, mx);
         QCOMPARE(range->allocatedBytes, expect.allocatedBytes);
+        QCOMPARE(range->freedBytes, expect.freedBytes);
+        QCOMPARE(range->peakEvent, expect.peakEvent); // the pyramid's answer is the scan's, ties included
         QVERIFY(range->firstEvent > 0 && range->lastEvent > range->firstEvent);
 
         // Wheel zoom narrows the range; the allocation timeline follows; double-click resets.
@@ -470,6 +475,147 @@ private slots:
         plot->replot(QCustomPlot::rpImmediateRefresh);
         QVERIFY(tl->peakLabelText().contains(QStringLiteral("event")));
         QCOMPARE(plot->xAxis->range().upper > static_cast<double>(m.eventCount() - 2), true);
+    }
+
+    // A file large enough that its stages are apart (300k events: ~0.2 s replayed, ~0.6 s categorised),
+    // made once by the generator.
+    QString stagedFile()
+    {
+        const QString generator = QStringLiteral(MEMSCOPE_GEN_SNAPSHOT);
+        if (generator.isEmpty())
+            return {};
+        const QString file = m_generated.filePath(QStringLiteral("gen_300k.pickle"));
+        if (!QFileInfo::exists(file)) {
+            QProcess gen;
+            gen.start(generator, {QStringLiteral("--events"), QStringLiteral("300000"), QStringLiteral("--out"), file});
+            if (!gen.waitForFinished(120000) || gen.exitCode() != 0)
+                return {};
+        }
+        return file;
+    }
+
+    // The window fills in by stage: the tab opens on the curves (requested and reserved drawn,
+    // no category areas, phase lanes or findings; "Categorising…" in their place), then the
+    // same tab gets the categories and the findings and keeps the zoom and the selected time.
+    void windowFillsInByStage()
+    {
+        const QString file = stagedFile();
+        if (file.isEmpty())
+            QSKIP("needs bench/memscope_gen_snapshot (a build with MEMSCOPE_BUILD_BENCH)");
+        const QString shots = qEnvironmentVariable("MEMSCOPE_STAGE_SHOTS"); // a folder: grab the window at each stage
+        MainWindow w;
+        QVERIFY(showWindow(w));
+        QStringList order;
+        SnapshotTab* curvesTab = nullptr;
+        int requestedPoints = 0, reservedPoints = 0, graphsAtCurves = -1;
+        bool categoryPresent = true;
+        QString pending, peakHeader, loadLabel;
+        std::pair<double, double> zoom;
+        // Connected after the window's own slots, so each runs once the window has taken the stage.
+        connect(w.loader(), &Loader::curvesReady, this, [&](const QString&, std::shared_ptr<const Document> d) {
+            order << QStringLiteral("curves");
+            QVERIFY(!d->categorised());
+            curvesTab = w.currentTab();
+            QVERIFY(curvesTab);
+            CategoryTimelineView* tl = curvesTab->timeline();
+            tl->plot()->replot(QCustomPlot::rpImmediateRefresh); // lays out, so the plotter samples the curves
+            requestedPoints = tl->plotter()->requestedGraph()->data()->size();
+            reservedPoints = tl->plotter()->reservedGraph()->data()->size();
+            graphsAtCurves = tl->plot()->graphCount();
+            categoryPresent = false;
+            for (bool present : tl->model()->categoryPresent)
+                categoryPresent = categoryPresent || present;
+            pending = tl->pendingText();
+            for (const auto& band : tl->laneBands()->bands()) // annotations are known; phases are not yet
+                QVERIFY(band.row != 0);
+            peakHeader = curvesTab->peakPanel()->headerText();
+            QCOMPARE(curvesTab->diagnostics()->findingCount(), 0);
+            // The user zooms in while the categories are computed: the zoom is kept.
+            tl->zoomBy(0.5);
+            zoom = tl->xRange();
+            curvesTab->setSelectedEvent(1000);
+            if (!shots.isEmpty()) {
+                tl->plot()->replot(QCustomPlot::rpImmediateRefresh);
+                w.grab().save(shots + QStringLiteral("/stage_curves.png"));
+            }
+        });
+        connect(w.loader(), &Loader::attributed, this, [&] { order << QStringLiteral("attributed"); });
+        connect(w.loader(), &Loader::snapshotLoaded, this, [&] { order << QStringLiteral("loaded"); });
+        connect(w.loader(), &Loader::progressChanged, this, [&](const QString&, double, const QString& stage) {
+            if (stage == QStringLiteral("attributing") && loadLabel.isEmpty())
+                for (const QLabel* l : w.statusBar()->findChildren<QLabel*>())
+                    if (l->isVisible() && l->text().contains(QFileInfo(file).fileName()))
+                        loadLabel = l->text();
+        });
+        QSignalSpy idle(w.loader(), &Loader::idle);
+        w.openFile(file);
+        QVERIFY(idle.wait(120000));
+        QCOMPARE(order, (QStringList{QStringLiteral("curves"), QStringLiteral("attributed"), QStringLiteral("loaded")}));
+        // At the curves: both lines drawn, no category areas (only the two line graphs), no lanes.
+        QVERIFY(requestedPoints > 0);
+        QVERIFY(reservedPoints > 0);
+        QCOMPARE(graphsAtCurves, 2);
+        QVERIFY(!categoryPresent);
+        QCOMPARE(pending, QStringLiteral("Categorising…"));
+        QVERIFY2(peakHeader.contains(QStringLiteral("Categorising")), qPrintable(peakHeader));
+        QCOMPARE(loadLabel, QStringLiteral("Attributing gen_300k.pickle…")); // the status bar names the stage
+
+        // At the end: the same tab, with category areas, phase lanes and the core's findings.
+        QCOMPARE(w.tabCount(), 1);
+        SnapshotTab* t = w.tab(0);
+        QCOMPARE(t, curvesTab);
+        QVERIFY(t->document().diagnosed());
+        CategoryTimelineView* tl = t->timeline();
+        tl->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(tl->plot()->graphCount() > 2);
+        QVERIFY(tl->pendingText().isEmpty());
+        QVERIFY(std::any_of(tl->laneBands()->bands().begin(), tl->laneBands()->bands().end(),
+                            [](const auto& band) { return band.row == 0; })); // the phases
+        QVERIFY(tl->plotter()->requestedGraph()->data()->size() > 0);
+        size_t findings = 0;
+        for (const Diagnostic& d : t->document().diagnosis->items)
+            findings += d.deviceIndex == t->deviceIndex();
+        QCOMPARE(static_cast<size_t>(t->diagnostics()->findingCount()), findings);
+        QVERIFY(findings > 0);
+        QVERIFY(!t->peakPanel()->headerText().contains(QStringLiteral("Categorising")));
+        QVERIFY(t->peakPanel()->report().live.size() > 0);
+        // What the user did at the curves stage survived.
+        QCOMPARE(tl->xRange(), zoom);
+        QCOMPARE(t->selectedEvent(), int64_t{1000});
+        QCOMPARE(t->peakPanel()->report().event, int64_t{1000});
+        QCOMPARE(t->peakPanel()->report().requested, t->deviceModel().requestedAfter(1000));
+        if (!shots.isEmpty()) {
+            QTest::qWait(50);
+            tl->plot()->replot(QCustomPlot::rpImmediateRefresh);
+            w.grab().save(shots + QStringLiteral("/stage_done.png"));
+        }
+    }
+
+    // Closing the tab of a file still being categorised cancels its load and leaves no tab; a
+    // file opened while another loads still loads after it.
+    void closingAStagedTabCancels()
+    {
+        const QString file = stagedFile();
+        if (file.isEmpty())
+            QSKIP("needs bench/memscope_gen_snapshot (a build with MEMSCOPE_BUILD_BENCH)");
+        QSettings().remove(QStringLiteral("recentFiles"));
+        MainWindow w;
+        QVERIFY(showWindow(w));
+        QSignalSpy cancelled(w.loader(), &Loader::loadCancelled);
+        QSignalSpy loaded(w.loader(), &Loader::snapshotLoaded);
+        connect(w.loader(), &Loader::curvesReady, this, [&](const QString& path) {
+            if (path == file)
+                w.tabs()->tabCloseRequested(w.tabs()->currentIndex());
+        });
+        QSignalSpy idle(w.loader(), &Loader::idle);
+        w.openFile(file);
+        w.openFile(sample("release")); // queued behind it
+        QVERIFY(idle.wait(120000));
+        QCOMPARE(cancelled.count() + loaded.count(), 2); // the first cancelled (or, if it had already finished, dropped)
+        QCOMPARE(w.tabCount(), 1);
+        QCOMPARE(w.tab(0)->path(), sample("release"));
+        QVERIFY(w.tab(0)->document().diagnosed());
+        QVERIFY(!w.recentFiles().contains(QFileInfo(file).absoluteFilePath()));
     }
 
     // A bad file shows its error and leaves the open tabs working.

@@ -1,7 +1,7 @@
 #include "attribute/attributor.h"
 #include "diagnose/diagnoser.h"
 #include "ui/document/document.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "replay/replay.h"
 #include "ui/pages/report_chart.h"
 #include "ui/pages/report_exporter.h"

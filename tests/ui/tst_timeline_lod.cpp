@@ -9,7 +9,7 @@
 #include "replay/minmax_pyramid.h"
 #include "ui/plot/peak_marker_layer.h"
 #include "ui/style/plot_theme.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "replay/replay.h"
 #include "ui/style/text_format.h"
 #include "ui/plot/timeline_plotter.h"
@@ -61,6 +61,8 @@ private slots:
     void pyramidMatchesAScan();
     void stepCurvesKeepEveryChange();
     void requestedLineAndHaze();
+    void poolBands();
+    void metadataLane();
 };
 
 void TestTimelineLod::phaseColumns_data()
@@ -383,9 +385,12 @@ void TestTimelineLod::edgeSearch()
 void TestTimelineLod::pyramidMatchesAScan()
 {
     const DeviceModel& m = sample()->devices[0];
-    for (const std::vector<int64_t>* curve : {&m.replay->requested, &m.replay->reserved}) {
-        const MinMaxPyramid p(curve);
-        const int64_t n = static_cast<int64_t>(curve->size());
+    for (const bool requested : {true, false}) {
+        const MinMaxPyramid p = requested ? MinMaxPyramid(&m.replay->requested) : MinMaxPyramid(&m.replay->reserved);
+        const auto value = [&](int64_t i) {
+            return requested ? m.replay->requested[static_cast<size_t>(i)] : m.replay->reserved[static_cast<size_t>(i)];
+        };
+        const int64_t n = p.size();
         QVERIFY(n > 70000); // four levels of blocks
         std::mt19937_64 rng(6);
         std::vector<std::pair<int64_t, int64_t>> ranges{{0, n},     {0, 1},        {n - 1, n}, {5, 5},
@@ -400,9 +405,9 @@ void TestTimelineLod::pyramidMatchesAScan()
             const int64_t f = std::max<int64_t>(first, 0), l = std::min(last, n);
             int64_t mn = -1, mx = -1;
             for (int64_t i = f; i < l; ++i) {
-                if (mn < 0 || (*curve)[static_cast<size_t>(i)] < (*curve)[static_cast<size_t>(mn)])
+                if (mn < 0 || value(i) < value(mn))
                     mn = i;
-                if (mx < 0 || (*curve)[static_cast<size_t>(i)] > (*curve)[static_cast<size_t>(mx)])
+                if (mx < 0 || value(i) > value(mx))
                     mx = i;
             }
             QVERIFY2(e.minIndex == mn && e.maxIndex == mx, qPrintable(QStringLiteral("[%1, %2): %3/%4, scan %5/%6")
@@ -433,18 +438,19 @@ void TestTimelineLod::stepCurvesKeepEveryChange()
         struct Line {
             QCPGraph* graph;
             const MinMaxPyramid* pyramid;
-            const std::vector<int64_t>* curve;
+            bool requested;
         };
-        for (const Line& line : {Line{view.plotter()->requestedGraph(), &m.requested, &m.replay->requested},
-                                 Line{view.plotter()->reservedGraph(), &m.reserved, &m.replay->reserved}}) {
+        for (const Line& line : {Line{view.plotter()->requestedGraph(), &m.requested, true},
+                                 Line{view.plotter()->reservedGraph(), &m.reserved, false}}) {
             std::vector<int64_t> events = TimelinePlotter::sampleEvents(m, *line.pyramid, XAxisMode::Time, r.lower, r.upper,
                                                                         pixels);
-            if (line.curve == &m.replay->requested) // the requested line keeps each pixel's highest sample
+            if (line.requested) // the requested line keeps each pixel's highest sample
                 events = TimelinePlotter::highestPerPixel(m, events, XAxisMode::Time, r.lower, r.upper, pixels);
             QVERIFY(!events.empty());
             std::vector<std::pair<double, double>> changes; // the sampled curve's changes of value
             for (int64_t e : events) {
-                const double v = static_cast<double>((*line.curve)[static_cast<size_t>(e)]);
+                const double v = static_cast<double>(line.requested ? m.replay->requested[static_cast<size_t>(e)]
+                                                                    : m.replay->reserved[static_cast<size_t>(e)]);
                 if (changes.empty() || changes.back().second != v)
                     changes.emplace_back(m.x(e, XAxisMode::Time), v);
             }
@@ -547,4 +553,72 @@ void TestTimelineLod::requestedLineAndHaze()
 }
 
 QTEST_MAIN(TestTimelineLod)
+// A real CUDA-graph recording (tests/data/fields/fields_graph: the graph's private pool
+// (1, 0)): one band in the legend, stacked on the requested line, as high as the pool's held
+// bytes at every point it was given; a recording without pools has none.
+void TestTimelineLod::poolBands()
+{
+    const auto doc = analyzeFile(MEMSCOPE_TESTDATA_DIR "/fields/fields_graph.pickle");
+    CategoryTimelineView view;
+    view.resize(1200, 500);
+    view.setDocument(doc, 0);
+    view.show();
+    QTest::qWait(50);
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const DeviceModel& m = doc->devices[0];
+    QCOMPARE(m.pools.pools.size(), size_t{1});
+    const TimelinePlotter* plotter = view.plotter();
+    QCOMPARE(plotter->poolGraphs().size(), size_t{1});
+    QCPGraph* g = plotter->poolGraphs()[0];
+    QCOMPARE(g->name(), QStringLiteral("Private pool 1 (CUDA graph)"));
+    QVERIFY(g->channelFillGraph() == plotter->requestedGraph());
+    QVERIFY(g->dataCount() > 10);
+    const PoolUsage& pool = m.pools.pools[0];
+    int held = 0;
+    for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) {
+        const int64_t e = m.eventAtX(it->key, XAxisMode::Time);
+        // Events sharing a timestamp share an x: the value is one of theirs.
+        bool found = false;
+        for (int64_t k = e; k >= 0 && m.x(k, XAxisMode::Time) == it->key && !found; --k)
+            found = it->value == static_cast<double>(m.requestedAfter(k) + std::max<int64_t>(0, pool.heldAfter(k)));
+        QVERIFY2(found, qPrintable(QString::number(it->key)));
+        held += it->value > static_cast<double>(m.requestedAfter(e));
+    }
+    QVERIFY(held > 0);
+    QVERIFY(view.hoverText(m.eventCount() - 1).contains(QStringLiteral("Private pool 1 (CUDA graph)")));
+
+    view.setDocument(sample(), 0);
+    QVERIFY(view.plotter()->poolGraphs().empty());
+}
+
+// A real recording with torch.cuda.memory._set_memory_metadata per phase: a third lane whose
+// bands are the metadata spans, labelled and tooltipped with their text; without metadata,
+// two lanes.
+void TestTimelineLod::metadataLane()
+{
+    const auto doc = analyzeFile(MEMSCOPE_TESTDATA_DIR "/fields/fields_metadata.pickle");
+    CategoryTimelineView view;
+    view.resize(1200, 500);
+    view.setDocument(doc, 0);
+    const DeviceModel& m = doc->devices[0];
+    QCOMPARE(m.laneRows(), 3);
+    QCOMPARE(view.laneBands()->rows(), 3);
+    QCOMPARE(m.metadata.size(), size_t{16});
+    size_t shown = 0;
+    for (const BandLayer::Band& b : view.laneBands()->bands()) {
+        if (b.row != 2)
+            continue;
+        const MetadataSpan& md = m.metadata[static_cast<size_t>(b.source)];
+        QCOMPARE(b.firstEvent, md.firstEvent);
+        QCOMPARE(b.lastEvent, md.lastEvent);
+        const std::string_view text = doc->snapshot().str(md.text);
+        QVERIFY(
+            view.bandTooltip(b).contains(QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())).toHtmlEscaped()));
+        ++shown;
+    }
+    QCOMPARE(shown, size_t{16});
+    view.setDocument(sample(), 0);
+    QCOMPARE(view.laneBands()->rows(), 2);
+}
+
 #include "tst_timeline_lod.moc"

@@ -1,6 +1,6 @@
 // The peak panel's item models against QAbstractItemModelTester (its invariants checked on
 // every reset and query, failures reported as test failures) on real snapshots.
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "ui/document/document.h"
 #include "ui/models/call_site_model.h"
 #include "ui/models/live_allocation_model.h"

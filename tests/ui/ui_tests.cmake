@@ -9,6 +9,9 @@ target_compile_definitions(tst_loader PRIVATE
   MEMSCOPE_GEN_SNAPSHOT="$<$<TARGET_EXISTS:memscope_gen_snapshot>:$<TARGET_FILE:memscope_gen_snapshot>>")
 memscope_add_test(tst_main_window ui/tst_main_window.cpp
   LIBS memscope_ui memscope_ui_pages memscope_ui_plot memscope_ui_style Qt6::Widgets)
+# Its staged-window tests open a generated 300k-event file (bench/'s generator, when built).
+target_compile_definitions(tst_main_window PRIVATE
+  MEMSCOPE_GEN_SNAPSHOT="$<$<TARGET_EXISTS:memscope_gen_snapshot>:$<TARGET_FILE:memscope_gen_snapshot>>")
 memscope_add_test(tst_report_export ui/tst_report_export.cpp LIBS memscope_ui_pages Qt6::Widgets)
 memscope_add_test(tst_ui_models ui/tst_ui_models.cpp LIBS memscope_ui_models memscope_ui_document Qt6::Gui)
 memscope_add_test(tst_timeline_lod ui/tst_timeline_lod.cpp LIBS memscope_ui_plot Qt6::Widgets)

@@ -3,6 +3,8 @@
 //   memscope_ui_tool screenshots OUTDIR FILE...   (run under Xvfb: xvfb-run -a -s "-screen 0 1600x1000x24")
 //   memscope_ui_tool frametime FILE [WIDTH HEIGHT]  (offscreen is fine)
 //   memscope_ui_tool firstpaint FILE [WIDTH HEIGHT]  (offscreen: results ready -> tab painted)
+//   memscope_ui_tool fields OUTDIR FILE...   (Xvfb: the timeline, allocator and one allocation's
+//                                            details of recordings with pools, metadata, compile context)
 //   memscope_ui_tool icon OUT.png | crop IN X Y W H OUT
 
 #include "ui/plot/allocation_bands_layer.h"
@@ -10,7 +12,7 @@
 #include "ui/pages/allocator_state_view.h"
 #include "ui/plot/category_timeline_view.h"
 #include "ui/pages/diagnostics_panel.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "ui/loader.h"
 #include "ui/main_window.h"
 #include "ui/pages/peak_panel.h"
@@ -152,6 +154,91 @@ int screenshots(const QString& outDir, const QStringList& files)
         tab->timeline()->clearRangeSelection();
         // The timeline alone, as a chart image.
         tab->timeline()->plot()->savePng(base + QStringLiteral("_timeline_chart.png"), 1500, 520, 1.0);
+    }
+    return 0;
+}
+
+// What newer recordings carry, per file: the timeline (private pool bands, the metadata lane),
+// the allocator state at the peak by address with a pool block selected, and the allocation
+// that says the most (compile context or FX frames, else user_metadata, else a pool) with its
+// details and stack.
+int fieldShots(const QString& outDir, const QStringList& files)
+{
+    QDir().mkpath(outDir);
+    QTemporaryDir settingsDir;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    settle(300);
+    int n = 0;
+    for (const QString& f : files) {
+        w.openFile(f);
+        if (!waitLoaded(w, ++n)) {
+            std::fprintf(stderr, "could not load %s: %s\n", qPrintable(f), qPrintable(w.errorText()));
+            return 1;
+        }
+        const QString base = outDir + QLatin1Char('/') + QFileInfo(f).completeBaseName();
+        SnapshotTab* tab = w.currentTab();
+        const DeviceModel& m = tab->deviceModel();
+        const Snapshot& s = tab->document().snapshot();
+        // By event: these short runs spend most of their time before the first step.
+        tab->setXAxisMode(XAxisMode::EventIndex);
+        tab->detailTabs()->setCurrentIndex(0);
+        settle();
+        w.grab().save(base + QStringLiteral("_fields_timeline.png"));
+
+        // The allocation that says the most.
+        auto score = [&](const Allocation& a, AllocationId id) {
+            int v = 0;
+            if (m.pools.poolOf(id))
+                v += 1;
+            if (!a.allocEvent.valid())
+                return v;
+            const size_t row = static_cast<size_t>(a.allocEvent.value);
+            if (!s.str(m.events->userMetadata[row]).empty())
+                v += 2;
+            const std::string_view cc = s.str(m.events->compileContext[row]);
+            if (!cc.empty() && cc != "N/A")
+                v += 4;
+            for (FrameId fr : s.stacks.frames(a.stack))
+                if (s.frames.frame(fr).fxNodeName.valid() && !s.str(s.frames.frame(fr).fxNodeName).empty()) {
+                    v += 8;
+                    break;
+                }
+            if (a.stack.valid())
+                v += 1;
+            return v;
+        };
+        AllocationId best;
+        int bestScore = -1;
+        uint64_t bestSize = 0;
+        for (size_t i = 0; i < m.replay->allocations.size(); ++i) {
+            const Allocation& a = m.replay->allocations[i];
+            const AllocationId id{static_cast<int32_t>(i)};
+            const int v = score(a, id);
+            if (v > bestScore || (v == bestScore && a.size > bestSize)) {
+                best = id;
+                bestScore = v;
+                bestSize = a.size;
+            }
+        }
+        tab->detailTabs()->setCurrentIndex(1);
+        settle();
+        tab->allocations()->selectAllocation(best);
+        settle();
+        w.grab().save(base + QStringLiteral("_fields_allocation.png"));
+
+        tab->detailTabs()->setCurrentIndex(2);
+        settle();
+        for (const SegmentState& seg : tab->allocator()->state().segments)
+            if (!seg.segment->pool.isDefault() && !seg.blocks.empty()) {
+                emit tab->allocator()->map()->allocationClicked(seg.blocks.front().id);
+                break;
+            }
+        settle();
+        w.grab().save(base + QStringLiteral("_fields_allocator.png"));
+        tab->detailTabs()->setCurrentIndex(0);
     }
     return 0;
 }
@@ -388,6 +475,8 @@ int main(int argc, char** argv)
     const QStringList args = app.arguments();
     if (args.size() >= 4 && args[1] == QStringLiteral("screenshots"))
         return screenshots(args[2], args.mid(3));
+    if (args.size() >= 4 && args[1] == QStringLiteral("fields"))
+        return fieldShots(args[2], args.mid(3));
     if (args.size() >= 8 && args[1] == QStringLiteral("crop")) // crop IN X Y W H OUT: for looking at details
         return QImage(args[2]).copy(args[3].toInt(), args[4].toInt(), args[5].toInt(), args[6].toInt()).save(args[7]) ? 0 : 1;
     if (args.size() >= 3 && args[1] == QStringLiteral("icon"))

@@ -191,7 +191,22 @@ void buildBands(DeviceModel& m)
             }
             lanes.push_back(b);
         }
-        m.laneBands[static_cast<size_t>(mode)] = std::make_shared<const BandSet>(std::move(lanes), 2);
+        for (size_t i = 0; i < m.metadata.size(); ++i) {
+            const MetadataSpan& md = m.metadata[i];
+            // A marker is one event wide; on the time axis, at least a hair wide.
+            const double x0 = xAt(md.firstEvent);
+            double x1 = xAt(md.lastEvent + 1);
+            if (md.lastEvent + 1 >= n || x1 <= x0)
+                x1 = mode == XAxisMode::EventIndex ? x0 + 1 : x0 + std::max(1e-6, (m.xMax(mode) - m.xMin(mode)) * 2e-3);
+            lanes.push_back({.x0 = x0,
+                             .x1 = x1,
+                             .firstEvent = md.firstEvent,
+                             .lastEvent = md.lastEvent,
+                             .source = static_cast<int64_t>(i),
+                             .row = 2,
+                             .style = m.metadataStyle() + (md.marker ? 1u : 0u)});
+        }
+        m.laneBands[static_cast<size_t>(mode)] = std::make_shared<const BandSet>(std::move(lanes), m.laneRows());
         m.iterationLines[static_cast<size_t>(mode)] = std::make_shared<const BandSet>(std::move(lines), 1);
     }
 }
@@ -214,6 +229,8 @@ DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attributio
         m.seconds = previous->seconds;
         m.segments = previous->segments;
         m.annotations = previous->annotations;
+        m.pools = previous->pools;
+        m.metadata = previous->metadata;
     } else {
         m.t0Us = n ? ev.timeUs.front() : 0;
         m.seconds.resize(n);
@@ -223,6 +240,8 @@ DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attributio
             m.seconds[i] = running;
         }
         m.segments = segmentLives(*replay.snapshot, replay.snapshot->devices.at(deviceIndex));
+        m.pools = poolUsage(*m.replay, ev, m.segments);
+        m.metadata = metadataSpans(*replay.snapshot, ev);
     }
     m.requested = MinMaxPyramid(&m.replay->requested);
     m.reserved = MinMaxPyramid(&m.replay->reserved);
@@ -234,7 +253,9 @@ DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attributio
     for (Category c : kAllCategories) {
         const size_t k = static_cast<size_t>(c);
         if (!m.hasCategoryCurves) {
-            m.categoryPresent[k] = c == Category::Other;
+            // Before the Attributed stage nothing is drawn as a category (the curves alone are);
+            // after it, a failed attribution shows all bytes as one.
+            m.categoryPresent[k] = c == Category::Other && m.attribution;
             continue;
         }
         const auto& curve = m.attribution->categoryBytes[k];

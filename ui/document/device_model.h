@@ -1,6 +1,8 @@
 #pragma once
 
 #include "attribute/attribution.h"
+#include "query/metadata_spans.h"
+#include "query/pool_usage.h"
 #include "query/segment_lives.h"
 #include "replay/replay.h"
 #include "ui/document/band_set.h"
@@ -30,8 +32,9 @@ struct AnnotationRange {
  * What the views need about one device, computed once on the loader's thread: the x
  * position of every event (seconds from the first event, made non-decreasing), min/max
  * pyramids of the requested and reserved curves for per-pixel drawing, annotation ranges
- * and segment lifetimes (replayed from segment_* events and the dump-time segments), and
- * the timeline's phase, annotation and iteration bands in both x modes.
+ * and segment lifetimes (replayed from segment_* events and the dump-time segments), the
+ * private pools (CUDA graph / MemPool) and user_metadata spans, and the timeline's phase,
+ * annotation, metadata and iteration bands in both x modes.
  */
 struct DeviceModel {
     size_t index = 0; // into replay->devices
@@ -45,14 +48,20 @@ struct DeviceModel {
     MinMaxPyramid reserved;
     std::vector<AnnotationRange> annotations;
     std::vector<SegmentLife> segments; // sorted by address
+    DevicePools pools; // private pools over the trace (empty: none)
+    std::vector<MetadataSpan> metadata; // user_metadata stretches and annotate markers
     std::array<bool, kCategoryCount> categoryPresent{};
     bool hasCategoryCurves = false;
     // The category timeline's bands, per x mode, made here so the GUI thread only draws them:
     // lanes row 0, each iteration's phases (style: the phase); row 1, the annotations (style:
-    // kPhaseCount + index into annotationLabels); lines, each iteration's start (style 0).
+    // kPhaseCount + index into annotationLabels); row 2, only where the device has any, the
+    // metadata spans (style metadataStyle(), source: index into metadata) and annotate markers
+    // (metadataStyle() + 1); lines, each iteration's start (style 0).
     std::array<std::shared_ptr<const BandSet>, 2> laneBands;
     std::array<std::shared_ptr<const BandSet>, 2> iterationLines;
     std::vector<std::string> annotationLabels; // distinct annotation names after any '#'
+    int laneRows() const { return metadata.empty() ? 2 : 3; }
+    uint32_t metadataStyle() const { return static_cast<uint32_t>(kPhaseCount + annotationLabels.size()); }
 
     int64_t eventCount() const { return replay->eventCount; }
     double x(int64_t event, XAxisMode mode) const;

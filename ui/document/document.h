@@ -23,6 +23,10 @@ struct Document {
     std::shared_ptr<const DiagnosisResult> diagnosis; // core/diagnose's findings, every device
     std::vector<TrainingMeasurement> training; // per device: the estimator's measured inputs
 
+    // What has arrived: categories, phases and frames from Attributed, findings from Diagnosed.
+    bool categorised() const { return attribution != nullptr; }
+    bool diagnosed() const { return diagnosis != nullptr; }
+
     const Snapshot& snapshot() const { return *analysis->snapshot; }
     const Replay& replay() const { return *analysis->replay; }
 };

@@ -27,7 +27,7 @@
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryFile>
-#include <QThread>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <set>
@@ -63,17 +63,37 @@ QTableWidgetItem* item(const QString& text)
     return i;
 }
 
-// The Python the process runs, when it is 3.14 or newer (sys.remote_exec exists); else empty.
-QString remoteExecPython(unsigned pid)
+// The interpreter to ask about sys.remote_exec and run it with: MEMSCOPE_INJECT_PYTHON, else the
+// process's own executable when it is a Python; else empty.
+QString candidatePython(unsigned pid)
 {
+    const QString forced = qEnvironmentVariable("MEMSCOPE_INJECT_PYTHON");
+    if (!forced.isEmpty())
+        return forced;
     const QString exe = QFileInfo(QStringLiteral("/proc/%1/exe").arg(pid)).canonicalFilePath();
     if (exe.isEmpty() || !QFileInfo(exe).fileName().startsWith(QLatin1String("python")))
         return {};
-    QProcess p;
-    p.start(exe, {QStringLiteral("-c"), QStringLiteral("import sys; print(hasattr(sys, 'remote_exec'))")});
-    if (!p.waitForFinished(5000) || p.readAllStandardOutput().trimmed() != "True")
-        return {};
     return exe;
+}
+
+constexpr int kCheckTimeoutMs = 5000;
+constexpr int kInjectTimeoutMs = 10000;
+constexpr int kPollMs = 100;
+constexpr int kPolls = 100; // 10 s for the target to reach a safe point and start the agent
+
+// Stops a process with no signal of it reaching anyone. A SIGKILLed child ends at once: the wait
+// only reaps it (milliseconds), so no zombie and no "destroyed while running".
+void discard(QProcess*& p)
+{
+    if (!p)
+        return;
+    p->disconnect();
+    if (p->state() != QProcess::NotRunning) {
+        p->kill();
+        p->waitForFinished(1000);
+    }
+    p->deleteLater();
+    p = nullptr;
 }
 
 } // namespace
@@ -122,11 +142,21 @@ AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent)
     m_inject = new QPushButton(tr("Inject agent (Python 3.14+)"), this);
     m_inject->setEnabled(false);
     m_inject->setToolTip(tr("Starts the agent inside the selected process with sys.remote_exec"));
+    m_cancelInject = new QPushButton(tr("Cancel injection"), this);
+    m_cancelInject->setVisible(false);
+    m_injectStatus = new QLabel(this);
+    m_injectStatus->setWordWrap(true);
+    m_poll = new QTimer(this);
+    m_poll->setInterval(kPollMs);
+    connect(m_poll, &QTimer::timeout, this, &AttachDialog::pollForAgent);
     connect(m_gpu, &QTableWidget::itemSelectionChanged, this, [this] {
         const int row = m_gpu->currentRow();
-        m_inject->setEnabled(row >= 0 && !remoteExecPython(m_gpu->item(row, 0)->text().toUInt()).isEmpty());
+        if (row >= 0 && pythonCheck(m_gpu->item(row, 0)->text().toUInt()) == PythonCheck::Unknown)
+            checkPython(m_gpu->item(row, 0)->text().toUInt());
+        updateInjectButton();
     });
     connect(m_inject, &QPushButton::clicked, this, &AttachDialog::injectSelected);
+    connect(m_cancelInject, &QPushButton::clicked, this, &AttachDialog::cancelInjection);
 
     m_address = new QLineEdit(this);
     m_address->setPlaceholderText(tr("socket path, or HOST:PORT (an ssh -L forward of a GPU server's agent)"));
@@ -147,7 +177,11 @@ AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent)
     auto* g = new QVBoxLayout(gpuBox);
     g->addWidget(m_nvml);
     g->addWidget(m_gpu);
-    g->addWidget(m_inject, 0, Qt::AlignLeft);
+    auto* injectRow = new QHBoxLayout;
+    injectRow->addWidget(m_inject);
+    injectRow->addWidget(m_cancelInject);
+    injectRow->addWidget(m_injectStatus, 1);
+    g->addLayout(injectRow);
     auto* typedBox = new QGroupBox(tr("Connect to an address"), this);
     auto* t = new QHBoxLayout(typedBox);
     t->addWidget(m_address, 3);
@@ -186,6 +220,13 @@ AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent)
     layout->addWidget(recoveredBox);
     layout->addWidget(buttons);
     refresh();
+}
+
+AttachDialog::~AttachDialog()
+{
+    discard(m_check);
+    discard(m_injector);
+    m_script.reset(); // removes the file
 }
 
 int AttachDialog::agentRows() const { return m_agents->rowCount(); }
@@ -305,43 +346,159 @@ void AttachDialog::openRecovered()
     accept();
 }
 
+AttachDialog::PythonCheck AttachDialog::pythonCheck(unsigned pid) const { return m_python.value(pid).check; }
+
+void AttachDialog::checkPython(unsigned pid)
+{
+    if (m_check) { // a newer selection: the older check is asked again when selected again
+        m_python.remove(m_checkPid);
+        discard(m_check);
+    }
+    const QString python = candidatePython(pid);
+    if (python.isEmpty()) {
+        m_python[pid] = {PythonCheck::No, {}};
+        updateInjectButton();
+        return;
+    }
+    m_python[pid] = {PythonCheck::Checking, {}};
+    m_checkPid = pid;
+    m_check = new QProcess(this);
+    QProcess* p = m_check;
+    auto done = [this, p, pid, python](bool ok) {
+        if (m_check != p)
+            return; // already answered (its timeout and its end both call this)
+        const bool yes = ok && p->readAllStandardOutput().trimmed() == "True";
+        m_python[pid] = {yes ? PythonCheck::RemoteExec : PythonCheck::No, yes ? python : QString()};
+        discard(m_check);
+        updateInjectButton();
+    };
+    connect(p, &QProcess::finished, this,
+            [done](int code, QProcess::ExitStatus status) { done(code == 0 && status == QProcess::NormalExit); });
+    connect(p, &QProcess::errorOccurred, this, [done](QProcess::ProcessError e) {
+        if (e == QProcess::FailedToStart)
+            done(false);
+    });
+    QTimer::singleShot(kCheckTimeoutMs, p, [done] { done(false); });
+    p->start(python, {QStringLiteral("-c"), QStringLiteral("import sys; print(hasattr(sys, 'remote_exec'))")});
+    updateInjectButton();
+}
+
+void AttachDialog::updateInjectButton()
+{
+    const bool busy = m_injectState == InjectState::Injecting || m_injectState == InjectState::WaitingForAgent;
+    m_cancelInject->setVisible(busy);
+    const int row = m_gpu->currentRow();
+    const unsigned pid = row >= 0 ? m_gpu->item(row, 0)->text().toUInt() : 0;
+    const PythonCheck check = row >= 0 ? pythonCheck(pid) : PythonCheck::Unknown;
+    m_inject->setEnabled(!busy && check == PythonCheck::RemoteExec);
+    if (busy || m_injectState == InjectState::Failed || m_injectState == InjectState::TimedOut)
+        return; // the injection's own message stays
+    if (check == PythonCheck::Checking)
+        m_injectStatus->setText(tr("Checking whether process %1 runs Python 3.14 or newer…").arg(pid));
+    else if (check == PythonCheck::No)
+        m_injectStatus->setText(
+            tr("Process %1 is not a Python with sys.remote_exec (3.14+): start it under the agent.").arg(pid));
+    else
+        m_injectStatus->clear();
+}
+
+QString AttachDialog::injectStatus() const { return m_injectStatus->text(); }
+
+QString AttachDialog::injectionScript() const { return m_script ? m_script->fileName() : QString(); }
+
 void AttachDialog::injectSelected()
 {
     const int row = m_gpu->currentRow();
-    if (row < 0)
+    if (row >= 0)
+        injectInto(m_gpu->item(row, 0)->text().toUInt());
+}
+
+void AttachDialog::injectInto(unsigned pid)
+{
+    if (m_injectState == InjectState::Injecting || m_injectState == InjectState::WaitingForAgent)
         return;
-    const unsigned pid = m_gpu->item(row, 0)->text().toUInt();
-    const QString python = remoteExecPython(pid);
+    QString python = m_python.value(pid).python;
     if (python.isEmpty())
-        return;
-    QTemporaryFile script(QDir::tempPath() + QStringLiteral("/memscope-inject-XXXXXX.py"));
-    script.setAutoRemove(false);
-    if (!script.open())
-        return;
-    script.write(QStringLiteral("import sys\nsys.path.insert(0, %1)\nimport memscope_agent\nmemscope_agent.start()\n")
-                     .arg(QStringLiteral("r'%1'").arg(agentPackageDirectory()))
-                     .toUtf8());
-    script.close();
-    QProcess p;
-    p.start(python,
-            {QStringLiteral("-c"), QStringLiteral("import sys; sys.remote_exec(%1, r'%2')").arg(pid).arg(script.fileName())});
-    p.waitForFinished(10000);
-    if (p.exitCode() != 0) {
-        QMessageBox::warning(this, windowTitle(),
-                             tr("sys.remote_exec failed: %1").arg(QString::fromLocal8Bit(p.readAllStandardError())));
+        python = candidatePython(pid);
+    if (python.isEmpty()) {
+        finishInjection(InjectState::Failed, tr("Process %1 is not a Python with sys.remote_exec (3.14+).").arg(pid));
         return;
     }
-    for (int i = 0; i < 100; ++i) { // the target runs the script at its next safe point
-        refresh();
-        for (int r = 0; r < m_agents->rowCount(); ++r)
-            if (m_agents->item(r, 0)->text().toUInt() == pid) {
-                m_agents->selectRow(r);
-                attachSelected();
-                return;
-            }
-        QThread::msleep(100);
+    m_script = std::make_unique<QTemporaryFile>(QDir::tempPath() + QStringLiteral("/memscope-inject-XXXXXX.py"));
+    if (!m_script->open()) {
+        finishInjection(InjectState::Failed, tr("Could not write the agent's start script in %1.").arg(QDir::tempPath()));
+        return;
     }
-    QMessageBox::information(this, windowTitle(), tr("The agent did not start in process %1 yet.").arg(pid));
+    m_script->write(QStringLiteral("import sys\nsys.path.insert(0, %1)\nimport memscope_agent\nmemscope_agent.start()\n")
+                        .arg(QStringLiteral("r'%1'").arg(agentPackageDirectory()))
+                        .toUtf8());
+    m_script->flush();
+    m_injectPid = pid;
+    m_injectState = InjectState::Injecting;
+    m_injectStatus->setText(tr("Injecting the agent into process %1…").arg(pid));
+    m_injector = new QProcess(this);
+    QProcess* p = m_injector;
+    connect(p, &QProcess::finished, this,
+            [this](int code, QProcess::ExitStatus status) { onInjected(status == QProcess::NormalExit ? code : -1); });
+    connect(p, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+        if (e == QProcess::FailedToStart)
+            onInjected(-1);
+    });
+    QTimer::singleShot(kInjectTimeoutMs, p, [this, p] {
+        if (m_injectState == InjectState::Injecting && m_injector == p)
+            finishInjection(InjectState::TimedOut, tr("sys.remote_exec did not return in %1 s.").arg(kInjectTimeoutMs / 1000));
+    });
+    p->start(python,
+             {QStringLiteral("-c"), QStringLiteral("import sys; sys.remote_exec(%1, r'%2')").arg(pid).arg(m_script->fileName())});
+    updateInjectButton();
+}
+
+void AttachDialog::onInjected(int exitCode)
+{
+    if (m_injectState != InjectState::Injecting || !m_injector)
+        return;
+    const QString error = QString::fromLocal8Bit(m_injector->readAllStandardError()).trimmed();
+    discard(m_injector);
+    if (exitCode != 0) {
+        finishInjection(InjectState::Failed,
+                        tr("sys.remote_exec failed: %1").arg(error.isEmpty() ? tr("exit code %1").arg(exitCode) : error));
+        return;
+    }
+    m_injectState = InjectState::WaitingForAgent;
+    m_injectStatus->setText(tr("Waiting for the agent to start in process %1…").arg(m_injectPid));
+    m_pollsLeft = kPolls;
+    m_poll->start();
+    updateInjectButton();
+}
+
+void AttachDialog::pollForAgent()
+{
+    refresh();
+    for (int r = 0; r < m_agents->rowCount(); ++r)
+        if (m_agents->item(r, 0)->text().toUInt() == m_injectPid) {
+            finishInjection(InjectState::Idle, QString()); // the target has run the script: it can go
+            m_agents->selectRow(r);
+            attachSelected();
+            return;
+        }
+    if (--m_pollsLeft <= 0)
+        finishInjection(InjectState::TimedOut, tr("The agent did not start in process %1 yet.").arg(m_injectPid));
+}
+
+void AttachDialog::cancelInjection()
+{
+    if (m_injectState == InjectState::Injecting || m_injectState == InjectState::WaitingForAgent)
+        finishInjection(InjectState::Idle, tr("Injection cancelled."));
+}
+
+void AttachDialog::finishInjection(InjectState state, const QString& status)
+{
+    m_poll->stop();
+    discard(m_injector);
+    m_script.reset(); // removes the file
+    m_injectState = state;
+    m_injectStatus->setText(status);
+    updateInjectButton();
 }
 
 LiveWindow* showAttachDialog(QWidget* parent)

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "io/point_report.h"
+#include "query/point_report.h"
 
 #include <QAbstractTableModel>
 

@@ -2,7 +2,7 @@
 
 #include "ui/plot/allocation_bands_layer.h"
 #include "ui/plot/byte_axis_ticker.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "ui/style/plot_theme.h"
 #include "ui/plot/replot_gate.h"
 #include "ui/pages/stack_view.h"
@@ -140,6 +140,23 @@ void AllocationTimelineView::setDocument(std::shared_ptr<const Document> documen
     runSearch();
     m_details->setText(tr("Click a band to see that allocation and the stack that made it."));
     m_stack->clear(QStringLiteral(" "));
+}
+
+void AllocationTimelineView::updateDocument(std::shared_ptr<const Document> document)
+{
+    const QCPRange r = m_plot->xAxis->range();
+    const AllocationId selected = m_selected;
+    const std::vector<uint8_t> matches = m_bands->matches();
+    m_document = std::move(document);
+    rebuild();
+    setXRange(r.lower, r.upper);
+    m_bands->setMatches(matches);
+    m_bands->setSelected(selected);
+    m_selected = selected;
+    if (selected.valid()) {
+        m_details->setText(detailsText());
+        m_stack->setStack(m_document.get(), m_document->devices[m_deviceIndex].replay->allocation(selected).stack, QString());
+    }
 }
 
 void AllocationTimelineView::setXAxisMode(XAxisMode mode)
@@ -314,8 +331,7 @@ void AllocationTimelineView::selectAllocation(AllocationId id)
         return;
     }
     m_details->setText(detailsText());
-    const Allocation& a = m_document->devices[m_deviceIndex].replay->allocation(id);
-    m_stack->setStack(m_document.get(), a.stack, QString());
+    m_stack->setAllocation(m_document.get(), m_deviceIndex, id, QString());
     emit allocationSelected(id);
 }
 
@@ -325,15 +341,18 @@ QString AllocationTimelineView::detailsText() const
         return {};
     const DeviceModel& m = m_document->devices[m_deviceIndex];
     const Allocation& a = m.replay->allocation(m_selected);
-    const Category c = m.attribution->category(m_selected);
+    const Category c = m.attribution ? m.attribution->category(m_selected) : Category::Other;
     const size_t k = static_cast<size_t>(m_selected.value);
-    const Phase ph = k < m.attribution->allocationPhase.size() ? m.attribution->allocationPhase[k] : Phase::Other;
+    const Phase ph = m.attribution && k < m.attribution->allocationPhase.size() ? m.attribution->allocationPhase[k]
+                                                                                : Phase::Other;
     auto when = [&](EventIndex e) {
         return tr("%1 (event %2)").arg(secondsText(m.x(e.value, XAxisMode::Time)), countText(e.value));
     };
     QString html = tr("<b>%1</b> %2 <b>%3</b><br>")
                        .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
-                            m_document->attributed ? categoryText(c) : tr("(not attributed)"));
+                            m_document->attributed      ? categoryText(c)
+                            : m_document->categorised() ? tr("(not attributed)")
+                                                        : tr("(categorising…)"));
     html +=
         tr("allocation #%1 · address 0x%2 · stream %3<br>").arg(m_selected.value).arg(QString::number(a.addr, 16)).arg(a.stream);
     html += a.allocEvent.valid() ? tr("allocated at %1").arg(when(a.allocEvent)) : tr("existed before recording began");
@@ -348,6 +367,36 @@ QString AllocationTimelineView::detailsText() const
     } else {
         html += tr("still allocated at the end of the trace");
     }
+    html += fieldsText(m, a);
+    return html;
+}
+
+QString AllocationTimelineView::fieldsText(const DeviceModel& m, const Allocation& a) const
+{
+    // What newer recordings say about the alloc: its private pool, the user_metadata in force
+    // (torch.cuda.memory._set_memory_metadata), its torch.compile context.
+    QString html;
+    const AllocationId id = m_selected;
+    if (const PoolUsage* pool = m.pools.poolOf(id))
+        html += tr("<br>in <b>%1</b> %2")
+                    .arg(TimelinePlotter::poolLabel(*pool).toHtmlEscaped(), QString::fromStdString(pool->idText()));
+    if (!a.allocEvent.valid() || !m.events)
+        return html;
+    const Snapshot& s = m_document->snapshot();
+    const size_t row = static_cast<size_t>(a.allocEvent.value);
+    auto text = [&](StringId v) {
+        const std::string_view t = v.valid() ? s.str(v) : std::string_view{};
+        return QString::fromUtf8(t.data(), static_cast<qsizetype>(t.size()));
+    };
+    if (row < m.events->userMetadata.size())
+        if (const QString md = text(m.events->userMetadata[row]); !md.isEmpty())
+            html += tr("<br>user_metadata: <b>%1</b>").arg(md.toHtmlEscaped());
+    if (row < m.events->compileContext.size())
+        if (const QString cc = text(m.events->compileContext[row]); !cc.isEmpty() && cc != QLatin1String("N/A"))
+            html += tr("<br>compiled: %1").arg(cc.toHtmlEscaped());
+    if (!m.events->forwardFrames.empty())
+        if (const StackId f = m.events->forwardFramesOf(row); f.valid())
+            html += tr("<br>backward of a forward (%1 frames, see the stack)").arg(s.stacks.frames(f).size());
     return html;
 }
 
@@ -371,8 +420,8 @@ void AllocationTimelineView::onMouseMove(QMouseEvent* event)
     }
     const DeviceModel& m = m_document->devices[m_deviceIndex];
     const Allocation& a = m.replay->allocation(id);
-    const Category c = m.attribution->category(id);
-    const QString frame = QString::fromStdString(m_document->frames->stackSummary(a.stack, 2));
+    const Category c = m.attribution ? m.attribution->category(id) : Category::Other;
+    const QString frame = stackSummaryText(m_document->frames.get(), a.stack, 2);
     QToolTip::showText(event->globalPosition().toPoint(),
                        tr("%1 <b>%2</b> %3<br>%4")
                            .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),

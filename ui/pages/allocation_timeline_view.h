@@ -32,6 +32,9 @@ public:
     explicit AllocationTimelineView(QWidget* parent = nullptr);
 
     void setDocument(std::shared_ptr<const Document> document, size_t deviceIndex);
+    // A later stage of the same analysis (categories, frames): keeps the range, the selected
+    // allocation and the search.
+    void updateDocument(std::shared_ptr<const Document> document);
     void setXAxisMode(XAxisMode mode);
     void setXRange(double lower, double upper);
     void setSearchText(const QString& text);
@@ -64,6 +67,7 @@ private:
     void onMouseRelease(QMouseEvent* event);
     void onMouseMove(QMouseEvent* event);
     void refreshTotalLine();
+    QString fieldsText(const DeviceModel& m, const Allocation& a) const;
 
     QCustomPlot* m_plot;
     ReplotGate* m_replot;

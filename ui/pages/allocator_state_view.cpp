@@ -1,9 +1,10 @@
 #include "ui/pages/allocator_state_view.h"
 
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "ui/style/plot_theme.h"
 #include "ui/pages/segment_map_widget.h"
 #include "ui/pages/stack_view.h"
+#include "ui/plot/timeline_plotter.h"
 #include "ui/style/text_format.h"
 
 #include <QComboBox>
@@ -65,8 +66,8 @@ AllocatorStateView::AllocatorStateView(QWidget* parent)
             return;
         const DeviceModel& m = m_document->devices[m_deviceIndex];
         const Allocation& a = m.replay->allocation(id);
-        m_stack->setStack(m_document.get(), a.stack,
-                          tr("%1 at 0x%2").arg(bytesText(static_cast<int64_t>(a.size)), QString::number(a.addr, 16)));
+        m_stack->setAllocation(m_document.get(), m_deviceIndex, id,
+                               tr("%1 at 0x%2").arg(bytesText(static_cast<int64_t>(a.size)), QString::number(a.addr, 16)));
         emit allocationSelected(id);
     });
 }
@@ -79,6 +80,12 @@ void AllocatorStateView::setDocument(std::shared_ptr<const Document> document, s
     m_deviceIndex = deviceIndex;
     m_event = peakEvent(*m_document->devices[m_deviceIndex].replay);
     m_stack->clear(tr("Click a block to see the stack that allocated it."));
+    refresh();
+}
+
+void AllocatorStateView::updateDocument(std::shared_ptr<const Document> document)
+{
+    m_document = std::move(document);
     refresh();
 }
 
@@ -109,6 +116,21 @@ void AllocatorStateView::refresh()
                      percentText(st.reserved ? static_cast<double>(st.free.bytes) / static_cast<double>(st.reserved) : 0.0),
                      countText(st.free.count), bytesText(static_cast<int64_t>(st.free.largest)), percentText(st.fragmentation()),
                      bytesText(static_cast<int64_t>(st.inUse - st.requested)));
+    if (!m.pools.empty()) {
+        // Free space inside private pools is not cache the allocator can give to anyone else.
+        uint64_t poolReserved = 0, poolFree = 0;
+        int64_t poolSegments = 0;
+        for (const SegmentState& seg : st.segments)
+            if (!seg.segment->pool.isDefault()) {
+                poolReserved += seg.segment->size;
+                poolFree += seg.free.bytes;
+                ++poolSegments;
+            }
+        html += tr("<br>Private pools (CUDA graph / MemPool): <b>%1</b> reserved in %2 segments, <b>%3</b> of the free "
+                   "space above is theirs alone (only the pool's own allocations, e.g. a graph's replays, can use it)")
+                    .arg(bytesText(static_cast<int64_t>(poolReserved)), countText(poolSegments),
+                         bytesText(static_cast<int64_t>(poolFree)));
+    }
     if (st.unplacedCount)
         html += tr("<br><i>%1 live allocations (%2) lie in no segment the trace knows of.</i>")
                     .arg(countText(st.unplacedCount), bytesText(static_cast<int64_t>(st.unplacedBytes)));
@@ -119,7 +141,14 @@ void AllocatorStateView::refresh()
         if (m.categoryPresent[static_cast<size_t>(c)])
             legend += colorSwatchHtml(categoryQColor(c)) + QLatin1Char(' ') +
                       (m_document->attributed ? categoryText(c) : tr("Live allocation")) + QStringLiteral("&nbsp;&nbsp; ");
+    if (!m_document->categorised())
+        legend += colorSwatchHtml(categoryQColor(Category::Other)) + QLatin1Char(' ') + tr("Live allocation (categorising…)") +
+                  QStringLiteral("&nbsp;&nbsp; ");
     legend += tr("<span style=\"color:#999\">&#9638;</span> Gap");
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    for (size_t k = 0; k < m.pools.pools.size(); ++k)
+        legend += QStringLiteral("&nbsp;&nbsp; ") + colorSwatchHtml(poolQColor(k, dark)) + QLatin1Char(' ') +
+                  TimelinePlotter::poolLabel(m.pools.pools[k]).toHtmlEscaped();
     m_legend->setText(legend);
     m_map->setState(m_document.get(), &m, std::move(st));
 }

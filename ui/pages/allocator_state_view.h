@@ -24,6 +24,7 @@ public:
     explicit AllocatorStateView(QWidget* parent = nullptr);
 
     void setDocument(std::shared_ptr<const Document> document, size_t deviceIndex);
+    void updateDocument(std::shared_ptr<const Document> document); // a later stage, at the same event
     void setEvent(int64_t event);
     int64_t event() const { return m_event; }
     const AllocatorState& state() const;

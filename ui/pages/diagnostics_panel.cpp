@@ -131,12 +131,14 @@ void DiagnosticsPanel::setDeviceIndex(std::optional<size_t> deviceIndex)
     rebuild();
 }
 
-void DiagnosticsPanel::clear()
+void DiagnosticsPanel::clear(const QString& message)
 {
     m_diagnostics.reset();
     m_replay.reset();
     m_frames = nullptr;
     rebuild();
+    if (!message.isEmpty())
+        m_summary->setText(message);
 }
 
 int DiagnosticsPanel::findingCount() const { return static_cast<int>(m_shown.size()); }

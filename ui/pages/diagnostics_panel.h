@@ -36,7 +36,9 @@ public:
     void setDiagnostics(std::shared_ptr<const Diagnostics> diagnostics, std::shared_ptr<const Replay> replay,
                         const FrameClassifier* frames, std::optional<size_t> deviceIndex = {});
     void setDeviceIndex(std::optional<size_t> deviceIndex);
-    void clear();
+    // No findings, and `message` in their place ("No snapshot" when empty): a document whose
+    // findings are still being computed shows "Diagnosing…".
+    void clear(const QString& message = {});
 
     int findingCount() const;
     const Diagnostic* finding(int row) const;

@@ -154,12 +154,12 @@ void EstimatorPanel::setMeasurement(const TrainingMeasurement& measured)
     fillFromRecorded();
 }
 
-void EstimatorPanel::clear()
+void EstimatorPanel::clear(const QString& message)
 {
     m_hasMeasurement = false;
     m_report = EstimateReport{};
     m_table->setRowCount(0);
-    m_verdict->setText(tr("No snapshot"));
+    m_verdict->setText(message.isEmpty() ? tr("No snapshot") : message);
     setEnabled(false);
 }
 

@@ -25,7 +25,7 @@ public:
     explicit EstimatorPanel(QWidget* parent = nullptr);
 
     void setMeasurement(const TrainingMeasurement& measured);
-    void clear();
+    void clear(const QString& message = {}); // "No snapshot" when empty
 
     // The recorded run's B and L; A is re-derived from them.
     void setRecordedTokens(double batch, double sequence);

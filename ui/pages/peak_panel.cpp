@@ -117,14 +117,57 @@ void PeakPanel::setDocument(std::shared_ptr<const Document> document, size_t dev
     setEvent(peakEvent(*m_document->devices[deviceIndex].replay));
 }
 
+void PeakPanel::updateDocument(std::shared_ptr<const Document> document)
+{
+    m_document = std::move(document);
+    setEvent(m_event);
+}
+
 void PeakPanel::setEvent(int64_t event)
 {
     if (!m_document)
         return;
+    m_event = event;
     m_liveModel->setReport(nullptr, nullptr, nullptr);
     m_siteModel->setReport(nullptr, nullptr);
+    if (!m_document->categorised()) {
+        refreshPending(event);
+        return;
+    }
     m_report = buildPointReport(*m_document->attribution, m_deviceIndex, event);
     refresh();
+}
+
+void PeakPanel::refreshPending(int64_t event)
+{
+    const DeviceModel& m = m_document->devices[m_deviceIndex];
+    m_report = {};
+    const bool peak = event == peakEvent(*m.replay);
+    m_header->setText(tr("<span style=\"font-size:large\"><b>%1 %2</b></span> requested · %3 reserved<br>at %4 (event %5)"
+                         "<br><i>Categorising…</i>")
+                          .arg(peak ? tr("Global peak:") : tr("Selected time:"), bytesText(m.requestedAfter(event)),
+                               bytesText(m.reservedAfter(event)), secondsText(m.x(std::max<int64_t>(event, 0), XAxisMode::Time)),
+                               countText(event)));
+    m_peakButton->setEnabled(!peak);
+    m_breakdown->setRowCount(2);
+    auto put = [this](int row, int col, const QString& text, Qt::Alignment align) {
+        auto* item = new QTableWidgetItem(text);
+        item->setTextAlignment(align | Qt::AlignVCenter);
+        m_breakdown->setItem(row, col, item);
+        return item;
+    };
+    put(0, 0, tr("Categorising…"), Qt::AlignLeft);
+    for (int c = 1; c < 4; ++c)
+        put(0, c, QString(), Qt::AlignRight);
+    QFont bold = font();
+    bold.setBold(true);
+    put(1, 0, tr("Total requested"), Qt::AlignLeft)->setFont(bold);
+    put(1, 1, bytesText(m.requestedAfter(event)), Qt::AlignRight)->setFont(bold);
+    put(1, 2, QString(), Qt::AlignRight);
+    put(1, 3, QString(), Qt::AlignRight);
+    m_tabs->setTabText(0, tr("Live allocations (categorising…)"));
+    m_tabs->setTabText(1, tr("Call sites (categorising…)"));
+    m_stack->clear();
 }
 
 QString PeakPanel::headerText() const { return m_header->text(); }
@@ -201,10 +244,10 @@ void PeakPanel::showLiveRow(const QModelIndex& proxyIndex)
         return;
     const QModelIndex src = m_liveProxy->mapToSource(proxyIndex);
     const LiveAllocation& l = m_report.live[static_cast<size_t>(src.row())];
-    m_stack->setStack(m_document.get(), l.stack,
-                      tr("<b>%1</b> %2 · allocation #%3")
-                          .arg(bytesText(l.size), m_document->attributed ? categoryText(l.category) : QString())
-                          .arg(l.id.value));
+    m_stack->setAllocation(m_document.get(), m_deviceIndex, l.id,
+                           tr("<b>%1</b> %2 · allocation #%3")
+                               .arg(bytesText(l.size), m_document->attributed ? categoryText(l.category) : QString())
+                               .arg(l.id.value));
     emit allocationSelected(l.id);
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "ui/document/document.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 
 #include <QWidget>
 
@@ -33,6 +33,10 @@ public:
     ~PeakPanel() override;
 
     void setDocument(std::shared_ptr<const Document> document, size_t deviceIndex);
+    // A later stage of the same analysis, at the same event.
+    void updateDocument(std::shared_ptr<const Document> document);
+    // Before the Attributed stage only the totals are shown, with "Categorising…" in place of
+    // the categories, live allocations and call sites.
     void setEvent(int64_t event);
     const PointReport& report() const { return m_report; }
     QString headerText() const;
@@ -47,6 +51,7 @@ signals:
 
 private:
     void refresh();
+    void refreshPending(int64_t event);
     void showLiveRow(const QModelIndex& proxyIndex);
     void showSiteRow(const QModelIndex& proxyIndex);
 
@@ -64,6 +69,7 @@ private:
     std::shared_ptr<const Document> m_document;
     size_t m_deviceIndex = 0;
     PointReport m_report;
+    int64_t m_event = -1;
 };
 
 } // namespace memscope

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "ui/document/document.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 
 #include <QString>
 #include <QStringList>

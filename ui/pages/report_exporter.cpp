@@ -1,6 +1,6 @@
 #include "ui/pages/report_exporter.h"
 
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "io/report_files.h"
 #include "ui/pages/report_chart.h"
 

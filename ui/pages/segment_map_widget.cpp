@@ -1,6 +1,7 @@
 #include "ui/pages/segment_map_widget.h"
 
 #include "ui/document/document.h"
+#include "ui/plot/timeline_plotter.h"
 #include "ui/style/plot_theme.h"
 #include "ui/style/text_format.h"
 
@@ -18,6 +19,17 @@ SegmentMapWidget::SegmentMapWidget(QWidget* parent) : QWidget(parent)
 {
     setMouseTracking(true);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+}
+
+int SegmentMapWidget::poolIndex(const SegmentLife& segment) const
+{
+    if (!m_model || segment.pool.isDefault())
+        return -1;
+    const auto& pools = m_model->pools.pools;
+    for (size_t k = 0; k < pools.size(); ++k)
+        if (pools[k].id == segment.pool)
+            return static_cast<int>(k);
+    return -1;
 }
 
 int SegmentMapWidget::rowHeight() const { return fontMetrics().height() + 8; }
@@ -96,21 +108,27 @@ void SegmentMapWidget::paintEvent(QPaintEvent* event)
         p.drawText(QRect(6, row * h, labelWidth(), h), Qt::AlignVCenter | Qt::AlignLeft, size);
         p.setPen(theme.muted);
         const int sizeW = fm.horizontalAdvance(QStringLiteral("1023.99 MiB  "));
+        const int pool = poolIndex(*seg.segment);
+        const QColor poolColor = pool >= 0 ? poolQColor(static_cast<size_t>(pool), theme.dark) : QColor();
+        if (pool >= 0)
+            p.setPen(poolColor);
         p.drawText(QRect(6 + sizeW, row * h, labelWidth() - sizeW, h), Qt::AlignVCenter | Qt::AlignLeft,
                    QStringLiteral("%1  0x%2")
-                       .arg(seg.segment->expandable  ? tr("exp.")
-                            : seg.segment->largePool ? tr("large")
-                                                     : tr("small"))
+                       .arg(pool >= 0                 ? tr("pool %1").arg(m_model->pools.pools[static_cast<size_t>(pool)].number)
+                            : seg.segment->expandable ? tr("exp.")
+                            : seg.segment->largePool  ? tr("large")
+                                                      : tr("small"))
                        .arg(QString::number(seg.segment->addr, 16)));
         p.fillRect(bar, gapColor);
-        p.fillRect(bar, QBrush(hatch, Qt::BDiagPattern));
+        // A private pool's free space is the pool's alone: hatched in its colour, not as cache.
+        p.fillRect(bar, QBrush(pool >= 0 ? poolColor : hatch, pool >= 0 ? Qt::FDiagPattern : Qt::BDiagPattern));
         const double scale = static_cast<double>(bar.width()) / static_cast<double>(seg.segment->size);
         double lastRight = -1;
         for (const SegmentState::Piece& piece : seg.blocks) {
             const double x0 = bar.left() + static_cast<double>(piece.offset) * scale;
             const double x1 = bar.left() + static_cast<double>(piece.offset + piece.size) * scale;
             const QRectF r(QPointF(x0, bar.top()), QPointF(std::max(x1, x0 + 1.0), bar.bottom() + 1));
-            const Category c = m_model->attribution->category(piece.id);
+            const Category c = m_model->attribution ? m_model->attribution->category(piece.id) : Category::Other;
             p.fillRect(r, categoryQColor(c));
             if (x0 - lastRight < 0.5 && r.width() >= 3) {
                 p.setPen(QPen(categoryQColor(c).darker(160), 1));
@@ -118,7 +136,7 @@ void SegmentMapWidget::paintEvent(QPaintEvent* event)
             }
             lastRight = x1;
         }
-        p.setPen(QPen(theme.muted, 1));
+        p.setPen(pool >= 0 ? QPen(poolColor, 2) : QPen(theme.muted, 1));
         p.setBrush(Qt::NoBrush);
         p.drawRect(bar.adjusted(0, 0, -1, -1));
     }
@@ -178,14 +196,21 @@ bool SegmentMapWidget::event(QEvent* event)
                                 countText(static_cast<int64_t>(seg.blocks.size())),
                                 bytesText(static_cast<int64_t>(seg.free.bytes)), countText(seg.free.count),
                                 bytesText(static_cast<int64_t>(seg.free.largest)));
+        if (const int pool = poolIndex(*seg.segment); pool >= 0) {
+            const PoolUsage& u = m_model->pools.pools[static_cast<size_t>(pool)];
+            text += tr("<br>%1 <b>%2</b> %3: its free space is the pool's alone, not cache the allocator can hand out")
+                        .arg(colorSwatchHtml(
+                                 poolQColor(static_cast<size_t>(pool), palette().color(QPalette::Window).lightness() < 128)),
+                             TimelinePlotter::poolLabel(u).toHtmlEscaped(), QString::fromStdString(u.idText()));
+        }
         if (id.valid()) {
             const Allocation& a = m_model->replay->allocation(id);
-            const Category c = m_model->attribution->category(id);
+            const Category c = m_model->attribution ? m_model->attribution->category(id) : Category::Other;
             text += tr("<br>%1 <b>%2</b> %3 at +0x%4<br>%5")
                         .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
                              m_document && m_document->attributed ? categoryText(c) : QString(),
                              QString::number(a.addr - seg.segment->addr, 16),
-                             QString::fromStdString(m_document->frames->stackSummary(a.stack, 2)).toHtmlEscaped());
+                             stackSummaryText(m_document ? m_document->frames.get() : nullptr, a.stack, 2).toHtmlEscaped());
         } else if (gap) {
             text += tr("<br>Gap: %1 reserved, not requested by any live allocation").arg(bytesText(static_cast<int64_t>(gap)));
         }

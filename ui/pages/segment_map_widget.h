@@ -11,7 +11,8 @@ struct DeviceModel;
 
 // The segments of an AllocatorState, one row each: a bar the width of the widget with the
 // live allocations in their category colour at their offset and the gaps hatched. Only
-// the visible rows are painted, so thousands of segments scroll smoothly.
+// the visible rows are painted, so thousands of segments scroll smoothly. A private pool's
+// segments (CUDA graph / MemPool) are labelled "pool N" and drawn in the pool's colour.
 class SegmentMapWidget : public QWidget {
     Q_OBJECT
 public:
@@ -35,6 +36,7 @@ protected:
 
 private:
     int rowHeight() const;
+    int poolIndex(const SegmentLife& segment) const; // into the model's pools, -1 for the default pool
     int labelWidth() const;
     QRect barRect(int row) const;
     void reorder();

@@ -6,7 +6,7 @@
 #include "ui/pages/diagnostics_panel.h"
 #include "ui/pages/estimator_panel.h"
 #include "ui/pages/what_if_panel.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "replay/replay.h"
 #include "ui/pages/peak_panel.h"
 #include "ui/style/text_format.h"
@@ -135,28 +135,50 @@ void SnapshotTab::setDevice(size_t index)
     m_allocations->setDocument(m_document, index);
     m_peak->setDocument(m_document, index);
     m_allocator->setDocument(m_document, index);
-    m_diagnostics->setDiagnostics(m_document->diagnosis, m_document->attribution->replay, m_document->frames.get(), index);
+    applyStagedParts();
+    m_event = peakEvent(*deviceModel().replay);
+    updateInfo();
+    emit selectedEventChanged(m_event);
+}
+
+void SnapshotTab::setDocument(std::shared_ptr<const Document> document)
+{
+    if (!document || !document->analysis || document->analysis->replay != m_document->analysis->replay)
+        return;
+    m_document = std::move(document);
+    m_timeline->updateDocument(m_document);
+    m_allocations->updateDocument(m_document);
+    m_peak->updateDocument(m_document);
+    m_allocator->updateDocument(m_document);
+    applyStagedParts();
+    updateInfo();
+}
+
+void SnapshotTab::applyStagedParts()
+{
+    const size_t index = m_deviceIndex;
+    if (m_document->diagnosed())
+        m_diagnostics->setDiagnostics(m_document->diagnosis, m_document->analysis->replay, m_document->frames.get(), index);
+    else
+        m_diagnostics->clear(m_document->categorised() ? tr("Diagnosing…") : tr("Categorising…"));
     if (index < m_document->training.size())
         m_estimator->setMeasurement(m_document->training[index]);
     else
-        m_estimator->clear();
+        m_estimator->clear(m_document->diagnosed() ? QString() : tr("Measuring the run…"));
     if (m_document->attribution)
         m_whatIf->setAttribution(m_document->attribution, index);
     else
         m_whatIf->clear();
     const DeviceModel& m = deviceModel();
     m_iterations->clear();
-    m_iterations->addItem(tr("Iteration peaks…"));
-    for (size_t i = 0; i < m.attribution->iterations.size(); ++i) {
+    m_iterations->addItem(m.attribution ? tr("Iteration peaks…") : tr("Categorising…"));
+    for (size_t i = 0; m.attribution && i < m.attribution->iterations.size(); ++i) {
         const IterationPeak& p = m.attribution->iterations[i].peak;
         if (p.event.valid())
             m_iterations->addItem(tr("Iteration %1: %2").arg(i + 1).arg(bytesText(p.bytes)),
                                   QVariant::fromValue<qlonglong>(p.event.value));
     }
     m_iterations->setEnabled(m_iterations->count() > 1);
-    m_event = peakEvent(*m.replay);
-    updateInfo();
-    emit selectedEventChanged(m_event);
 }
 
 void SnapshotTab::updateInfo()

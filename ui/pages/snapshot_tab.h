@@ -27,10 +27,19 @@ class PeakPanel;
 // following the time selected in the timeline (the global peak until one is clicked), the
 // diagnostics (activating a finding's moment, call site or allocation selects it in the
 // timelines) and the training-memory estimator.
+//
+// A tab opens on the loader's first document, the Replayed stage's (curves, no categories),
+// and setDocument() hands it each later stage of the same analysis: the views fill in what the
+// stage adds and keep what the user did meanwhile (device, zoom, selected time, range, open
+// detail). Until then the parts that need categories or findings say "Categorising…" or
+// "Diagnosing…".
 class SnapshotTab : public QWidget {
     Q_OBJECT
 public:
     explicit SnapshotTab(std::shared_ptr<const Document> document, QWidget* parent = nullptr);
+
+    // A later stage of the same analysis (same replay); ignored when it is another file's.
+    void setDocument(std::shared_ptr<const Document> document);
 
     const Document& document() const { return *m_document; }
     std::shared_ptr<const Document> documentPtr() const { return m_document; }
@@ -68,6 +77,8 @@ signals:
     void statusMessage(const QString& text);
 
 private:
+    // Hands the document's parts for the current device to the views that need more than the replay.
+    void applyStagedParts();
     void updateInfo();
     int64_t eventShowing(const Allocation& a) const;
 

@@ -66,16 +66,51 @@ void StackView::clear(const QString& message)
     m_title->setText(message.isEmpty() ? tr("Select an allocation or a call site to see its stack.") : message);
 }
 
-void StackView::setStack(const Document* document, StackId stack, const QString& title)
+void StackView::setAllocation(const Document* document, size_t deviceIndex, AllocationId id, const QString& title)
+{
+    if (!document || deviceIndex >= document->devices.size() || !id.valid()) {
+        setStack(document, StackId{}, title);
+        return;
+    }
+    const DeviceModel& m = document->devices[deviceIndex];
+    const Allocation& a = m.replay->allocation(id);
+    setStack(document, a.stack, title, m.events, a.allocEvent.valid() ? a.allocEvent.value : -1);
+}
+
+void StackView::setStack(const Document* document, StackId stack, const QString& title, const EventTable* events,
+                         int64_t eventRow)
 {
     m_tree->clear();
     m_user = m_library = 0;
     m_title->setText(title);
+    const Snapshot* snap = document ? &document->snapshot() : nullptr;
+    const bool hasRow = snap && events && eventRow >= 0 && static_cast<size_t>(eventRow) < events->count();
+    auto text = [&](StringId id) {
+        const std::string_view v = snap && id.valid() ? snap->str(id) : std::string_view{};
+        return QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size()));
+    };
+    if (hasRow) {
+        const QString context = text(events->compileContext[static_cast<size_t>(eventRow)]);
+        if (!context.isEmpty() && context != QLatin1String("N/A")) {
+            auto* compiled = new QTreeWidgetItem(m_tree, {tr("compiled: %1").arg(context.simplified()), QString()});
+            compiled->setToolTip(0, tr("torch.compile context of this allocation (compile_context):\n%1").arg(context));
+            compiled->setFirstColumnSpanned(true);
+            QFont italic = compiled->font(0);
+            italic.setItalic(true);
+            compiled->setFont(0, italic);
+        }
+    }
     if (!document || !stack.valid()) {
         auto* none = new QTreeWidgetItem(m_tree, {tr("No stack was recorded for this allocation."), QString()});
         none->setToolTip(0, tr("With stacks=\"python\", allocations made on autograd's backward thread carry no "
                                "frames; blocks that existed before recording have only the frames of the dump."));
         none->setFirstColumnSpanned(true);
+        addForwardFrames(document, events, eventRow);
+        return;
+    }
+    if (!document->frames) { // before the Attributed stage: no frame is told user or library yet
+        auto* wait = new QTreeWidgetItem(m_tree, {tr("Categorising…"), QString()});
+        wait->setFirstColumnSpanned(true);
         return;
     }
     const Snapshot& s = document->snapshot();
@@ -84,6 +119,7 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
     auto* library = new QTreeWidgetItem(m_tree);
     std::vector<QString> libraries;
     std::set<QString> seen;
+    bool fxShown = false; // torch.compile frames are torch's: show them unfolded
     for (FrameId f : s.stacks.frames(stack)) {
         const Frame& frame = s.frames.frame(f);
         const std::string_view file = s.str(frame.filename);
@@ -98,6 +134,38 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
         item->setText(1, slash >= 0 ? location.mid(slash + 1) : location);
         item->setToolTip(0, item->text(0));
         item->setToolTip(1, location);
+        // torch.compile frames name the FX node the generated code came from.
+        const QString op = text(frame.fxNodeOp), node = text(frame.fxNodeName), target = text(frame.fxNodeTarget);
+        if (!node.isEmpty() || !target.isEmpty()) {
+            QString fx = tr("FX node %1").arg(node.isEmpty() ? tr("(unnamed)") : node);
+            if (!op.isEmpty())
+                fx += QStringLiteral(" · ") + op;
+            if (!target.isEmpty())
+                fx += QStringLiteral(" → ") + target;
+            auto* child = new QTreeWidgetItem(item, {fx, QString()});
+            child->setFirstColumnSpanned(true);
+            child->setToolTip(0, fx);
+            item->setExpanded(true);
+            fxShown = true;
+        }
+        if (const QString trace = text(frame.fxOriginalTrace).trimmed(); !trace.isEmpty()) {
+            // The user's source line the node was traced from: the last "File …" line and the
+            // code under it.
+            const QStringList lines = trace.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+            QString shown = lines.isEmpty() ? trace : lines.last().trimmed();
+            for (qsizetype i = lines.size() - 1; i >= 0; --i)
+                if (lines[i].trimmed().startsWith(QLatin1String("File "))) {
+                    shown = lines[i].trimmed();
+                    if (i + 1 < lines.size())
+                        shown += QStringLiteral(": ") + lines[i + 1].trimmed();
+                    break;
+                }
+            auto* child = new QTreeWidgetItem(item, {tr("traced from %1").arg(shown), QString()});
+            child->setFirstColumnSpanned(true);
+            child->setToolTip(0, trace);
+            item->setExpanded(true);
+            fxShown = true;
+        }
         if (lib) {
             ++m_library;
             const QString pkg = libraryName(file, name);
@@ -119,9 +187,37 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
     library->setText(0, tr("Library frames (%1): %2").arg(m_library).arg(libs.join(QStringLiteral(", "))));
     library->setFirstColumnSpanned(true);
     user->setExpanded(true);
-    library->setExpanded(false);
+    library->setExpanded(fxShown);
     if (m_library == 0)
         delete library;
+    addForwardFrames(document, events, eventRow);
+}
+
+void StackView::addForwardFrames(const Document* document, const EventTable* events, int64_t eventRow)
+{
+    if (!document || !events || eventRow < 0 || events->forwardFrames.empty())
+        return;
+    const StackId forward = events->forwardFramesOf(static_cast<size_t>(eventRow));
+    if (!forward.valid())
+        return;
+    const Snapshot& s = document->snapshot();
+    const auto frames = s.stacks.frames(forward);
+    auto* group = new QTreeWidgetItem(m_tree,
+                                      {tr("Forward this belongs to (%1 frames, forward_frames)").arg(frames.size()), QString()});
+    group->setFirstColumnSpanned(true);
+    for (FrameId f : frames) {
+        const Frame& frame = s.frames.frame(f);
+        const std::string_view name = s.str(frame.name);
+        const std::string_view file = s.str(frame.filename);
+        QString location = QString::fromUtf8(file.data(), static_cast<qsizetype>(file.size()));
+        if (!location.isEmpty() && frame.line > 0)
+            location += QStringLiteral(":%1").arg(frame.line);
+        auto* item = new QTreeWidgetItem(group, {QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())), location});
+        item->setToolTip(0, item->text(0));
+        if (location.isEmpty())
+            item->setFirstColumnSpanned(true);
+    }
+    group->setExpanded(true);
 }
 
 } // namespace memscope

@@ -100,6 +100,8 @@ void WhatIfPanel::clear()
 
 void WhatIfPanel::setAttribution(std::shared_ptr<const Attribution> attribution, size_t deviceIndex)
 {
+    if (attribution && attribution == m_attribution && deviceIndex == m_index)
+        return; // a later stage of the same analysis: keep what was simulated
     clear();
     if (!attribution || !attribution->replay || deviceIndex >= attribution->devices.size())
         return;

@@ -89,7 +89,8 @@ QRgb AllocationBandsLayer::colorOf(AllocationId id) const
         return m_greys[h >> 29];
     if (m_colorMode == ColorMode::Allocation)
         return m_hsv[((h >> 8) % kHues) * kSaturations + h % kSaturations];
-    const Category c = k < m_model->attribution->allocationCategory.size() ? m_model->attribution->category(id) : Category::Other;
+    const DeviceAttribution* a = m_model->attribution;
+    const Category c = a && k < a->allocationCategory.size() ? a->category(id) : Category::Other;
     return m_categoryShades[static_cast<size_t>(c) * kShades + (h >> 27) % kShades];
 }
 

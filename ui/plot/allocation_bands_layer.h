@@ -31,6 +31,7 @@ public:
     void setColorMode(ColorMode mode);
     void setMatches(std::vector<uint8_t> matches); // per allocation; empty: no search
     void setSelected(AllocationId id);
+    const std::vector<uint8_t>& matches() const { return m_matches; }
     void setDark(bool dark);
     void invalidate() { m_valid = false; }
 

@@ -25,6 +25,8 @@ void BandLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const { painte
 
 QRect BandLayer::clipRect() const { return m_rect ? m_rect->rect() : QRect(); }
 
+void BandLayer::setRows(int rows) { m_rows = std::max(1, rows); }
+
 QRectF BandLayer::rowRect(int row, double px0, double px1) const
 {
     const QRect r = m_rect->rect();

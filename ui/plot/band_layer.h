@@ -34,6 +34,8 @@ public:
     const std::vector<Band>& bands() const { return m_set->bands(); }
     // A band's colour is colors[style] (transparent past the end); its label, labeler(band).
     void setColors(std::vector<QColor> colors);
+    void setRows(int rows); // lanes: how many rows share the rect (a set's own rows are clamped to it)
+    int rows() const { return m_rows; }
     void setLabeler(Labeler labeler) { m_labeler = std::move(labeler); }
     void setTextColor(const QColor& c) { m_text = c; }
     void setFont(const QFont& f) { m_font = f; }

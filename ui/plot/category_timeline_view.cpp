@@ -3,7 +3,7 @@
 #include "ui/plot/band_layer.h"
 #include "ui/plot/byte_axis_ticker.h"
 #include "ui/plot/centered_legend.h"
-#include "io/point_report.h"
+#include "query/point_report.h"
 #include "ui/plot/peak_marker_layer.h"
 #include "ui/plot/replot_gate.h"
 #include "ui/style/text_format.h"
@@ -82,7 +82,7 @@ CategoryTimelineView::CategoryTimelineView(QWidget* parent)
     laneTicker->addTick(1.5, tr("Phase"));
     laneTicker->addTick(0.5, tr("Annot."));
     laneY->setTicker(laneTicker);
-    laneY->setRange(0, 2);
+    laneY->setRange(0, 2); // three rows (a metadata lane) where the device has user_metadata: setLaneRows()
     laneY->setTickLength(0, 0);
     laneY->setSubTicks(false);
     laneY->grid()->setVisible(false);
@@ -155,6 +155,16 @@ CategoryTimelineView::CategoryTimelineView(QWidget* parent)
     m_rangeLabel->setSelectable(false);
     m_rangeLabel->setVisible(false);
 
+    m_pendingLabel = new QCPItemText(m_plot);
+    m_pendingLabel->setClipAxisRect(m_lanes);
+    m_pendingLabel->position->setAxisRect(m_lanes);
+    m_pendingLabel->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_pendingLabel->position->setCoords(0.5, 0.25); // in the phase row (the top one)
+    m_pendingLabel->setPositionAlignment(Qt::AlignCenter);
+    m_pendingLabel->setText(tr("Categorising…"));
+    m_pendingLabel->setSelectable(false);
+    m_pendingLabel->setVisible(false);
+
     m_plot->setSelectionRectMode(QCP::srmNone);
     connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &CategoryTimelineView::onRangeChanged);
     connect(m_plot, &QCustomPlot::afterLayout, this, &CategoryTimelineView::onAfterLayout);
@@ -195,6 +205,20 @@ void CategoryTimelineView::setDocument(std::shared_ptr<const Document> document,
     resetZoom();
 }
 
+void CategoryTimelineView::updateDocument(std::shared_ptr<const Document> document)
+{
+    const QCPRange r = m_plot->xAxis->range();
+    m_document = std::move(document);
+    rebuild(); // the cursor and the range selection are events: they mean the same in any stage
+    m_clamping = true; // the range stays; only the lanes follow it
+    m_plot->xAxis->setRange(r);
+    m_clamping = false;
+    m_lanes->axis(QCPAxis::atBottom)->setRange(r);
+    m_replot->request();
+}
+
+QString CategoryTimelineView::pendingText() const { return m_pendingLabel->visible() ? m_pendingLabel->text() : QString(); }
+
 void CategoryTimelineView::setXAxisMode(XAxisMode mode)
 {
     if (mode == m_mode)
@@ -223,6 +247,8 @@ void CategoryTimelineView::rebuild()
 {
     const DeviceModel* m = model();
     m_plotter->setModel(m, m_mode, m_document && m_document->attributed);
+    m_lastWidth = -1; // the new graphs are empty: the next layout samples them whatever the range
+    m_pendingLabel->setVisible(m && !m_document->categorised());
     if (m_mode == XAxisMode::Time) {
         m_plot->xAxis->setTicker(QSharedPointer<TimeAxisTicker>(new TimeAxisTicker));
         m_plot->xAxis->setLabel(tr("Time since the first event"));
@@ -246,9 +272,28 @@ void CategoryTimelineView::rebuild()
     applyTheme(); // and the bands' look
 }
 
+void CategoryTimelineView::setLaneRows(int rows)
+{
+    if (m_laneBands->rows() == rows)
+        return;
+    m_laneBands->setRows(rows);
+    auto ticker = QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText);
+    ticker->addTick(rows - 0.5, tr("Phase"));
+    ticker->addTick(rows - 1.5, tr("Annot."));
+    if (rows > 2)
+        ticker->addTick(rows - 2.5, tr("Metadata"));
+    QCPAxis* laneY = m_lanes->axis(QCPAxis::atLeft);
+    laneY->setTicker(ticker);
+    laneY->setRange(0, rows);
+    const int height = 19 * rows;
+    m_lanes->setMinimumSize(0, height);
+    m_lanes->setMaximumSize(QWIDGETSIZE_MAX, height);
+}
+
 void CategoryTimelineView::rebuildBands()
 {
     const DeviceModel* m = model();
+    setLaneRows(m ? m->laneRows() : 2);
     if (!m || !m->laneBands[0]) {
         m_laneBands->setBands(std::vector<Band>{});
         m_iterationLines->setBands(std::vector<Band>{});
@@ -267,9 +312,22 @@ void CategoryTimelineView::rebuildBands()
         labels.push_back(QString::fromStdString(name));
         colors.push_back(annotationColor(labels.back(), m_theme.dark));
     }
+    // The metadata lane: stretches of one user_metadata text, annotate markers in a strong colour.
+    colors.push_back(m_theme.dark ? QColor(70, 110, 150) : QColor(184, 208, 232));
+    colors.push_back(m_theme.dark ? QColor(240, 160, 60) : QColor(226, 120, 20));
     m_laneBands->setColors(std::move(colors));
-    m_laneBands->setLabeler(
-        [labels = std::move(labels)](const Band& b) { return b.style < labels.size() ? labels[b.style] : QString(); });
+    std::vector<QString> metadata;
+    metadata.reserve(m->metadata.size());
+    for (const MetadataSpan& md : m->metadata) {
+        const std::string_view text = m_document->snapshot().str(md.text);
+        metadata.push_back(QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())).simplified());
+    }
+    m_laneBands->setLabeler([labels = std::move(labels), metadata = std::move(metadata)](const Band& b) {
+        if (b.row == 2)
+            return b.source >= 0 && static_cast<size_t>(b.source) < metadata.size() ? metadata[static_cast<size_t>(b.source)]
+                                                                                    : QString();
+        return b.style < labels.size() ? labels[b.style] : QString();
+    });
     m_iterationLines->setColors({m_theme.muted});
     m_iterationLines->setLabeler([](const Band& b) { return tr("iter %1").arg(b.source + 1); });
 }
@@ -279,6 +337,17 @@ QString CategoryTimelineView::bandTooltip(const BandLayer::Band& b) const
     const DeviceModel* m = model();
     if (!m || b.source < 0)
         return {};
+    if (b.row == 2) {
+        if (static_cast<size_t>(b.source) >= m->metadata.size())
+            return {};
+        const MetadataSpan& md = m->metadata[static_cast<size_t>(b.source)];
+        const std::string_view text = m_document->snapshot().str(md.text);
+        const QString t = QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())).toHtmlEscaped();
+        if (md.marker)
+            return tr("<b>annotate</b> at event %1<br>%2").arg(countText(md.firstEvent), t);
+        return tr("<b>user_metadata</b> (torch.cuda.memory._set_memory_metadata)<br>%1<br>events %2 – %3")
+            .arg(t, countText(md.firstEvent), countText(md.lastEvent));
+    }
     if (b.row == 1) {
         if (static_cast<size_t>(b.source) >= m->annotations.size())
             return {};
@@ -326,7 +395,8 @@ void CategoryTimelineView::rebuildMarkers()
     m_peakLabel->setText(peakLabelText());
     m_peakLabel->setVisible(true);
 
-    const auto& its = m->attribution->iterations;
+    static const std::vector<Iteration> none;
+    const auto& its = m->attribution ? m->attribution->iterations : none;
     const bool labels = its.size() <= 24;
     if (!labels) {
         // Too many to label: one sprite layer draws them, at most one per pixel.
@@ -423,6 +493,8 @@ void CategoryTimelineView::applyTheme()
     m_rangeLabel->setFont(m_theme.font);
     m_rangeLabel->setBrush(m_theme.labelBackground);
     m_rangeLabel->setPen(QPen(m_theme.accent, 1));
+    m_pendingLabel->setColor(m_theme.muted);
+    m_pendingLabel->setFont(m_theme.font);
     rebuildBands();
     m_replot->request();
 }
@@ -588,34 +660,13 @@ void CategoryTimelineView::setCursorEvent(int64_t event)
     m_replot->request();
 }
 
-CategoryTimelineView::RangeSummary CategoryTimelineView::summarizeRange(const DeviceModel& m, int64_t first, int64_t last)
-{
-    RangeSummary s;
-    s.firstEvent = std::clamp<int64_t>(first, 0, std::max<int64_t>(m.eventCount() - 1, 0));
-    s.lastEvent = std::clamp<int64_t>(last, s.firstEvent, std::max<int64_t>(m.eventCount() - 1, 0));
-    const MinMaxPyramid::Extremes e = m.requested.query(s.firstEvent, s.lastEvent + 1);
-    s.peakEvent = e.maxIndex;
-    s.peakBytes = e.maxIndex >= 0 ? m.requestedAfter(e.maxIndex) : 0;
-    const EventTable& ev = *m.events;
-    for (int64_t i = s.firstEvent; i <= s.lastEvent && i < m.eventCount(); ++i) {
-        const size_t k = static_cast<size_t>(i);
-        if (ev.action[k] == Action::Alloc) {
-            s.allocatedBytes += static_cast<int64_t>(ev.size[k]);
-            ++s.allocCount;
-        } else if (ev.action[k] == Action::FreeCompleted) {
-            s.freedBytes += static_cast<int64_t>(ev.size[k]);
-            ++s.freeCount;
-        }
-    }
-    return s;
-}
-
 void CategoryTimelineView::selectRange(int64_t firstEvent, int64_t lastEvent)
 {
     const DeviceModel* m = model();
     if (!m || m->eventCount() == 0)
         return;
-    m_range = summarizeRange(*m, std::min(firstEvent, lastEvent), std::max(firstEvent, lastEvent));
+    m_range = summarizeRange(*m->replay, *m->events, std::min(firstEvent, lastEvent), std::max(firstEvent, lastEvent),
+                             &m->requested);
     const RangeSummary& s = *m_range;
     const QString span = m_mode == XAxisMode::Time ? tr("%1 – %2").arg(secondsText(m->x(s.firstEvent, XAxisMode::Time)),
                                                                        secondsText(m->x(s.lastEvent, XAxisMode::Time)))
@@ -757,9 +808,19 @@ QString CategoryTimelineView::hoverText(int64_t event) const
     }
     if (event == peakEvent(*m->replay))
         head += tr(" · <b>global peak</b>");
+    if (!m_document->categorised())
+        head += tr("<br><i>Categorising…</i>");
     QString rows;
     rows += QStringLiteral("<tr><td>Requested</td><td align=right><b>%1</b></td><td></td></tr>").arg(bytesText(requested));
     rows += QStringLiteral("<tr><td>Reserved</td><td align=right>%1</td><td></td></tr>").arg(bytesText(m->reservedAfter(event)));
+    for (const PoolUsage& pool : m->pools.pools) {
+        const int64_t reserved = pool.reservedAfter(event);
+        if (reserved == 0 && pool.usedAfter(event) == 0)
+            continue;
+        rows += tr("<tr><td>&nbsp;&nbsp;%1</td><td align=right>%2</td><td align=right>%3 held</td></tr>")
+                    .arg(TimelinePlotter::poolLabel(pool).toHtmlEscaped(), bytesText(reserved),
+                         bytesText(std::max<int64_t>(0, pool.heldAfter(event))));
+    }
     for (auto it = TimelinePlotter::kStackOrder.rbegin(); it != TimelinePlotter::kStackOrder.rend(); ++it) {
         const Category c = *it;
         if (!m->categoryPresent[static_cast<size_t>(c)])

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ui/plot/band_layer.h"
+#include "query/range_summary.h"
 #include "ui/document/document.h"
 #include "ui/style/plot_theme.h"
 
@@ -28,7 +29,8 @@ class TimelinePlotter;
 
 /*
  * The main view: memory over time as stacked areas per category, with the requested total
- * and the reserved line on top, phase and annotation lanes above, iteration boundaries,
+ * and the reserved line on top, private pools' held memory as bands above the requested
+ * total, phase, annotation and (where recorded) user_metadata lanes above, iteration boundaries,
  * the global peak and each iteration's peak marked, and a cursor at the selected time.
  * Wheel zooms, drag pans, Shift+drag (or right-drag) selects a range and shows its peak
  * and totals, double-click resets, a click selects a time, hovering shows the numbers.
@@ -36,21 +38,13 @@ class TimelinePlotter;
 class CategoryTimelineView : public QWidget {
     Q_OBJECT
 public:
-    struct RangeSummary {
-        int64_t firstEvent = 0;
-        int64_t lastEvent = 0;
-        int64_t peakEvent = -1;
-        int64_t peakBytes = 0;
-        int64_t allocatedBytes = 0;
-        int64_t freedBytes = 0;
-        int64_t allocCount = 0;
-        int64_t freeCount = 0;
-    };
-
     explicit CategoryTimelineView(QWidget* parent = nullptr);
     ~CategoryTimelineView() override;
 
     void setDocument(std::shared_ptr<const Document> document, size_t deviceIndex);
+    // A later stage of the same analysis: draws what it adds (categories, phases, iteration
+    // peaks) and keeps the device, the zoom, the cursor and the range selection.
+    void updateDocument(std::shared_ptr<const Document> document);
     void setXAxisMode(XAxisMode mode);
     XAxisMode xAxisMode() const { return m_mode; }
     void setCursorEvent(int64_t event);
@@ -69,12 +63,14 @@ public:
     const TimelinePlotter* plotter() const { return m_plotter.get(); }
     const DeviceModel* model() const;
     QString peakLabelText() const;
+    // What stands in the phase lanes while the document has no categories yet ("Categorising…"),
+    // empty once it has them.
+    QString pendingText() const;
     QString hoverText(int64_t event) const; // what the tooltip says at an event (rich text)
     const BandLayer* laneBands() const { return m_laneBands; }
     const PeakMarkerLayer* peakMarkers() const { return m_peakMarkers; }
     QString bandTooltip(const BandLayer::Band& band) const; // a phase or annotation band's tooltip (rich text)
     std::optional<RangeSummary> rangeSummary() const { return m_range; }
-    static RangeSummary summarizeRange(const DeviceModel& m, int64_t first, int64_t last);
     int pointsHanded() const;
     QSize minimumSizeHint() const override { return {400, 260}; }
 
@@ -89,6 +85,7 @@ protected:
 private:
     void rebuild();
     void rebuildBands();
+    void setLaneRows(int rows);
     void rebuildMarkers();
     void applyTheme();
     void onAfterLayout();
@@ -118,6 +115,7 @@ private:
     std::vector<QCPItemText*> m_iterationLabels;
     QCPItemRect* m_rangeRect = nullptr;
     QCPItemText* m_rangeLabel = nullptr;
+    QCPItemText* m_pendingLabel = nullptr; // in the lanes, until the categories arrive
 
     std::shared_ptr<const Document> m_document;
     size_t m_deviceIndex = 0;

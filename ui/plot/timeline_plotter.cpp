@@ -25,6 +25,14 @@ void TimelinePlotter::clearGraphs()
     if (m_reserved)
         m_plot->removeGraph(m_reserved);
     m_requested = m_reserved = nullptr;
+    for (QCPGraph* g : m_pools)
+        m_plot->removeGraph(g);
+    m_pools.clear();
+}
+
+QString TimelinePlotter::poolLabel(const PoolUsage& pool)
+{
+    return QStringLiteral("Private pool %1 (%2)").arg(pool.number).arg(QString::fromStdString(pool.kindText()));
 }
 
 void TimelinePlotter::setModel(const DeviceModel* model, XAxisMode mode, bool attributed)
@@ -67,6 +75,17 @@ void TimelinePlotter::setModel(const DeviceModel* model, XAxisMode mode, bool at
     m_reserved->setName(QStringLiteral("Reserved"));
     m_reserved->setSelectable(QCP::stNone);
     m_reserved->setAdaptiveSampling(false);
+    for (const PoolUsage& pool : model->pools.pools) {
+        QCPGraph* g = m_plot->addGraph(x, y);
+        g->setLineStyle(QCPGraph::lsStepLeft);
+        g->setAntialiased(false);
+        g->setAntialiasedFill(false);
+        g->setName(poolLabel(pool));
+        g->setSelectable(QCP::stNone);
+        g->setAdaptiveSampling(false);
+        g->setChannelFillGraph(m_pools.empty() ? m_requested : m_pools.back());
+        m_pools.push_back(g);
+    }
     applyTheme(PlotTheme::current());
 }
 
@@ -76,6 +95,15 @@ void TimelinePlotter::applyTheme(const PlotTheme& theme)
         m_requested->setPen(QPen(theme.requested, 1.6));
     if (m_reserved)
         m_reserved->setPen(QPen(theme.reserved, 1.6, Qt::DashLine));
+    for (size_t k = 0; k < m_pools.size(); ++k) {
+        // Purple hatching, a shade per pool: no category uses it, and the hatch reads as
+        // "held, not filled" next to the solid areas.
+        const QColor c = poolQColor(k, theme.dark);
+        m_pools[k]->setPen(QPen(c, 1.0));
+        QColor fill = c;
+        fill.setAlpha(theme.dark ? 70 : 45);
+        m_pools[k]->setBrush(fill);
+    }
     m_areaLayer->setBackground(theme.background);
     QColor haze = theme.requested;
     haze.setAlpha(80);
@@ -173,6 +201,26 @@ void TimelinePlotter::refresh()
     // highest point (the top of its area column) and the areas layer tints the range below.
     setSteps(m_requested, highestPerPixel(*m_model, events, m_mode, r.lower, r.upper, pixels),
              [&](int64_t e) { return m_model->requestedAfter(e); });
+    if (!m_pools.empty()) {
+        // Each pool's band sits on the one below it (the first on the requested total), so
+        // its value is the requested total plus the held bytes of it and the pools before.
+        const std::vector<int64_t> at = highestPerPixel(*m_model, events, m_mode, r.lower, r.upper, pixels);
+        const auto& pools = m_model->pools.pools;
+        std::vector<int64_t> below(at.size());
+        for (size_t i = 0; i < at.size(); ++i)
+            below[i] = m_model->requestedAfter(at[i]);
+        for (size_t k = 0; k < m_pools.size(); ++k) {
+            QVector<double> keys, values;
+            keys.reserve(static_cast<qsizetype>(at.size()));
+            values.reserve(static_cast<qsizetype>(at.size()));
+            for (size_t i = 0; i < at.size(); ++i) {
+                below[i] += std::max<int64_t>(0, pools[k].heldAfter(at[i]));
+                keys.push_back(m_model->x(at[i], m_mode));
+                values.push_back(static_cast<double>(below[i]));
+            }
+            m_pools[k]->setData(keys, values, true);
+        }
+    }
     const std::vector<int64_t> resEvents = sampleEvents(*m_model, m_model->reserved, m_mode, r.lower, r.upper, pixels);
     setSteps(m_reserved, resEvents, [&](int64_t e) { return m_model->reservedAfter(e); });
     // A line of more points than pixels is a column of spikes: a pen wider than one pixel

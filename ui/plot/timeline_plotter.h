@@ -23,6 +23,11 @@ class CategoryAreasLayer;
  * the last event before the range. So a graph never holds more than three points per
  * pixel, whatever the trace length, and every peak stays visible at every zoom. Lines are
  * steps: the state after an event holds until the next one.
+ *
+ * Private pools (CUDA graphs, MemPool) get a hatched band each, stacked on the requested
+ * total at the requested line's points: the bytes the pool reserves but no live allocation
+ * of it uses. Between the areas and the reserved line that memory would read as free cache;
+ * only the pool's own allocations (a graph's replays) can use it.
  */
 class TimelinePlotter {
 public:
@@ -41,6 +46,8 @@ public:
     XAxisMode mode() const { return m_mode; }
     QCPGraph* requestedGraph() const { return m_requested; }
     QCPGraph* reservedGraph() const { return m_reserved; }
+    const std::vector<QCPGraph*>& poolGraphs() const { return m_pools; } // one per private pool, stacked in order
+    static QString poolLabel(const PoolUsage& pool);
     CategoryAreasLayer* areas() const { return m_areaLayer; }
     int pointsHanded() const { return m_pointsHanded; } // largest graph of the last refresh
     // Of sampled events, the one of most requested bytes per pixel column (and the last).
@@ -61,6 +68,7 @@ private:
     CategoryAreasLayer* m_areaLayer = nullptr;
     QCPGraph* m_requested = nullptr;
     QCPGraph* m_reserved = nullptr;
+    std::vector<QCPGraph*> m_pools;
     int m_pointsHanded = 0;
 };
 

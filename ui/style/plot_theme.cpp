@@ -88,4 +88,9 @@ QColor PlotTheme::band(Phase phase) const
     return QColor(200, 200, 200);
 }
 
+QColor poolQColor(size_t k, bool dark)
+{
+    return QColor::fromHsv((285 + static_cast<int>(k % 9) * 40) % 360, 170, dark ? 230 : 150);
+}
+
 } // namespace memscope

@@ -41,5 +41,7 @@ struct PlotTheme {
 };
 
 QColor categoryQColor(Category c);
+// The k-th private pool (CUDA graph / MemPool) of a device: purples no category uses.
+QColor poolQColor(size_t k, bool dark);
 
 } // namespace memscope

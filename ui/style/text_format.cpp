@@ -57,4 +57,9 @@ QString callSiteText(const FrameClassifier& frames, StackId stack, size_t maxFra
     return library.empty() ? text : QString::fromStdString(library) + QStringLiteral("  ←  ") + text;
 }
 
+QString stackSummaryText(const FrameClassifier* frames, StackId stack, size_t maxFrames)
+{
+    return frames ? QString::fromStdString(frames->stackSummary(stack, maxFrames)) : QString();
+}
+
 } // namespace memscope

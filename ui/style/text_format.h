@@ -25,5 +25,7 @@ class FrameClassifier;
 // differently: "functional.py:2397 silu  ←  train.py:61 llm_train < train.py:181 main",
 // "aten::mm  ←  train.py:63 llm_train". Empty: no frames.
 QString callSiteText(const FrameClassifier& frames, StackId stack, size_t maxFrames = 4);
+// frames->stackSummary(), or empty while a document has no frame classifier yet (before Attributed).
+QString stackSummaryText(const FrameClassifier* frames, StackId stack, size_t maxFrames = 4);
 
 } // namespace memscope

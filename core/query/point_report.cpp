@@ -1,4 +1,4 @@
-#include "io/point_report.h"
+#include "query/point_report.h"
 
 #include <algorithm>
 #include <unordered_map>

@@ -1,0 +1,97 @@
+// CompactCurve (core/common/compact_curve.h): every value reads back exactly, in blocks
+// that fit 32-bit differences and in blocks that must keep values whole; and the per-category
+// curves of a real recording equal the running sums of its allocations.
+#include "attribute/attributor.h"
+#include "common/compact_curve.h"
+#include "replay/replay.h"
+#include "snapshot/snapshot_reader.h"
+
+#include <QTest>
+
+#include <random>
+
+using namespace memscope;
+
+class TestCompactCurve : public QObject {
+    Q_OBJECT
+private slots:
+    void valuesReadBack_data()
+    {
+        QTest::addColumn<int>("n");
+        QTest::addColumn<qlonglong>("step"); // largest move between neighbours
+        QTest::addColumn<bool>("expectWide");
+        QTest::newRow("empty") << 0 << qlonglong(1) << false;
+        QTest::newRow("one") << 1 << qlonglong(1) << false;
+        QTest::newRow("block edge") << int(CompactCurve::kBlock) << qlonglong(1 << 20) << false;
+        QTest::newRow("block edge + 1") << int(CompactCurve::kBlock + 1) << qlonglong(1 << 20) << false;
+        QTest::newRow("bytes, narrow") << 100003 << (qlonglong(4) << 20) << false;
+        QTest::newRow("GiB moves, wide blocks") << 100003 << (qlonglong(3) << 30) << true;
+    }
+    void valuesReadBack()
+    {
+        QFETCH(int, n);
+        QFETCH(qlonglong, step);
+        QFETCH(bool, expectWide);
+        std::mt19937_64 rng(11);
+        std::vector<int64_t> want;
+        int64_t v = int64_t(5) << 40; // far from 0: the base matters
+        CompactCurve c;
+        c.reserve(static_cast<size_t>(n) / 2); // reserving short must not lose anything
+        for (int i = 0; i < n; ++i) {
+            v += static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * step + 1)) - step;
+            want.push_back(v);
+            c.push_back(v);
+            QCOMPARE(c[static_cast<size_t>(i)], v); // readable at once
+        }
+        QCOMPARE(c.size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i)
+            if (c[i] != want[i])
+                QFAIL(qPrintable(QStringLiteral("value %1: %2, expected %3").arg(i).arg(c[i]).arg(want[i])));
+        QVERIFY(std::equal(c.begin(), c.end(), want.begin(), want.end()));
+        QCOMPARE(c.wideBlocks() > 0, expectWide);
+        c.shrinkToFit();
+        for (size_t i = 0; i < want.size(); ++i)
+            QCOMPARE(c[i], want[i]);
+        if (!expectWide && n > 0) // about half a vector<int64_t>
+            QVERIFY(c.bytes() <= want.size() * sizeof(int32_t) + (want.size() / CompactCurve::kBlock + 1) * 32);
+    }
+    // A value 2^31 away from its block's first value, either side, and the extremes of int64.
+    void edgesOfTheNarrowRange()
+    {
+        const std::vector<int64_t> values = {0,         INT32_MAX, INT32_MIN, int64_t(INT32_MAX) + 1, int64_t(INT32_MIN) - 1,
+                                             INT64_MAX, INT64_MIN, 7,         -7};
+        CompactCurve c;
+        for (int64_t v : values)
+            c.push_back(v);
+        for (size_t i = 0; i < values.size(); ++i)
+            QCOMPARE(c[i], values[i]);
+        QCOMPARE(c.wideBlocks(), size_t(1));
+        // After a wide block the next starts narrow again.
+        for (size_t i = values.size(); i < CompactCurve::kBlock + 10; ++i)
+            c.push_back(static_cast<int64_t>(i));
+        QCOMPARE(c.wideBlocks(), size_t(1));
+        QCOMPARE(c[CompactCurve::kBlock + 9], int64_t(CompactCurve::kBlock + 9));
+        QCOMPARE(c[1], int64_t(INT32_MAX));
+    }
+    // The attribution's curves on a real recording: categories sum to the requested curve.
+    void realCurvesAddUp()
+    {
+        auto snap = readSnapshotFile(MEMSCOPE_SAMPLES_DIR "/many_small.pickle");
+        auto replay = replaySnapshot(snap);
+        auto a = attribute(replay);
+        const DeviceReplay& d = replay->devices.at(0);
+        const DeviceAttribution& da = a->devices.at(0);
+        for (const CompactCurve& curve : da.categoryBytes)
+            QCOMPARE(curve.size(), static_cast<size_t>(d.eventCount));
+        for (int64_t i = 0; i < d.eventCount; ++i) {
+            int64_t sum = 0;
+            for (const CompactCurve& curve : da.categoryBytes)
+                sum += curve[static_cast<size_t>(i)];
+            if (sum != d.requested[static_cast<size_t>(i)])
+                QFAIL(qPrintable(QStringLiteral("event %1: categories %2, requested %3").arg(i).arg(sum).arg(d.requested[static_cast<size_t>(i)])));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCompactCurve)
+#include "tst_compact_curve.moc"
