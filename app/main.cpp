@@ -2,6 +2,7 @@
 #include "report_png.h"
 
 #include "ui/live/attach_dialog.h"
+#include "ui/live/live_job_window.h"
 #include "ui/main_window.h"
 
 #include <QApplication>
@@ -39,6 +40,11 @@ int main(int argc, char** argv)
                                     QStringLiteral("Attach to a running agent (pid, socket, or HOST:PORT with --token)."),
                                     QStringLiteral("PID|SOCKET|HOST:PORT"));
     parser.addOption(attach);
+    const QCommandLineOption attachJob(QStringLiteral("attach-job"),
+                                       QStringLiteral("Attach to every rank of a torchrun job at once (its job id, as "
+                                                      "`memscope-agent --list` shows it)."),
+                                       QStringLiteral("JOB"));
+    parser.addOption(attachJob);
     const QCommandLineOption token(QStringLiteral("token"), QStringLiteral("The token of an agent's TCP listener."),
                                    QStringLiteral("T"));
     parser.addOption(token);
@@ -55,6 +61,8 @@ int main(int argc, char** argv)
     window.show();
     if (parser.isSet(attach))
         memscope::attachLive(&window, parser.value(attach), parser.value(token));
+    if (parser.isSet(attachJob))
+        memscope::attachLiveJob(&window, parser.value(attachJob));
     if (parser.isSet(compare))
         window.compareFiles(parser.positionalArguments());
     else

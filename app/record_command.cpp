@@ -5,6 +5,7 @@
 
 #include "io/pickle_writer.h"
 #include "live/agent_directory.h"
+#include "live/job_live_session.h"
 #include "live/live_client.h"
 #include "analysis/analysis.h"
 
@@ -43,6 +44,9 @@ struct RecordOptions {
     double duration = 0;
     bool light = false;
     std::vector<std::string> command;
+    bool allRanks = false;
+    std::string attachJob;
+    double lag = 5;
 };
 
 [[noreturn]] void usage(const std::string& why) { throw std::invalid_argument(why + "\n" + kRecordUsage); }
@@ -51,11 +55,14 @@ RecordOptions parse(const std::vector<std::string>& args)
 {
     RecordOptions o;
     try {
-        const CommandLine cl(args, {.command = "record",
-                                    .flags = {"--light"},
-                                    .options = {{"--output", "-o"}, {"--attach"}, {"--token"}, {"--recover"}, {"--duration"}},
-                                    .maxOperands = 0,
-                                    .passthrough = true});
+        const CommandLine cl(
+            args,
+            {.command = "record",
+             .flags = {"--all-ranks", "--light"},
+             .options =
+                 {{"--output", "-o"}, {"--attach"}, {"--token"}, {"--recover"}, {"--duration"}, {"--attach-job"}, {"--lag"}},
+             .maxOperands = 0,
+             .passthrough = true});
         o.output = cl.value("--output").value_or("");
         o.attach = cl.value("--attach").value_or("");
         o.token = cl.value("--token").value_or("");
@@ -63,11 +70,22 @@ RecordOptions parse(const std::vector<std::string>& args)
         o.duration = cl.positive("--duration").value_or(0);
         o.light = cl.has("--light");
         o.command = cl.passthrough();
+        o.allRanks = cl.has("--all-ranks");
+        o.attachJob = cl.value("--attach-job").value_or("");
+        o.lag = cl.positive("--lag").value_or(5);
     } catch (const UsageError& e) {
         usage(e.what());
     }
     if (o.output.empty())
-        usage("-o OUT.pickle is required");
+        usage(o.allRanks || !o.attachJob.empty() ? "-o DIR is required" : "-o OUT.pickle is required");
+    if (!o.attachJob.empty()) {
+        if (!o.command.empty() || !o.attach.empty() || !o.recover.empty())
+            usage("--attach-job JOB takes no -- COMMAND, --attach or --recover");
+        o.allRanks = true;
+        return o;
+    }
+    if (o.allRanks && o.command.empty())
+        usage("--all-ranks records a launched job: -- torchrun ARGS... (or --attach-job JOB for a running one)");
     const int modes = !o.attach.empty() + !o.recover.empty() + !o.command.empty();
     if (modes != 1)
         usage("give exactly one of: -- COMMAND, --attach PID|SOCKET|HOST:PORT, --recover FILE");
@@ -106,20 +124,28 @@ std::string prepareSocketPath()
     return dir + "/record-" + std::to_string(::getpid()) + ".sock";
 }
 
-pid_t launch(const std::vector<std::string>& command, const std::string& socketPath, bool light)
+// socketPath: the one agent's socket; or, with `job`, every rank's agent names its own
+// (MEMSCOPE_AGENT=ranks: torchrun's own process starts none).
+pid_t launch(const std::vector<std::string>& command, const std::string& socketPath, bool light, const std::string& job = {})
 {
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) {
         const std::string kv = *e;
         if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 ||
-            kv.rfind("PYTHONPATH=", 0) == 0 || (light && kv.rfind("MEMSCOPE_AGENT_LIGHT=", 0) == 0))
+            kv.rfind("PYTHONPATH=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_JOB=", 0) == 0 ||
+            (light && kv.rfind("MEMSCOPE_AGENT_LIGHT=", 0) == 0))
             continue;
         env.push_back(kv);
     }
     const char* oldPath = std::getenv("PYTHONPATH");
     env.push_back("PYTHONPATH=" + agentPackageDir() + (oldPath && *oldPath ? std::string(":") + oldPath : ""));
-    env.push_back("MEMSCOPE_AGENT=1");
-    env.push_back("MEMSCOPE_AGENT_SOCKET=" + socketPath);
+    if (job.empty()) {
+        env.push_back("MEMSCOPE_AGENT=1");
+        env.push_back("MEMSCOPE_AGENT_SOCKET=" + socketPath);
+    } else {
+        env.push_back("MEMSCOPE_AGENT=ranks");
+        env.push_back("MEMSCOPE_AGENT_JOB=" + job);
+    }
     if (light)
         env.push_back("MEMSCOPE_AGENT_LIGHT=1"); // stacks on allocations only (docs/LIVE.md)
     std::vector<char*> envp, argv;
@@ -138,12 +164,12 @@ pid_t launch(const std::vector<std::string>& command, const std::string& socketP
 
 std::string mib(int64_t bytes) { return formatFixed(static_cast<double>(bytes) / (1024.0 * 1024.0), 1) + " MiB"; }
 
-void report(const Snapshot& s, const LiveStats& stats, const std::string& output)
+void report(const Snapshot& s, const LiveStats& stats, const std::string& output, const std::string& who = {})
 {
     size_t events = 0;
     for (const DeviceTrace& d : s.devices)
         events += d.events.count();
-    std::cerr << "memscope record: wrote " << output << " (" << events << " events";
+    std::cerr << "memscope record: " << who << "wrote " << output << " (" << events << " events";
     if (stats.agentDropped)
         std::cerr << ", " << stats.agentDropped << " DROPPED by the agent";
     std::cerr << ")\n";
@@ -156,14 +182,117 @@ void report(const Snapshot& s, const LiveStats& stats, const std::string& output
                 continue;
             std::cerr << "  device " << d.device << ": peak requested " << mib(d.peakRequested.bytes) << ", reserved "
                       << mib(d.peakReserved.bytes);
-            if (d.device == 0 && stats.torchRequestedPeak >= 0)
+            if (d.eventCount && stats.torchRequestedPeak >= 0 && stats.torchDevice == d.device)
                 std::cerr << " (torch's requested_bytes.all.peak: " << mib(stats.torchRequestedPeak)
                           << (stats.torchRequestedPeak == d.peakRequested.bytes ? ", equal" : ", differs") << ")";
+            if (d.eventCount && stats.torchReservedPeak >= 0 && stats.torchDevice == d.device)
+                std::cerr << " (torch's reserved_bytes.all.peak: " << mib(stats.torchReservedPeak)
+                          << (stats.torchReservedPeak == d.peakReserved.bytes ? ", equal" : ", differs") << ")";
             std::cerr << "\n";
         }
     } catch (const std::exception& e) {
         std::cerr << "  (no summary: " << e.what() << ")\n";
     }
+}
+
+// --all-ranks / --attach-job: one recording per rank of a job, into the folder o.output.
+int recordAllRanks(const RecordOptions& o)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(o.output, ec);
+    if (ec || !std::filesystem::is_directory(o.output))
+        throw std::runtime_error(o.output + ": cannot create the output folder" + (ec ? ": " + ec.message() : ""));
+    const std::string job = o.attachJob.empty() ? "record-" + std::to_string(::getpid()) : o.attachJob;
+    JobLiveSession::Options so;
+    so.job = job;
+    so.recoveryDir = o.output;
+    so.lagMs = static_cast<int64_t>(o.lag * 1000);
+    JobLiveSession session(so);
+
+    pid_t child = -1;
+    int childStatus = 0;
+    bool childDone = false;
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    if (!o.command.empty()) {
+        if (::mkdir(agentDirectory().c_str(), 0700) != 0 && errno != EEXIST)
+            throw std::runtime_error(agentDirectory() + ": cannot create: " + std::strerror(errno));
+        child = launch(o.command, {}, o.light, job);
+    }
+    std::cerr << "memscope record: recording every rank of job " << job;
+    if (o.duration > 0)
+        std::cerr << " for " << o.duration << " s";
+    std::cerr << " into " << o.output << "; Ctrl-C ends it\n";
+
+    std::vector<RankLiveState> shown;
+    int interruptsSeen = 0;
+    double childEndedAt = -1;
+    for (;;) {
+        session.poll();
+        const auto status = session.status();
+        // Say what changes: a rank attached, lagging, dead, ended.
+        for (size_t i = 0; i < status.size(); ++i) {
+            if (i < shown.size() && shown[i] == status[i].state)
+                continue;
+            std::cerr << "memscope record: rank " << status[i].rank << " (pid " << status[i].pid
+                      << "): " << rankLiveStateName(status[i].state) << (status[i].detail.empty() ? "" : ": " + status[i].detail)
+                      << "\n";
+        }
+        shown.clear();
+        for (const auto& s : status)
+            shown.push_back(s.state);
+        if (child > 0 && !childDone && ::waitpid(child, &childStatus, WNOHANG) == child) {
+            childDone = true;
+            childEndedAt = elapsed();
+        }
+        if (child <= 0 && session.size() == 0 && elapsed() > 30) {
+            std::cerr << "memscope record: no rank of job " << job << " appeared in " << agentDirectory()
+                      << " (memscope-agent --list shows the running agents and their jobs)\n";
+            return 1;
+        }
+        if (session.complete() || (child <= 0 && session.allFinished()))
+            break;
+        if (childDone && (session.allFinished() || session.size() == 0 || elapsed() - childEndedAt > 10))
+            break;
+        if (o.duration > 0 && elapsed() >= o.duration)
+            break;
+        if (g_interrupts > interruptsSeen) {
+            interruptsSeen = g_interrupts;
+            if (child <= 0 || childDone || interruptsSeen > 1)
+                break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    session.detach();
+    session.poll();
+    if (child > 0 && !childDone && (o.duration > 0 || g_interrupts))
+        std::cerr << "memscope record: " << o.command[0] << " (pid " << child << ") keeps running\n";
+
+    int written = 0;
+    const auto status = session.status();
+    for (size_t i = 0; i < session.size(); ++i) {
+        const RankLiveStatus& st = status[i];
+        const LiveClient& client = session.client(i);
+        const std::string who = "rank " + std::to_string(st.rank) + ": ";
+        if (!client.stats().messages) {
+            std::cerr << "memscope record: " << who << "nothing received" << (st.detail.empty() ? "" : ": " + st.detail) << "\n";
+            continue;
+        }
+        if (st.state == RankLiveState::Dead || st.state == RankLiveState::Failed)
+            std::cerr << "memscope record: " << who << rankLiveStateName(st.state) << ": " << st.detail
+                      << " (its recording so far is kept)\n";
+        const std::string out = o.output + "/rank" + std::to_string(st.rank) + ".pickle";
+        auto s = client.snapshot();
+        writePickleSnapshotFile(*s, out);
+        std::remove((out + ".mscp").c_str());
+        report(*s, client.stats(), out, who);
+        ++written;
+    }
+    std::cerr << "memscope record: " << written << " of " << (session.worldSize() > 0 ? session.worldSize() : int(session.size()))
+              << " ranks written to " << o.output << "\n";
+    if (childDone && WIFEXITED(childStatus) && WEXITSTATUS(childStatus) != 0)
+        return WEXITSTATUS(childStatus);
+    return written ? 0 : 1;
 }
 
 } // namespace
@@ -186,6 +315,8 @@ int runRecord(const std::vector<std::string>& args)
     ::sigemptyset(&sa.sa_mask);
     ::sigaction(SIGINT, &sa, nullptr);
     ::sigaction(SIGTERM, &sa, nullptr);
+    if (o.allRanks)
+        return recordAllRanks(o);
 
     LiveClient::Options options;
     options.recoveryPath = o.output + ".mscp";
@@ -206,6 +337,9 @@ int runRecord(const std::vector<std::string>& args)
         client.connect(tcp ? *tcp : resolveAttachTarget(o.attach));
     } else {
         const std::string socketPath = prepareSocketPath();
+        if (std::filesystem::path(o.command[0]).filename() == "torchrun")
+            std::cerr << "memscope record: one socket for one process: this records a single rank; "
+                         "--all-ranks records every rank of the job into a folder\n";
         child = launch(o.command, socketPath, o.light);
         // The agent starts with the program (importing torch, maybe building its
         // extension): wait for its socket as long as the program runs.

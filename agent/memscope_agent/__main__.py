@@ -53,7 +53,10 @@ def _list():
                 except (OSError, ValueError, KeyError):
                     continue
                 found += 1
-                print("%d\t%s\t%s\t%s" % (info["pid"], info.get("mode"), info.get("socket"), " ".join(info.get("argv", []))))
+                job = ("job %s rank %s/%s\t" % (info["job"], info.get("rank"), info.get("world_size", "?"))
+                       if info.get("job") else "")
+                print("%d\t%s\t%s%s\t%s" % (info["pid"], info.get("mode"), job, info.get("socket"),
+                                             " ".join(info.get("argv", []))))
     if not found:
         print("no agents running (looked in %s)" % d)
     return 0

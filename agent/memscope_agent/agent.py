@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 
+from . import job as J
 from . import protocol as P
 from .sources import PollSource, ReplaySource
 from .transport import Journal, Server
@@ -36,8 +37,10 @@ class Agent:
     def __init__(self, source, socket_path=None, tcp=None, history_mb=2048):
         self.source = source
         self.journal = Journal(history_limit=history_mb << 20)
+        self.rank = J.rank_info()
         self.info = self._info()
-        self.server = Server(self.journal, self.info, self.status, socket_path=socket_path, tcp=tcp, log=_log)
+        self.server = Server(self.journal, self.info, self.status, socket_path=socket_path, tcp=tcp, log=_log,
+                             socket_name=J.socket_name(self.rank) if self.rank else None)
         self.server.write_info({})
         self.stopped = False
         self.lock = threading.Lock()
@@ -54,6 +57,8 @@ class Agent:
             "mode": self.source.mode,
             "started_us": time.time_ns() // 1000,
         }
+        if self.rank:  # a rank of a torchrun job: job, rank, world_size, local_rank
+            info.update(self.rank)
         torch = sys.modules.get("torch")
         if torch is not None and self.source.mode != "replay":
             info["torch"] = torch.__version__
@@ -78,7 +83,8 @@ class Agent:
     def start(self):
         self.server.start()
         self.source.start(self.journal)
-        _log("%s mode, listening on %s%s" % (self.source.mode, self.server.socket_path,
+        _log("%s%s mode, listening on %s%s" % ("rank %d of job %s, " % (self.rank["rank"], self.rank["job"]) if self.rank else "",
+                                              self.source.mode, self.server.socket_path,
                                             " and tcp %s" % self.server.tcp_address if self.server.token else ""))
 
     def stop(self, linger=10.0):

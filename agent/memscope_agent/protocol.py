@@ -13,7 +13,7 @@ import struct
 
 MAGIC = b"MSCP"
 VERSION_MAJOR = 1
-VERSION_MINOR = 0
+VERSION_MINOR = 1  # 1.1: HELLO may carry job, rank, world_size, local_rank
 MAX_MESSAGE = 16 << 20  # bytes after the length field, type byte included
 
 HELLO, STRING, FRAME, STACK, EVENTS, ANNOTATION, SETTINGS, SEGMENTS, STATUS, END, TRUNCATED, ERROR = range(1, 13)

@@ -70,9 +70,12 @@ class ReplaySource(Source):
         self.go = threading.Event()
 
     def items(self):
+        def device_stream(d, trace):  # binds d now: a generator expression would read it late
+            return ((e.get("time_us") or 0, 0, d, e) for e in trace)
+
         streams = []
         for d, trace in enumerate(self.snapshot.get("device_traces") or []):
-            streams.append(((e.get("time_us") or 0, 0, d, e) for e in trace))
+            streams.append(device_stream(d, trace))
         streams.append(((a.get("time_us") or 0, 1, -1, a) for a in self.snapshot.get("external_annotations") or []))
         return heapq.merge(*streams, key=lambda x: x[0])
 

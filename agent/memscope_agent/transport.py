@@ -159,7 +159,7 @@ class Journal:
 class Server:
     """Accepts clients on a Unix socket (and TCP when asked) and streams the journal."""
 
-    def __init__(self, journal, hello_info, status, socket_path=None, tcp=None, log=None):
+    def __init__(self, journal, hello_info, status, socket_path=None, tcp=None, log=None, socket_name=None):
         self.journal = journal
         self.hello_info = hello_info
         self.status = status  # callable -> dict
@@ -173,15 +173,15 @@ class Server:
         self.socket_path = None
         self.info_path = None
         self.token = None
-        self._open_unix(socket_path)
+        self._open_unix(socket_path, socket_name)
         if tcp:
             self._open_tcp(tcp)
 
     # listening
-    def _open_unix(self, path):
+    def _open_unix(self, path, name=None):
         if path is None:
             directory = check_private_directory(default_directory())
-            path = os.path.join(directory, "agent-%d.sock" % os.getpid())
+            path = os.path.join(directory, name or "agent-%d.sock" % os.getpid())
         else:
             check_parent_directory(path)
         if os.path.lexists(path):

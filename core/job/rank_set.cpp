@@ -128,18 +128,33 @@ std::shared_ptr<const RankSet> RankSet::open(std::vector<RankFile> files, const 
     std::stable_sort(set->m_ranks.begin(), set->m_ranks.end(),
                      [](const RankEntry& a, const RankEntry& b) { return a.summary.rank < b.summary.rank; });
 
+    set->computeMean();
+    return set;
+}
+
+std::shared_ptr<const RankSet> RankSet::fromEntries(std::vector<RankEntry> entries)
+{
+    auto set = std::make_shared<RankSet>();
+    set->m_ranks = std::move(entries);
+    std::stable_sort(set->m_ranks.begin(), set->m_ranks.end(),
+                     [](const RankEntry& a, const RankEntry& b) { return a.summary.rank < b.summary.rank; });
+    set->computeMean();
+    return set;
+}
+
+void RankSet::computeMean()
+{
     double sum = 0;
     size_t count = 0;
-    for (const RankEntry& e : set->m_ranks)
+    for (const RankEntry& e : m_ranks)
         if (e.ok()) {
             sum += static_cast<double>(e.summary.peakRequested);
             ++count;
         }
-    set->m_meanPeak = count ? sum / static_cast<double>(count) : 0;
-    for (RankEntry& e : set->m_ranks)
-        if (e.ok() && set->m_meanPeak > 0)
-            e.aboveMean = (static_cast<double>(e.summary.peakRequested) - set->m_meanPeak) / set->m_meanPeak;
-    return set;
+    m_meanPeak = count ? sum / static_cast<double>(count) : 0;
+    for (RankEntry& e : m_ranks)
+        if (e.ok() && m_meanPeak > 0)
+            e.aboveMean = (static_cast<double>(e.summary.peakRequested) - m_meanPeak) / m_meanPeak;
 }
 
 size_t RankSet::focusRank() const

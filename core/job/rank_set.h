@@ -17,6 +17,9 @@ struct RankEntry {
     RankSummary summary; // valid when error is empty
     std::string error; // the LoadError's message when the rank's file could not be read
     double aboveMean = 0; // (peak requested − the ranks' mean) / mean; 0.25 = 25 % above
+    // A rank recorded live (a job attached whole): its state, "streaming", "lagging: …",
+    // "dead: …", "ended"; empty for a rank read from a file. source.path is then its socket.
+    std::string live;
 
     bool ok() const { return error.empty(); }
     bool canLoad() const { return !source.path.empty(); } // its full snapshot is here
@@ -45,6 +48,9 @@ public:
     static std::shared_ptr<const RankSet> open(const std::vector<std::string>& paths, const RankSetOptions& options = {});
     // Ranks already discovered (tests, and a caller that lists files itself).
     static std::shared_ptr<const RankSet> open(std::vector<RankFile> files, const RankSetOptions& options = {});
+    // Ranks summarised already (a live job's, from each rank's recording so far), sorted by
+    // rank here, with the mean and each rank's distance from it.
+    static std::shared_ptr<const RankSet> fromEntries(std::vector<RankEntry> entries);
 
     const std::vector<RankEntry>& ranks() const { return m_ranks; }
     size_t size() const { return m_ranks.size(); }
@@ -65,6 +71,8 @@ public:
     static unsigned workerCount(const std::vector<RankFile>& files, const RankSetOptions& options);
 
 private:
+    void computeMean();
+
     std::vector<RankEntry> m_ranks;
     double m_meanPeak = 0;
 };

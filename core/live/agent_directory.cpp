@@ -2,11 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,7 +69,8 @@ std::vector<AgentInfo> listAgents(const std::string& directory)
     if (std::string why = checkPrivateDirectory(directory); !why.empty())
         throw std::runtime_error("refusing the agent directory " + why);
     for (const auto& entry : std::filesystem::directory_iterator(directory, ec)) {
-        if (entry.path().extension() != ".json" || entry.path().filename().string().rfind("agent-", 0) != 0)
+        const std::string name = entry.path().filename().string();
+        if (entry.path().extension() != ".json" || (name.rfind("agent-", 0) != 0 && name.rfind("job-", 0) != 0))
             continue;
         std::ifstream in(entry.path());
         nlohmann::json j;
@@ -89,6 +92,11 @@ std::vector<AgentInfo> listAgents(const std::string& directory)
         a.tcp = text(j, "tcp");
         a.token = text(j, "token");
         a.infoPath = entry.path().string();
+        a.job = text(j, "job");
+        if (!a.job.empty()) {
+            a.rank = j.value("rank", -1);
+            a.worldSize = j.value("world_size", -1);
+        }
         if (auto it = j.find("argv"); it != j.end() && it->is_array())
             for (const auto& arg : *it)
                 a.commandLine += (a.commandLine.empty() ? "" : " ") + (arg.is_string() ? arg.get<std::string>() : arg.dump());
@@ -99,6 +107,30 @@ std::vector<AgentInfo> listAgents(const std::string& directory)
         out.push_back(std::move(a));
     }
     std::sort(out.begin(), out.end(), [](const AgentInfo& x, const AgentInfo& y) { return x.pid < y.pid; });
+    return out;
+}
+
+std::vector<AgentInfo> listJobAgents(const std::string& job, const std::string& directory)
+{
+    std::vector<AgentInfo> out;
+    for (AgentInfo& a : listAgents(directory))
+        if (!a.job.empty() && a.job == job)
+            out.push_back(std::move(a));
+    std::stable_sort(out.begin(), out.end(), [](const AgentInfo& x, const AgentInfo& y) { return x.rank < y.rank; });
+    return out;
+}
+
+std::vector<std::pair<std::string, std::vector<AgentInfo>>> listJobs(const std::string& directory)
+{
+    std::map<std::string, std::vector<AgentInfo>> jobs;
+    for (AgentInfo& a : listAgents(directory))
+        if (!a.job.empty())
+            jobs[a.job].push_back(std::move(a));
+    std::vector<std::pair<std::string, std::vector<AgentInfo>>> out;
+    for (auto& [job, agents] : jobs) {
+        std::stable_sort(agents.begin(), agents.end(), [](const AgentInfo& x, const AgentInfo& y) { return x.rank < y.rank; });
+        out.emplace_back(job, std::move(agents));
+    }
     return out;
 }
 

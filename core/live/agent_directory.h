@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace memscope {
@@ -20,6 +21,10 @@ struct AgentInfo {
     std::string tcp; // "host:port" when the agent also listens on TCP
     std::string token;
     std::string infoPath;
+    // A rank of a torchrun job (its socket is job-<job>-rank-<rank>.sock); empty / -1 otherwise.
+    std::string job;
+    int rank = -1;
+    int worldSize = -1;
 };
 
 // The private per-user directory the agents put their sockets in (the same rule as
@@ -33,6 +38,12 @@ std::string checkPrivateDirectory(const std::string& path);
 // Agents whose process is alive. Throws std::runtime_error when the directory exists
 // but is not private.
 std::vector<AgentInfo> listAgents(const std::string& directory = agentDirectory());
+
+// The agents of the ranks of job `job` (AgentInfo::job), sorted by rank.
+std::vector<AgentInfo> listJobAgents(const std::string& job, const std::string& directory = agentDirectory());
+
+// The jobs whose ranks run agents here, each with its ranks sorted by rank, jobs by name.
+std::vector<std::pair<std::string, std::vector<AgentInfo>>> listJobs(const std::string& directory = agentDirectory());
 
 // "1234" -> the agent of process 1234; anything else is taken as a socket path.
 // Throws std::runtime_error naming what was looked for.

@@ -166,6 +166,12 @@ void LiveClient::setOnUpdate(std::function<void()> callback)
     m_onUpdate = std::move(callback);
 }
 
+int64_t LiveClient::quietMs() const
+{
+    const int64_t last = m_lastDataMs.load(std::memory_order_acquire);
+    return last < 0 ? -1 : nowMs() - last;
+}
+
 void LiveClient::connect(const LiveEndpoint& endpoint)
 {
     if (m_thread.joinable())
@@ -188,6 +194,7 @@ void LiveClient::connect(const LiveEndpoint& endpoint)
         }
     }
     m_fd = fd;
+    m_lastDataMs.store(nowMs(), std::memory_order_release);
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         m_state = LiveState::Streaming;
@@ -273,6 +280,7 @@ void LiveClient::readLoop()
             }
             break;
         }
+        m_lastDataMs.store(nowMs(), std::memory_order_release);
         if (m_recovery)
             std::fwrite(buffer.data(), 1, static_cast<size_t>(n), m_recovery);
         std::function<void()> callback;

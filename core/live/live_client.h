@@ -77,6 +77,9 @@ public:
     LiveHello hello() const;
     // Incremented after every batch of applied messages; cheap to poll.
     uint64_t revision() const { return m_revision.load(std::memory_order_acquire); }
+    // Milliseconds since bytes last arrived (the agent sends STATUS twice a second, so a
+    // healthy agent never goes quiet for long); since connect() before the first; -1 before connect().
+    int64_t quietMs() const;
 
     // Called on the reader thread after data was applied or the state changed.
     void setOnUpdate(std::function<void()> callback);
@@ -96,6 +99,7 @@ private:
     LiveState m_state = LiveState::Idle;
     std::string m_error;
     std::atomic<uint64_t> m_revision{0};
+    std::atomic<int64_t> m_lastDataMs{-1};
     std::function<void()> m_onUpdate;
     std::FILE* m_recovery = nullptr;
     int64_t m_lastFlushMs = 0;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace memscope {
@@ -245,6 +246,10 @@ void LiveRecording::applyHello(std::span<const uint8_t> p)
     m_hello.pythonVersion = str(j, "python");
     m_hello.host = str(j, "host");
     m_hello.startedUs = num(j, "started_us", 0);
+    m_hello.job = str(j, "job");
+    m_hello.rank = static_cast<int>(num(j, "rank", -1));
+    m_hello.worldSize = static_cast<int>(num(j, "world_size", -1));
+    m_hello.localRank = static_cast<int>(num(j, "local_rank", -1));
     if (auto it = j.find("argv"); it != j.end() && it->is_array()) {
         for (const auto& a : *it) {
             if (!m_hello.commandLine.empty())
@@ -465,9 +470,17 @@ void LiveRecording::applyEnd(std::span<const uint8_t> p)
     if (auto it = j.find("dropped"); it != j.end() && it->is_number_integer())
         m_stats.agentDropped = it->get<uint64_t>();
     if (auto it = j.find("memory_stats"); it != j.end() && it->is_object()) {
-        if (auto d = it->find("0"); d != it->end() && d->is_object()) {
-            m_stats.torchRequestedPeak = num(*d, "requested_bytes.all.peak", -1);
-            m_stats.torchReservedPeak = num(*d, "reserved_bytes.all.peak", -1);
+        // One device per process as a rule (a torchrun rank's is its LOCAL_RANK): the one
+        // with the highest requested peak.
+        for (auto d = it->begin(); d != it->end(); ++d) {
+            if (!d->is_object() || d.key().empty() || d.key().find_first_not_of("0123456789") != std::string::npos)
+                continue;
+            const int64_t peak = num(*d, "requested_bytes.all.peak", -1);
+            if (peak > m_stats.torchRequestedPeak) {
+                m_stats.torchRequestedPeak = peak;
+                m_stats.torchReservedPeak = num(*d, "reserved_bytes.all.peak", -1);
+                m_stats.torchDevice = std::atoi(d.key().c_str());
+            }
         }
     }
 }

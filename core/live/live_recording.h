@@ -37,6 +37,11 @@ struct LiveHello {
     std::string host;
     std::vector<std::string> devices;
     int64_t startedUs = 0;
+    // A rank of a torchrun job (protocol 1.1): its job id, rank and world size; empty / -1 otherwise.
+    std::string job;
+    int rank = -1;
+    int worldSize = -1;
+    int localRank = -1;
 };
 
 struct LiveStats {
@@ -51,9 +56,10 @@ struct LiveStats {
     std::string endReason;
     std::string endJson;
     std::vector<std::string> agentErrors;
-    // torch's own counters sent with END, device 0 (-1 when absent).
+    // torch's own counters sent with END, of the process's device (-1 when absent).
     int64_t torchRequestedPeak = -1;
     int64_t torchReservedPeak = -1;
+    int torchDevice = 0; // the device of those counters
 };
 
 /*

@@ -10,7 +10,7 @@ namespace memscope::live {
 
 inline constexpr char kMagic[4] = {'M', 'S', 'C', 'P'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint16_t kVersionMinor = 1; // 1.1: HELLO may name a job and a rank
 inline constexpr uint32_t kMaxMessage = 16u << 20; // bytes after the length field
 
 enum class MessageType : uint8_t {

@@ -267,9 +267,18 @@ class ReplayServeTest(unittest.TestCase):
                 while not os.path.exists(sock) and time.monotonic() < deadline:
                     time.sleep(0.05)
                 self.assertEqual(os.stat(sock).st_uid, nobody)
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                s.settimeout(10)
-                s.connect(sock)
+                # The socket exists from bind(), before listen(): retry a refused connect.
+                while True:
+                    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    s.settimeout(10)
+                    try:
+                        s.connect(sock)
+                        break
+                    except ConnectionRefusedError:
+                        s.close()
+                        if time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.05)
                 try:
                     s.sendall(client.client_hello(None))
                 except OSError:

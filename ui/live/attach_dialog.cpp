@@ -1,6 +1,7 @@
 #include "ui/live/attach_dialog.h"
 
 #include "live/nvml.h"
+#include "ui/live/live_job_window.h"
 #include "ui/live/live_window.h"
 #include "ui/style/text_format.h"
 
@@ -193,6 +194,19 @@ AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent)
 
     auto* buttons = new QDialogButtonBox(this);
     auto* attach = buttons->addButton(tr("Attach"), QDialogButtonBox::AcceptRole);
+    m_attachJob = buttons->addButton(tr("Attach All Ranks of Its Job"), QDialogButtonBox::ActionRole);
+    m_attachJob->setToolTip(tr("The selected agent is a rank of a torchrun job: attach to every rank of it at once"));
+    m_attachJob->setEnabled(false);
+    connect(m_attachJob, &QPushButton::clicked, this, &AttachDialog::attachJob);
+    connect(m_agents, &QTableWidget::itemSelectionChanged, this, [this] {
+        const int row = m_agents->currentRow();
+        const bool job = row >= 0 && static_cast<size_t>(row) < m_agentInfo.size() &&
+                         !m_agentInfo[static_cast<size_t>(row)].job.empty();
+        m_attachJob->setEnabled(job);
+        if (job)
+            m_attachJob->setText(
+                tr("Attach All Ranks of Job %1").arg(QString::fromStdString(m_agentInfo[static_cast<size_t>(row)].job)));
+    });
     auto* refreshButton = buttons->addButton(tr("Refresh"), QDialogButtonBox::ActionRole);
     buttons->addButton(QDialogButtonBox::Close);
     connect(attach, &QPushButton::clicked, this, &AttachDialog::attachSelected);
@@ -242,7 +256,13 @@ void AttachDialog::refresh()
         m_agents->setItem(row, 1, item(QString::fromStdString(info.commandLine)));
         m_agents->setItem(row, 2, item(gpus.join(QStringLiteral(", "))));
         m_agents->setItem(row, 3, item(QString::fromStdString(info.torchVersion)));
-        m_agents->setItem(row, 4, item(QString::fromStdString(info.mode)));
+        m_agents->setItem(row, 4,
+                          item(info.job.empty() ? QString::fromStdString(info.mode)
+                                                : tr("%1 · rank %2/%3 of job %4")
+                                                      .arg(QString::fromStdString(info.mode))
+                                                      .arg(info.rank)
+                                                      .arg(info.worldSize > 0 ? QString::number(info.worldSize) : tr("?"))
+                                                      .arg(QString::fromStdString(info.job))));
     }
     if (m_agents->rowCount())
         m_agents->selectRow(0);
@@ -288,6 +308,16 @@ void AttachDialog::attachSelected()
     m_endpoint = LiveEndpoint{};
     m_endpoint.unixPath = m_agentInfo[static_cast<size_t>(row)].socketPath;
     m_choice = Choice::Agent;
+    accept();
+}
+
+void AttachDialog::attachJob()
+{
+    const int row = m_agents->currentRow();
+    if (row < 0 || static_cast<size_t>(row) >= m_agentInfo.size() || m_agentInfo[static_cast<size_t>(row)].job.empty())
+        return;
+    m_job = QString::fromStdString(m_agentInfo[static_cast<size_t>(row)].job);
+    m_choice = Choice::Job;
     accept();
 }
 
@@ -476,6 +506,10 @@ LiveWindow* showAttachDialog(QWidget* parent)
     AttachDialog dialog(parent);
     if (dialog.exec() != QDialog::Accepted)
         return nullptr;
+    if (dialog.choice() == AttachDialog::Choice::Job) {
+        attachLiveJob(parent, dialog.job());
+        return nullptr;
+    }
     auto* window = new LiveWindow(nullptr);
     try {
         if (dialog.choice() == AttachDialog::Choice::Recovered)

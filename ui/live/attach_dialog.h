@@ -43,10 +43,11 @@ public:
     explicit AttachDialog(QWidget* parent = nullptr);
     ~AttachDialog() override;
 
-    enum class Choice { None, Agent, Recovered };
+    enum class Choice { None, Agent, Recovered, Job };
     Choice choice() const { return m_choice; }
     LiveEndpoint endpoint() const { return m_endpoint; }
     QString recoveredFile() const { return m_recovered; }
+    QString job() const { return m_job; } // Choice::Job: every rank of this torchrun job
 
     void refresh();
     int agentRows() const;
@@ -68,6 +69,7 @@ public:
 private:
     void attachSelected();
     void attachTyped();
+    void attachJob();
     void openRecovered();
     void injectSelected();
     void updateInjectButton();
@@ -101,6 +103,8 @@ private:
     Choice m_choice = Choice::None;
     LiveEndpoint m_endpoint;
     QString m_recovered;
+    QString m_job;
+    QPushButton* m_attachJob = nullptr;
 };
 
 // The agent package directory shipped with memscope (for the "start it under the agent" line).
@@ -108,7 +112,8 @@ QString agentPackageDirectory();
 // Where live sessions keep their recovery files.
 QString liveRecoveryDirectory();
 
-// Shows the dialog and opens a LiveWindow for the choice; returns it (nullptr if cancelled).
+// Shows the dialog and opens a LiveWindow for the choice; returns it (nullptr if cancelled,
+// or when the choice was a whole job: a LiveJobWindow opens then).
 LiveWindow* showAttachDialog(QWidget* parent);
 // Opens a LiveWindow attached to `target` (a pid, a socket path, or HOST:PORT with its
 // `token`); shows errors in a message box.

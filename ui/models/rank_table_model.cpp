@@ -45,10 +45,13 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const
         case Communication: return QVariant::fromValue<qlonglong>(ok ? s.collectiveAtPeakTotal() : -1);
         case Oom: return s.oom ? 2 : s.oomDump ? 1 : 0;
         case AboveMean: return e.aboveMean;
+        case Live: return QString::fromStdString(e.live);
         default: return {};
         }
     }
     if (role == Qt::DisplayRole) {
+        if (index.column() == Live)
+            return QString::fromStdString(e.live);
         if (!ok)
             return index.column() == Rank   ? QVariant(s.rank)
                    : index.column() == Peak ? QVariant(QString::fromStdString(e.error))
@@ -78,13 +81,22 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const
             tip += QLatin1Char('\n') + QString::fromStdString(e.error);
         else if (s.oom && !s.oomWhere.empty())
             tip += tr("\nOut of memory asking %1 at %2").arg(bytesText(s.oomAskedBytes), QString::fromStdString(s.oomWhere));
-        if (!e.canLoad())
+        if (!e.live.empty())
+            tip += tr("\nLive: %1; double-click opens its own live window").arg(QString::fromStdString(e.live));
+        else if (!e.canLoad())
             tip += tr("\nOnly its summary is here: copy its snapshot next to it to open it in full.");
         return tip;
     }
     if (role == Qt::TextAlignmentRole) {
-        const bool number = index.column() != PeakPhase && index.column() != Oom;
+        const bool number = index.column() != PeakPhase && index.column() != Oom && index.column() != Live;
         return QVariant::fromValue(Qt::Alignment(number ? Qt::AlignRight | Qt::AlignVCenter : Qt::AlignLeft | Qt::AlignVCenter));
+    }
+    if (role == Qt::ForegroundRole && index.column() == Live) {
+        if (e.live.rfind("dead", 0) == 0 || e.live.rfind("failed", 0) == 0)
+            return QBrush(QColor(0xc6, 0x28, 0x28));
+        if (e.live.rfind("lagging", 0) == 0)
+            return QBrush(QColor(0xe6, 0x7e, 0x00));
+        return {};
     }
     if (role == Qt::ForegroundRole && (!ok || (index.column() == Oom && s.oom)))
         return QBrush(QColor(0xc6, 0x28, 0x28));
@@ -106,6 +118,7 @@ QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, in
         case Communication: return tr("Communication");
         case Oom: return tr("OOM");
         case AboveMean: return tr("vs mean");
+        case Live: return tr("State");
         default: return {};
         }
     }
@@ -117,6 +130,9 @@ QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, in
             return tr("Collective-communication memory at the peak: DDP buckets, collective buffers, FSDP "
                       "unsharded parameters, frees pending on other streams (docs/RANKS.md)");
         case AboveMean: return tr("How far the rank's peak is above the ranks' mean");
+        case Live:
+            return tr("A live job's rank: streaming, lagging (quiet while the others stream), dead (its process "
+                      "ended without finishing the stream), ended");
         default: return {};
         }
     }

@@ -9,12 +9,13 @@
 namespace memscope {
 
 // The ranks of a job (core/job's RankSet) as table rows: rank, device, requested peak, its
-// phase and time, reserved peak, communication bytes at the peak, OOM, % above the mean.
+// phase and time, reserved peak, communication bytes at the peak, OOM, % above the mean, and a
+// live job's rank state (streaming, lagging, dead, ended; RankEntry::live).
 // SortRole gives each column's raw sort value; RankIndexRole the index into ranks().
 class RankTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Rank, Device, Peak, PeakPhase, PeakTime, Reserved, Communication, Oom, AboveMean, ColumnCount };
+    enum Column { Rank, Device, Peak, PeakPhase, PeakTime, Reserved, Communication, Oom, AboveMean, Live, ColumnCount };
     static constexpr int SortRole = Qt::UserRole;
     static constexpr int RankIndexRole = Qt::UserRole + 1;
 

@@ -40,19 +40,7 @@ JobTab::JobTab(std::shared_ptr<const RankSet> set, QString title, QWidget* paren
         m_multiples->setAlignment(i == 1 ? RankMultiplesView::Alignment::Iteration : RankMultiplesView::Alignment::WallClock);
     });
 
-    int failed = 0, ooms = 0;
-    for (const RankEntry& e : m_set->ranks()) {
-        failed += e.ok() ? 0 : 1;
-        ooms += e.ok() && e.summary.oom ? 1 : 0;
-    }
-    QString text = tr("%1 ranks · mean peak %2").arg(m_set->size()).arg(bytesText(static_cast<int64_t>(m_set->meanPeak())));
-    if (ooms)
-        text += tr(" · <b>%1 rank(s) out of memory</b>").arg(ooms);
-    if (failed)
-        text += tr(" · <i>%1 rank(s) could not be read</i>").arg(failed);
-    if (m_set->size() > static_cast<size_t>(RankMultiplesView::kMaxPlots))
-        text += tr(" · timelines of the %1 highest").arg(RankMultiplesView::kMaxPlots);
-    m_info->setText(text);
+    updateInfo();
 
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_info, 1);
@@ -73,6 +61,44 @@ JobTab::JobTab(std::shared_ptr<const RankSet> set, QString title, QWidget* paren
         activate(index);
     });
     if (m_set->size())
+        selectRank(static_cast<int>(m_set->focusRank()));
+}
+
+void JobTab::updateInfo()
+{
+    int failed = 0, ooms = 0, live = 0, down = 0;
+    for (const RankEntry& e : m_set->ranks()) {
+        failed += e.ok() || !e.live.empty() ? 0 : 1;
+        ooms += e.ok() && e.summary.oom ? 1 : 0;
+        live += e.live.empty() ? 0 : 1;
+        down += e.live.rfind("dead", 0) == 0 || e.live.rfind("failed", 0) == 0 || e.live.rfind("lagging", 0) == 0 ? 1 : 0;
+    }
+    QString text = tr("%1 ranks · mean peak %2").arg(m_set->size()).arg(bytesText(static_cast<int64_t>(m_set->meanPeak())));
+    if (ooms)
+        text += tr(" · <b>%1 rank(s) out of memory</b>").arg(ooms);
+    if (failed)
+        text += tr(" · <i>%1 rank(s) could not be read</i>").arg(failed);
+    if (down)
+        text += tr(" · <b>%1 rank(s) dead or lagging</b>").arg(down);
+    if (m_set->size() > static_cast<size_t>(RankMultiplesView::kMaxPlots))
+        text += tr(" · timelines of the %1 highest").arg(RankMultiplesView::kMaxPlots);
+    m_info->setText(text);
+    m_table->setColumnHidden(RankTableModel::Live, live == 0);
+}
+
+void JobTab::setRankSet(std::shared_ptr<const RankSet> set)
+{
+    const int selected = selectedRank();
+    const int rank = selected >= 0 && static_cast<size_t>(selected) < m_set->size()
+                         ? m_set->ranks()[static_cast<size_t>(selected)].summary.rank
+                         : -1;
+    m_set = std::move(set);
+    m_model->setRankSet(m_set);
+    m_multiples->setRankSet(m_set);
+    updateInfo();
+    if (const auto i = rank >= 0 ? m_set->findRank(rank) : std::nullopt)
+        selectRank(static_cast<int>(*i));
+    else if (m_set->size())
         selectRank(static_cast<int>(m_set->focusRank()));
 }
 

@@ -29,6 +29,9 @@ public:
     JobTab(std::shared_ptr<const RankSet> set, QString title, QWidget* parent = nullptr);
 
     const RankSet& rankSet() const { return *m_set; }
+    // A new state of the same job (a live job's ranks as they stream): the table and the
+    // timelines follow, the selected rank stays selected.
+    void setRankSet(std::shared_ptr<const RankSet> set);
     QString title() const { return m_title; }
     QTableView* table() const { return m_table; }
     RankTableModel* model() const { return m_model; }
@@ -43,6 +46,7 @@ signals:
 
 private:
     void activate(int index);
+    void updateInfo();
 
     std::shared_ptr<const RankSet> m_set;
     QString m_title;
