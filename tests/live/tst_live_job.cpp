@@ -1,3 +1,4 @@
+#include "support/rank_agent.h"
 #include "support/snapshot_compare.h"
 
 #include "analysis/analysis.h"
@@ -46,36 +47,12 @@ class TestLiveJob : public QObject {
     static QString rankFile(int rank) { return QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank%1.pickle").arg(rank); }
     std::string directory() const { return (m_tmp.path() + QStringLiteral("/memscope-%1").arg(::getuid())).toStdString(); }
 
-    QProcessEnvironment env() const
-    {
-        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-        for (const char* k : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "TORCHELASTIC_RUN_ID", "MASTER_ADDR", "MASTER_PORT",
-                              "MEMSCOPE_AGENT", "MEMSCOPE_AGENT_JOB", "MEMSCOPE_AGENT_SOCKET"})
-            e.remove(QString::fromLatin1(k));
-        e.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(MEMSCOPE_AGENT_DIR));
-        e.insert(QStringLiteral("MEMSCOPE_AGENT_QUIET"), QStringLiteral("1"));
-        e.insert(QStringLiteral("TMPDIR"), m_tmp.path());
-        e.insert(QStringLiteral("XDG_RUNTIME_DIR"), QString());
-        return e;
-    }
+    QProcessEnvironment env() const { return test::agentEnvironment(QStringLiteral(MEMSCOPE_AGENT_DIR), m_tmp.path()); }
 
     // A rank's agent serving its file at `speed` (0: as fast as it can).
     std::unique_ptr<QProcess> startRank(const QString& job, int rank, const QString& speed)
     {
-        QProcessEnvironment e = env();
-        e.insert(QStringLiteral("RANK"), QString::number(rank));
-        e.insert(QStringLiteral("LOCAL_RANK"), QString::number(rank));
-        e.insert(QStringLiteral("WORLD_SIZE"), QStringLiteral("2"));
-        e.insert(QStringLiteral("TORCHELASTIC_RUN_ID"), job);
-        auto p = std::make_unique<QProcess>();
-        p->setProcessEnvironment(e);
-        p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        p->start(m_python, {QStringLiteral("-m"), QStringLiteral("memscope_agent"), QStringLiteral("--replay"), rankFile(rank),
-                            QStringLiteral("--speed"), speed, QStringLiteral("--max-gap"), QStringLiteral("0.05"),
-                            QStringLiteral("--linger"), QStringLiteral("5")});
-        if (!p->waitForStarted())
-            return nullptr;
-        return p;
+        return test::startReplayRank(m_python, env(), rankFile(rank), job, rank, speed);
     }
 
     // A rank file as the stream carries it: a stream names only the devices that have events,

@@ -1,3 +1,5 @@
+#include "support/rank_agent.h"
+
 #include "analysis/analysis.h"
 #include "job/rank_set.h"
 #include "ui/live/live_job_window.h"
@@ -35,24 +37,8 @@ class TestLiveJobWindow : public QObject {
 
     std::unique_ptr<QProcess> startRank(const QString& job, int rank, const QString& speed)
     {
-        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-        e.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(MEMSCOPE_AGENT_DIR));
-        e.insert(QStringLiteral("MEMSCOPE_AGENT_QUIET"), QStringLiteral("1"));
-        e.insert(QStringLiteral("TMPDIR"), m_tmp.path());
-        e.insert(QStringLiteral("XDG_RUNTIME_DIR"), QString());
-        e.insert(QStringLiteral("RANK"), QString::number(rank));
-        e.insert(QStringLiteral("LOCAL_RANK"), QString::number(rank));
-        e.insert(QStringLiteral("WORLD_SIZE"), QStringLiteral("2"));
-        e.insert(QStringLiteral("TORCHELASTIC_RUN_ID"), job);
-        auto p = std::make_unique<QProcess>();
-        p->setProcessEnvironment(e);
-        p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        p->start(m_python, {QStringLiteral("-m"), QStringLiteral("memscope_agent"), QStringLiteral("--replay"), rankFile(rank),
-                            QStringLiteral("--speed"), speed, QStringLiteral("--max-gap"), QStringLiteral("0.05"),
-                            QStringLiteral("--linger"), QStringLiteral("5")});
-        if (!p->waitForStarted())
-            return nullptr;
-        return p;
+        return test::startReplayRank(m_python, test::agentEnvironment(QStringLiteral(MEMSCOPE_AGENT_DIR), m_tmp.path()),
+                                     rankFile(rank), job, rank, speed);
     }
 
     static QString cell(const LiveJobWindow& w, int row, int column)
