@@ -296,22 +296,32 @@ void buildCurves(const DeviceReplay& d, DeviceAttribution& out)
     const AllocationId* const eventAllocation = d.eventAllocation.data();
     const Category* const category = out.allocationCategory.data();
     size_t nextClosing = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const AllocationId id = eventAllocation[i];
-        if (id.valid()) {
-            const Allocation& a = allocations[id.value];
-            const int64_t size = static_cast<int64_t>(a.size);
-            if (a.allocEvent.value == static_cast<int64_t>(i))
-                acc[idx(category[id.value])] += size;
-            else if (a.freeEvent.value == static_cast<int64_t>(i))
-                acc[idx(category[id.value])] -= size;
-        }
-        while (nextClosing < closings.size() && closings[nextClosing].first == static_cast<int64_t>(i)) {
-            const size_t j = closings[nextClosing++].second;
-            acc[idx(category[j])] -= static_cast<int64_t>(allocations[j].size);
+    // A block of events at a time into a small buffer (in cache), then each curve encodes
+    // the block in one pass (CompactCurve::append).
+    constexpr size_t kChunk = CompactCurve::kBlock;
+    std::vector<int64_t> chunk(kCategoryCount * kChunk);
+    for (size_t from = 0; from < n; from += kChunk) {
+        const size_t count = std::min(kChunk, n - from);
+        for (size_t k = 0; k < count; ++k) {
+            const size_t i = from + k;
+            const AllocationId id = eventAllocation[i];
+            if (id.valid()) {
+                const Allocation& a = allocations[id.value];
+                const int64_t size = static_cast<int64_t>(a.size);
+                if (a.allocEvent.value == static_cast<int64_t>(i))
+                    acc[idx(category[id.value])] += size;
+                else if (a.freeEvent.value == static_cast<int64_t>(i))
+                    acc[idx(category[id.value])] -= size;
+            }
+            while (nextClosing < closings.size() && closings[nextClosing].first == static_cast<int64_t>(i)) {
+                const size_t j = closings[nextClosing++].second;
+                acc[idx(category[j])] -= static_cast<int64_t>(allocations[j].size);
+            }
+            for (size_t c = 0; c < kCategoryCount; ++c)
+                chunk[c * kChunk + k] = acc[c];
         }
         for (size_t c = 0; c < kCategoryCount; ++c)
-            out.categoryBytes[c].push_back(acc[c]);
+            out.categoryBytes[c].append(chunk.data() + c * kChunk, count);
     }
 }
 

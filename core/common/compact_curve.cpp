@@ -24,6 +24,42 @@ void CompactCurve::reserve(size_t n)
     }
 }
 
+void CompactCurve::append(const int64_t* values, size_t n)
+{
+    // Values up to the next block boundary go one by one; whole blocks in one pass.
+    while (n > 0 && (m_size & (kBlock - 1)) != 0) {
+        push_back(*values++);
+        --n;
+    }
+    while (n > 0) {
+        const size_t count = n < kBlock ? n : kBlock;
+        const int64_t base = values[0];
+        int64_t lo = base;
+        int64_t hi = base;
+        for (size_t k = 0; k < count; ++k) {
+            lo = values[k] < lo ? values[k] : lo;
+            hi = values[k] > hi ? values[k] : hi;
+        }
+        // lo <= base <= hi, so both distances are exact as unsigned.
+        const bool narrow = static_cast<uint64_t>(hi) - static_cast<uint64_t>(base) <= uint64_t(INT32_MAX)
+            && static_cast<uint64_t>(base) - static_cast<uint64_t>(lo) <= uint64_t(-int64_t(INT32_MIN));
+        if (narrow) {
+            m_blocks.push_back({base, m_narrow.size(), false});
+            const size_t at = m_narrow.size();
+            m_narrow.resize(at + count);
+            int32_t* out = m_narrow.data() + at;
+            for (size_t k = 0; k < count; ++k)
+                out[k] = static_cast<int32_t>(values[k] - base);
+        } else {
+            m_blocks.push_back({base, m_wide.size(), true});
+            m_wide.insert(m_wide.end(), values, values + count);
+        }
+        m_size += count;
+        values += count;
+        n -= count;
+    }
+}
+
 void CompactCurve::widen()
 {
     Block& b = m_blocks.back();

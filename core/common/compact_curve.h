@@ -60,6 +60,9 @@ public:
             m_narrow.push_back(static_cast<int32_t>(v - b.base));
         ++m_size;
     }
+    // Pushes n values; whole blocks are checked and written in one tight pass (the
+    // attribution writes its curves 4096 events at a time through this).
+    void append(const int64_t* values, size_t n);
     // Adds delta to every value written so far.
     void addToAll(int64_t delta);
     // Releases unused reserved capacity.

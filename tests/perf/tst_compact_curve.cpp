@@ -8,6 +8,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <random>
 
 using namespace memscope;
@@ -55,6 +56,41 @@ private slots:
         if (!expectWide && n > 0) // about half a vector<int64_t>
             QVERIFY(c.bytes() <= want.size() * sizeof(int32_t) + (want.size() / CompactCurve::kBlock + 1) * 32);
     }
+    // append() (whole blocks in one pass, what the attribution uses) gives the curve
+    // push_back gives: same values, same blocks kept wide; chunks start mid-block too.
+    void appendEqualsPushBack_data() { valuesReadBack_data(); }
+    void appendEqualsPushBack()
+    {
+        QFETCH(int, n);
+        QFETCH(qlonglong, step);
+        QFETCH(bool, expectWide);
+        std::mt19937_64 rng(12);
+        std::vector<int64_t> want;
+        int64_t v = -(int64_t(3) << 40);
+        for (int i = 0; i < n; ++i) {
+            v += static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * step + 1)) - step;
+            want.push_back(v);
+        }
+        CompactCurve pushed;
+        for (int64_t x : want)
+            pushed.push_back(x);
+        for (size_t chunkSize : {size_t(1), size_t(777), CompactCurve::kBlock, 3 * CompactCurve::kBlock + 5}) {
+            CompactCurve appended;
+            appended.reserve(want.size());
+            for (size_t at = 0; at < want.size(); at += chunkSize)
+                appended.append(want.data() + at, std::min(chunkSize, want.size() - at));
+            QCOMPARE(appended.size(), want.size());
+            for (size_t i = 0; i < want.size(); ++i)
+                if (appended[i] != want[i])
+                    QFAIL(qPrintable(QStringLiteral("chunks of %1, value %2: %3, expected %4")
+                                         .arg(chunkSize)
+                                         .arg(i)
+                                         .arg(appended[i])
+                                         .arg(want[i])));
+            QCOMPARE(appended.wideBlocks(), pushed.wideBlocks());
+            QCOMPARE(appended.wideBlocks() > 0, expectWide);
+        }
+    }
     // A value 2^31 away from its block's first value, either side, and the extremes of int64.
     void edgesOfTheNarrowRange()
     {
@@ -72,6 +108,25 @@ private slots:
         QCOMPARE(c.wideBlocks(), size_t(1));
         QCOMPARE(c[CompactCurve::kBlock + 9], int64_t(CompactCurve::kBlock + 9));
         QCOMPARE(c[1], int64_t(INT32_MAX));
+        // The same through append, a whole block and then a block that stays narrow.
+        std::vector<int64_t> block(CompactCurve::kBlock, 0);
+        std::copy(values.begin(), values.end(), block.begin());
+        CompactCurve a;
+        a.append(block.data(), block.size());
+        for (size_t i = 0; i < values.size(); ++i)
+            QCOMPARE(a[i], values[i]);
+        QCOMPARE(a.wideBlocks(), size_t(1));
+        std::vector<int64_t> edge(CompactCurve::kBlock, 0); // base 0: both edges of int32 fit
+        edge[1] = INT32_MAX;
+        edge[2] = INT32_MIN;
+        a.append(edge.data(), edge.size());
+        QCOMPARE(a.wideBlocks(), size_t(1));
+        QCOMPARE(a[CompactCurve::kBlock + 1], int64_t(INT32_MAX));
+        QCOMPARE(a[CompactCurve::kBlock + 2], int64_t(INT32_MIN));
+        edge[2] = int64_t(INT32_MIN) - 1; // one past: this block is kept whole
+        a.append(edge.data(), edge.size());
+        QCOMPARE(a.wideBlocks(), size_t(2));
+        QCOMPARE(a[2 * CompactCurve::kBlock + 2], int64_t(INT32_MIN) - 1);
     }
     // The attribution's curves on a real recording: categories sum to the requested curve.
     void realCurvesAddUp()
