@@ -41,8 +41,8 @@ void CompactCurve::append(const int64_t* values, size_t n)
             hi = values[k] > hi ? values[k] : hi;
         }
         // lo <= base <= hi, so both distances are exact as unsigned.
-        const bool narrow = static_cast<uint64_t>(hi) - static_cast<uint64_t>(base) <= uint64_t(INT32_MAX)
-            && static_cast<uint64_t>(base) - static_cast<uint64_t>(lo) <= uint64_t(-int64_t(INT32_MIN));
+        const bool narrow = static_cast<uint64_t>(hi) - static_cast<uint64_t>(base) <= uint64_t(INT32_MAX) &&
+                            static_cast<uint64_t>(base) - static_cast<uint64_t>(lo) <= uint64_t(-int64_t(INT32_MIN));
         if (narrow) {
             m_blocks.push_back({base, m_narrow.size(), false});
             const size_t at = m_narrow.size();
