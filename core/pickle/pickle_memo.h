@@ -36,7 +36,7 @@ public:
     }
 
     // Grows the memo; the caller bounds `index`.
-    void put(uint64_t index, PickleValue v)
+    [[gnu::always_inline]] void put(uint64_t index, PickleValue v)
     {
         const uint32_t e = encode(v);
         if (index == m_entries.size())
@@ -77,6 +77,12 @@ public:
         }
     }
 
+    // The encoded entry at `index` (< size()). Two equal raw values of a String or Bytes
+    // entry name the same string, so a caller may keep what it decoded from one (a
+    // Container's handle also needs its node's generation: not so for containers).
+    uint32_t raw(uint64_t index) const { return m_entries[index]; }
+    static bool isText(uint32_t raw) { return (raw >> kPayloadBits) == TString || (raw >> kPayloadBits) == TBytes; }
+
     // For sinks: the entry at `index` now stands for `v` (e.g. a Frozen token), or for nothing.
     void replace(uint64_t index, PickleValue v) { put(index, v); }
     void kill(uint64_t index);
@@ -105,6 +111,8 @@ private:
             return encode(TString, static_cast<uint32_t>(v.str));
         if (v.kind == PickleKind::Container && v.node <= kPayloadMask)
             return encode(TContainer, v.node);
+        if (v.kind == PickleKind::Frozen && v.node <= kPayloadMask)
+            return encode(TFrozen, v.node);
         return encodeRare(v);
     }
     uint32_t encodeRare(PickleValue v);

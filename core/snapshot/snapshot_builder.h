@@ -6,6 +6,7 @@
 #include "snapshot/format_warnings.h"
 #include "snapshot/snapshot.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -188,7 +189,21 @@ private:
         PickleValue value;
     };
     std::vector<PendingMemo> m_fastMemo; // memo entries of one fast-decoded entry, in order
-    std::vector<PickleValue> m_fastItems; // frame dict handles of a new frame list
+    std::vector<uint32_t> m_fastItems; // frame dict nodes of a new frame list
+    // The keys of the last trace entries, by position: Python's pickler writes an entry's
+    // keys in the same order as the same memo references every time. A key whose bytes
+    // (BINGET n / LONG_BINGET n) and memo entry are those of its slot is known without
+    // the memo lookup.
+    struct KeySlot {
+        uint64_t bytes = 0; // the reference's opcode and index, little-endian
+        uint64_t mask = 0; // 0: empty
+        uint32_t index = 0; // memo index
+        uint32_t entry = 0; // its raw memo entry (a string)
+        uint8_t length = 0;
+        Field field = Field::None;
+    };
+    static constexpr size_t kKeySlots = 16;
+    std::array<KeySlot, kKeySlots> m_keySlots{};
     struct ShortString {
         uint64_t w[2] = {0, 0};
         uint32_t length = 0;
@@ -196,6 +211,8 @@ private:
     };
     std::vector<ShortString> m_shortStrings; // direct-mapped cache in front of the StringPool
     StringId internShort(std::string_view s);
+    // s (16 bytes or fewer) given also as its bytes in two little-endian words, zero-padded.
+    StringId internWords(uint64_t w0, uint64_t w1, std::string_view s);
     StringId m_actionKey;
 };
 

@@ -31,23 +31,6 @@ namespace memscope {
 
 using namespace pickle_op;
 
-StringId SnapshotBuilder::internShort(std::string_view s)
-{
-    if (s.size() > 16)
-        return m_snapshot.strings.intern(s);
-    if (m_shortStrings.empty())
-        m_shortStrings.resize(1024);
-    uint64_t w[2] = {0, 0};
-    std::memcpy(w, s.data(), s.size());
-    const uint64_t h = (w[0] * 0x9E3779B97F4A7C15ull) ^ (w[1] * 0xC2B2AE3D27D4EB4Full) ^ s.size();
-    ShortString& slot = m_shortStrings[(h >> 40) & (m_shortStrings.size() - 1)];
-    if (slot.id.valid() && slot.length == s.size() && slot.w[0] == w[0] && slot.w[1] == w[1])
-        return slot.id;
-    const StringId id = m_snapshot.strings.intern(s);
-    slot = ShortString{{w[0], w[1]}, static_cast<uint32_t>(s.size()), id};
-    return id;
-}
-
 namespace {
 
 // Little-endian loads (the pickle's byte order).
@@ -64,7 +47,32 @@ T load(const uint8_t* q)
     return v;
 }
 
+// The first n bytes of x (n <= 8), the rest zero.
+uint64_t lowBytes(uint64_t x, size_t n) { return n >= 8 ? x : x & ((uint64_t(1) << (8 * n)) - 1); }
+
 } // namespace
+
+StringId SnapshotBuilder::internShort(std::string_view s)
+{
+    if (s.size() > 16)
+        return m_snapshot.strings.intern(s);
+    uint8_t padded[16] = {};
+    std::memcpy(padded, s.data(), s.size());
+    return internWords(load<uint64_t>(padded), load<uint64_t>(padded + 8), s);
+}
+
+StringId SnapshotBuilder::internWords(uint64_t w0, uint64_t w1, std::string_view s)
+{
+    if (m_shortStrings.empty())
+        m_shortStrings.resize(1024);
+    const uint64_t h = (w0 * 0x9E3779B97F4A7C15ull) ^ (w1 * 0xC2B2AE3D27D4EB4Full) ^ s.size();
+    ShortString& slot = m_shortStrings[(h >> 40) & (m_shortStrings.size() - 1)];
+    if (slot.id.valid() && slot.length == s.size() && slot.w[0] == w0 && slot.w[1] == w1)
+        return slot.id;
+    const StringId id = m_snapshot.strings.intern(s);
+    slot = ShortString{{w0, w1}, static_cast<uint32_t>(s.size()), id};
+    return id;
+}
 
 size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, PickleValue& dict)
 {
@@ -83,19 +91,24 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     const Field* const fieldOf = m_fieldOf.data();
     const size_t fieldCount = m_fieldOf.size();
 
-    // A memo reference: an entry set before this dict, or one this dict has made.
-    auto memoRef = [&](PickleValue & v) __attribute__((always_inline))
+    // A memo reference's index; p moves past it.
+    auto refIndex = [&](uint64_t & index) __attribute__((always_inline))
     {
-        uint64_t index;
         if (*p == kBinGet && end - p >= 2) {
             index = p[1];
             p += 2;
-        } else if (*p == kLongBinGet && end - p >= 5) {
+            return true;
+        }
+        if (*p == kLongBinGet && end - p >= 5) {
             index = load<uint32_t>(p + 1);
             p += 5;
-        } else {
-            return false;
+            return true;
         }
+        return false;
+    };
+    // The entry at `index`: one set before this dict, or one this dict has made.
+    auto lookup = [&](uint64_t index, PickleValue & v) __attribute__((always_inline))
+    {
         if (index >= memoBase) [[unlikely]] {
             const uint64_t k = index - memoBase;
             if (k == 0 || k > m_fastMemo.size() || m_fastMemo[k - 1].value.kind != PickleKind::String)
@@ -108,10 +121,20 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
         return v.kind != PickleKind::Container ||
                (v.node < nodeCount && nodes[v.node].generation == v.generation && nodes[v.node].mode != Mode::Consumed);
     };
+    auto memoRef = [&](PickleValue & v) __attribute__((always_inline))
+    {
+        uint64_t index;
+        return refIndex(index) && lookup(index, v);
+    };
     auto string = [&](size_t len, PickleValue& v) {
         if (static_cast<size_t>(end - p) < len)
             return false;
-        v = PickleValue::fromString(internShort(std::string_view(reinterpret_cast<const char*>(p), len)));
+        const std::string_view text(reinterpret_cast<const char*>(p), len);
+        if (len <= 16 && end - p >= 16) // whole words: no copy to pad the string
+            v = PickleValue::fromString(
+                internWords(lowBytes(load<uint64_t>(p), len), len > 8 ? lowBytes(load<uint64_t>(p + 8), len - 8) : 0, text));
+        else
+            v = PickleValue::fromString(internShort(text));
         p += len;
         if (p < end && *p == kMemoize) {
             ++p;
@@ -207,7 +230,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
             while (p < end && (*p == kBinGet || *p == kLongBinGet)) {
                 if (!memoRef(item) || item.kind != PickleKind::Container)
                     return false;
-                m_fastItems.push_back(item);
+                m_fastItems.push_back(item.node);
             }
             if (p >= end || *p != kAppends)
                 return false;
@@ -218,7 +241,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
                 return false;
             if (p < end && *p == kAppend && item.kind == PickleKind::Container) {
                 ++p;
-                m_fastItems.push_back(item);
+                m_fastItems.push_back(item.node);
             } else {
                 p = before; // an empty list; that was the next key
             }
@@ -232,6 +255,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     PickleValue framesValue;
     PickleValue v;
     PickleValue key;
+    size_t slot = 0; // the key's position in the entry
     while (true) {
         if (p >= end) [[unlikely]]
             return 0;
@@ -239,10 +263,33 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
             ++p;
             break;
         }
-        if (!memoRef(key) || key.kind != PickleKind::String || p >= end)
+        // The key: the one its slot expects (same bytes, same memo entry), or looked up.
+        Field field;
+        const KeySlot& ks = m_keySlots[slot < kKeySlots ? slot : 0];
+        if (slot < kKeySlots && ks.length != 0 && end - p >= 8 && ((load<uint64_t>(p) ^ ks.bytes) & ks.mask) == 0 &&
+            m_memo->raw(ks.index) == ks.entry) {
+            p += ks.length;
+            field = ks.field;
+        } else {
+            const uint8_t* const keyAt = p;
+            uint64_t index;
+            if (!refIndex(index) || !lookup(index, key) || key.kind != PickleKind::String)
+                return 0;
+            const size_t k = static_cast<size_t>(key.str);
+            field = k < fieldCount ? fieldOf[k] : Field::None;
+            if (slot < kKeySlots && index < memoBase && end - keyAt >= 8) {
+                KeySlot& w = m_keySlots[slot];
+                w.length = static_cast<uint8_t>(p - keyAt);
+                w.mask = (uint64_t(1) << (8 * w.length)) - 1;
+                w.bytes = load<uint64_t>(keyAt) & w.mask;
+                w.index = static_cast<uint32_t>(index);
+                w.entry = m_memo->raw(index);
+                w.field = field;
+            }
+        }
+        ++slot;
+        if (p >= end)
             return 0;
-        const size_t k = static_cast<size_t>(key.str);
-        const Field field = k < fieldCount ? fieldOf[k] : Field::None;
         if (field == Field::Frames) {
             if (frames != Frames::Absent)
                 return 0;
@@ -324,9 +371,11 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     try {
         if (frames == Frames::NewList) {
             m_frameScratch.clear();
-            for (const PickleValue& f : m_fastItems) {
-                const Node& fn = m_nodes[f.node];
-                m_frameScratch.push_back(fn.cache >= 0 && fn.kind == ContainerKind::Dict ? FrameId{fn.cache} : frameOf(f));
+            for (const uint32_t f : m_fastItems) {
+                const Node& fn = m_nodes[f];
+                m_frameScratch.push_back(fn.cache >= 0 && fn.kind == ContainerKind::Dict
+                                             ? FrameId{fn.cache}
+                                             : frameOf(PickleValue::fromNode(f, fn.generation)));
             }
             row.stack = m_snapshot.stacks.intern(m_frameScratch);
             m_fastMemo[listSlot].value = PickleValue::fromFrozen(static_cast<uint32_t>(row.stack.value + 1));
