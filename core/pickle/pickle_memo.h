@@ -77,11 +77,17 @@ public:
         }
     }
 
-    // The encoded entry at `index` (< size()). Two equal raw values of a String or Bytes
-    // entry name the same string, so a caller may keep what it decoded from one (a
-    // Container's handle also needs its node's generation: not so for containers).
-    uint32_t raw(uint64_t index) const { return m_entries[index]; }
-    static bool isText(uint32_t raw) { return (raw >> kPayloadBits) == TString || (raw >> kPayloadBits) == TBytes; }
+    // How many times a String or Bytes entry has been overwritten or killed. While it stays
+    // the same, an index that named a string still names that string, so a caller may keep
+    // what it decoded from it. (Python's pickler never stores twice at one index; a sink
+    // rewrites only the entries of its containers.)
+    uint64_t textRewrites() const { return m_textRewrites; }
+    // Whether the entry at `index` (< size()) is a String or Bytes entry.
+    bool isText(uint64_t index) const
+    {
+        const uint32_t tag = m_entries[index] >> kPayloadBits;
+        return tag == TString || tag == TBytes;
+    }
 
     // For sinks: the entry at `index` now stands for `v` (e.g. a Frozen token), or for nothing.
     void replace(uint64_t index, PickleValue v) { put(index, v); }
@@ -122,6 +128,7 @@ private:
     std::vector<uint32_t> m_entries;
     std::vector<PickleValue> m_side;
     std::vector<uint32_t> m_generation; // per node index
+    uint64_t m_textRewrites = 0;
 };
 
 } // namespace memscope

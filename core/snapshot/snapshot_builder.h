@@ -185,25 +185,23 @@ private:
     static constexpr uint32_t kPoolToken = 0x80000000u;
     std::vector<PoolId> m_pools;
     bool m_fastPath = true;
-    struct PendingMemo {
-        PickleValue value;
-    };
-    std::vector<PendingMemo> m_fastMemo; // memo entries of one fast-decoded entry, in order
-    std::vector<uint32_t> m_fastItems; // frame dict nodes of a new frame list
+    // A new frame list of the fast path: its frame dict nodes, then their FrameIds. Both
+    // only grow; the path keeps its own count.
+    std::vector<uint32_t> m_fastItems;
+    std::vector<FrameId> m_fastFrames;
     // The keys of the last trace entries, by position: Python's pickler writes an entry's
     // keys in the same order as the same memo references every time. A key whose bytes
-    // (BINGET n / LONG_BINGET n) and memo entry are those of its slot is known without
-    // the memo lookup.
+    // (BINGET n / LONG_BINGET n) are those of its slot is known without the memo lookup,
+    // as long as no str entry of the memo has been rewritten since (m_keyRewrites).
     struct KeySlot {
         uint64_t bytes = 0; // the reference's opcode and index, little-endian
-        uint64_t mask = 0; // 0: empty
-        uint32_t index = 0; // memo index
-        uint32_t entry = 0; // its raw memo entry (a string)
-        uint8_t length = 0;
+        uint64_t mask = 0;
+        uint8_t length = 0; // 0: empty
         Field field = Field::None;
     };
     static constexpr size_t kKeySlots = 16;
     std::array<KeySlot, kKeySlots> m_keySlots{};
+    uint64_t m_keyRewrites = 0;
     struct ShortString {
         uint64_t w[2] = {0, 0};
         uint32_t length = 0;

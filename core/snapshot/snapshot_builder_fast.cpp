@@ -24,6 +24,7 @@
 #include "pickle/pickle_memo.h"
 #include "pickle/pickle_opcodes.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -85,7 +86,15 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
         return 0;
     p += 3;
     const uint64_t memoBase = m_memo->size(); // the dict's own index
-    m_fastMemo.clear();
+    if (m_memo->textRewrites() != m_keyRewrites) [[unlikely]] { // a key slot may name another str now
+        m_keySlots = {};
+        m_keyRewrites = m_memo->textRewrites();
+    }
+    // The memo entries this dict makes after its own, in order (a trace entry makes one to
+    // three); more, and the VM runs it.
+    constexpr size_t kMaxFastMemo = 8;
+    PickleValue fastMemo[kMaxFastMemo];
+    size_t fastMemoCount = 0;
     const Node* const nodes = m_nodes.data();
     const size_t nodeCount = m_nodes.size();
     const Field* const fieldOf = m_fieldOf.data();
@@ -111,9 +120,9 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     {
         if (index >= memoBase) [[unlikely]] {
             const uint64_t k = index - memoBase;
-            if (k == 0 || k > m_fastMemo.size() || m_fastMemo[k - 1].value.kind != PickleKind::String)
+            if (k == 0 || k > fastMemoCount || fastMemo[k - 1].kind != PickleKind::String)
                 return false; // the dict itself, or its new frame list: the VM's business
-            v = m_fastMemo[k - 1].value;
+            v = fastMemo[k - 1];
             return true;
         }
         if (!m_memo->tryGet(index, v))
@@ -137,8 +146,10 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
             v = PickleValue::fromString(internShort(text));
         p += len;
         if (p < end && *p == kMemoize) {
+            if (fastMemoCount == kMaxFastMemo)
+                return false;
             ++p;
-            m_fastMemo.push_back({v});
+            fastMemo[fastMemoCount++] = v;
         }
         return true;
     };
@@ -217,20 +228,29 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     // Its frame dict handles go to m_fastItems; it is converted once the dict is known to
     // be a trace entry.
     size_t listSlot = 0;
+    size_t itemCount = 0; // in m_fastItems, which only grows
+    auto addItem = [&](uint32_t node) __attribute__((always_inline))
+    {
+        if (itemCount == m_fastItems.size()) [[unlikely]]
+            m_fastItems.resize(std::max<size_t>(64, 2 * itemCount));
+        m_fastItems[itemCount++] = node;
+    };
     auto newFrameList = [&]() {
         if (end - p < 3 || p[1] != kMemoize)
             return false;
         p += 2;
-        listSlot = m_fastMemo.size();
-        m_fastMemo.push_back({PickleValue::none()});
-        m_fastItems.clear();
+        if (fastMemoCount == kMaxFastMemo)
+            return false;
+        listSlot = fastMemoCount;
+        fastMemo[fastMemoCount++] = PickleValue::none();
+        itemCount = 0;
         PickleValue item;
         if (*p == kMark) {
             ++p;
             while (p < end && (*p == kBinGet || *p == kLongBinGet)) {
                 if (!memoRef(item) || item.kind != PickleKind::Container)
                     return false;
-                m_fastItems.push_back(item.node);
+                addItem(item.node);
             }
             if (p >= end || *p != kAppends)
                 return false;
@@ -241,7 +261,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
                 return false;
             if (p < end && *p == kAppend && item.kind == PickleKind::Container) {
                 ++p;
-                m_fastItems.push_back(item.node);
+                addItem(item.node);
             } else {
                 p = before; // an empty list; that was the next key
             }
@@ -266,8 +286,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
         // The key: the one its slot expects (same bytes, same memo entry), or looked up.
         Field field;
         const KeySlot& ks = m_keySlots[slot < kKeySlots ? slot : 0];
-        if (slot < kKeySlots && ks.length != 0 && end - p >= 8 && ((load<uint64_t>(p) ^ ks.bytes) & ks.mask) == 0 &&
-            m_memo->raw(ks.index) == ks.entry) {
+        if (slot < kKeySlots && ks.length != 0 && end - p >= 8 && ((load<uint64_t>(p) ^ ks.bytes) & ks.mask) == 0) {
             p += ks.length;
             field = ks.field;
         } else {
@@ -277,13 +296,11 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
                 return 0;
             const size_t k = static_cast<size_t>(key.str);
             field = k < fieldCount ? fieldOf[k] : Field::None;
-            if (slot < kKeySlots && index < memoBase && end - keyAt >= 8) {
+            if (slot < kKeySlots && index < memoBase && end - keyAt >= 8 && m_memo->isText(index)) {
                 KeySlot& w = m_keySlots[slot];
                 w.length = static_cast<uint8_t>(p - keyAt);
                 w.mask = (uint64_t(1) << (8 * w.length)) - 1;
                 w.bytes = load<uint64_t>(keyAt) & w.mask;
-                w.index = static_cast<uint32_t>(index);
-                w.entry = m_memo->raw(index);
                 w.field = field;
             }
         }
@@ -370,15 +387,16 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     // A trace entry: its frames become a stack, as decode() would make them.
     try {
         if (frames == Frames::NewList) {
-            m_frameScratch.clear();
-            for (const uint32_t f : m_fastItems) {
+            if (m_fastFrames.size() < itemCount)
+                m_fastFrames.resize(m_fastItems.size());
+            for (size_t i = 0; i < itemCount; ++i) {
+                const uint32_t f = m_fastItems[i];
                 const Node& fn = m_nodes[f];
-                m_frameScratch.push_back(fn.cache >= 0 && fn.kind == ContainerKind::Dict
-                                             ? FrameId{fn.cache}
-                                             : frameOf(PickleValue::fromNode(f, fn.generation)));
+                m_fastFrames[i] = fn.cache >= 0 && fn.kind == ContainerKind::Dict ? FrameId{fn.cache}
+                                                                                  : frameOf(PickleValue::fromNode(f, fn.generation));
             }
-            row.stack = m_snapshot.stacks.intern(m_frameScratch);
-            m_fastMemo[listSlot].value = PickleValue::fromFrozen(static_cast<uint32_t>(row.stack.value + 1));
+            row.stack = m_snapshot.stacks.intern(std::span<const FrameId>(m_fastFrames.data(), itemCount));
+            fastMemo[listSlot] = PickleValue::fromFrozen(static_cast<uint32_t>(row.stack.value + 1));
         } else if (frames == Frames::Value) {
             if (framesValue.kind == PickleKind::Frozen)
                 row.stack = StackId{static_cast<int32_t>(framesValue.node) - 1};
@@ -397,8 +415,8 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     n.row = row;
     n.memoIndex = static_cast<int64_t>(memoBase);
     m_memo->put(memoBase, dict);
-    for (size_t i = 0; i < m_fastMemo.size(); ++i)
-        m_memo->put(memoBase + 1 + i, m_fastMemo[i].value);
+    for (size_t i = 0; i < fastMemoCount; ++i)
+        m_memo->put(memoBase + 1 + i, fastMemo[i]);
     return static_cast<size_t>(p - start);
 }
 
