@@ -25,6 +25,7 @@
 #include "pickle/pickle_opcodes.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -47,6 +48,18 @@ T load(const uint8_t* q)
     }
     return v;
 }
+
+// The int opcodes, by opcode: how many little-endian bytes follow (BININT1 1, BININT2 2,
+// BININT 4 signed; LONG1 a count byte, then that many, signed), 0 for any other opcode.
+constexpr uint8_t kIntBytes = 0x0f, kIntSigned = 0x10, kIntCounted = 0x20;
+constexpr std::array<uint8_t, 256> kIntForm = [] {
+    std::array<uint8_t, 256> t{};
+    t[kBinInt1] = 1;
+    t[kBinInt2] = 2;
+    t[kBinInt] = 4 | kIntSigned;
+    t[kLong1] = kIntCounted | kIntSigned;
+    return t;
+}();
 
 // The first n bytes of x (n <= 8), the rest zero.
 uint64_t lowBytes(uint64_t x, size_t n) { return n >= 8 ? x : x & ((uint64_t(1) << (8 * n)) - 1); }
@@ -93,7 +106,11 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     // The memo entries this dict makes after its own, in order (a trace entry makes one to
     // three); more, and the VM runs it.
     constexpr size_t kMaxFastMemo = 8;
-    PickleValue fastMemo[kMaxFastMemo];
+    union Slots { // not zero-filled on each call: only [0, fastMemoCount) is read
+        Slots() { }
+        PickleValue v[kMaxFastMemo];
+    } slots;
+    PickleValue* const fastMemo = slots.v;
     size_t fastMemoCount = 0;
     const Node* const nodes = m_nodes.data();
     const size_t nodeCount = m_nodes.size();
@@ -317,8 +334,27 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
                 continue;
             }
         }
-        if (!value(v))
+        if (const uint8_t form = kIntForm[*p]; form != 0 && end - p >= 10) {
+            // An int, the commonest value, without the opcode switch: one masked load.
+            size_t n = form & kIntBytes, at = 1;
+            if (form & kIntCounted) {
+                n = p[1];
+                at = 2;
+                if (n == 0 || n > 8)
+                    return 0;
+            }
+            uint64_t u = lowBytes(load<uint64_t>(p + at), n);
+            if ((form & kIntSigned) && ((u >> (8 * n - 1)) & 1)) {
+                if (n < 8)
+                    u |= ~uint64_t(0) << (8 * n);
+                v = PickleValue::fromInt(static_cast<int64_t>(u));
+            } else {
+                v = PickleValue::fromUInt(u);
+            }
+            p += at + n;
+        } else if (!value(v)) {
             return 0;
+        }
         // The checks decode() makes; where it would note an error, the VM path reports it.
         switch (field) {
         case Field::None: break;
