@@ -59,22 +59,32 @@ public:
     }
 
     // get() when the entry is set; false when it is unset or dead.
-    bool tryGet(uint64_t index, PickleValue& v) const
+    [[gnu::always_inline]] bool tryGet(uint64_t index, PickleValue& v) const
     {
         if (index >= m_entries.size())
             return false;
         const uint32_t e = m_entries[index];
         const uint32_t payload = e & kPayloadMask;
-        switch (e >> kPayloadBits) {
-        case TString: v = PickleValue::fromString(StringId{static_cast<int32_t>(payload)}); return true;
-        case TContainer:
+        const uint32_t tag = e >> kPayloadBits;
+        // Compares, not a switch: inlined at each call site, each learns its own common tag
+        // (a frame list's items are containers, an action a string), where one indirect
+        // jump shared by all of them would mispredict.
+        if (tag == TContainer) {
             v = PickleValue::fromNode(payload, payload < m_generation.size() ? m_generation[payload] : 0);
             return true;
-        case TFrozen: v = PickleValue::fromFrozen(payload); return true;
-        case TUnset:
-        case TDead: return false;
-        default: v = getRare(e); return true;
         }
+        if (tag == TString) {
+            v = PickleValue::fromString(StringId{static_cast<int32_t>(payload)});
+            return true;
+        }
+        if (tag == TFrozen) {
+            v = PickleValue::fromFrozen(payload);
+            return true;
+        }
+        if (tag == TUnset || tag == TDead)
+            return false;
+        v = getRare(e);
+        return true;
     }
 
     // How many times a String or Bytes entry has been overwritten or killed. While it stays
