@@ -294,7 +294,9 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
     PickleValue key;
     size_t slot = 0; // the key's position in the entry
     while (true) {
-        if (p >= end) [[unlikely]]
+        // Room for a key (5 bytes) and the words the checks below load (10): an entry this
+        // close to the end of the file is left to the VM, whatever it holds.
+        if (end - p < 32) [[unlikely]]
             return 0;
         if (*p == kSetItems) {
             ++p;
@@ -303,7 +305,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
         // The key: the one its slot expects (same bytes, same memo entry), or looked up.
         Field field;
         const KeySlot& ks = m_keySlots[slot < kKeySlots ? slot : 0];
-        if (slot < kKeySlots && ks.length != 0 && end - p >= 8 && ((load<uint64_t>(p) ^ ks.bytes) & ks.mask) == 0) {
+        if (slot < kKeySlots && ks.length != 0 && ((load<uint64_t>(p) ^ ks.bytes) & ks.mask) == 0) {
             p += ks.length;
             field = ks.field;
         } else {
@@ -313,7 +315,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
                 return 0;
             const size_t k = static_cast<size_t>(key.str);
             field = k < fieldCount ? fieldOf[k] : Field::None;
-            if (slot < kKeySlots && index < memoBase && end - keyAt >= 8 && m_memo->isText(index)) {
+            if (slot < kKeySlots && index < memoBase && m_memo->isText(index)) {
                 KeySlot& w = m_keySlots[slot];
                 w.length = static_cast<uint8_t>(p - keyAt);
                 w.mask = (uint64_t(1) << (8 * w.length)) - 1;
@@ -322,8 +324,6 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
             }
         }
         ++slot;
-        if (p >= end)
-            return 0;
         if (field == Field::Frames) {
             if (frames != Frames::Absent)
                 return 0;
@@ -334,7 +334,7 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
                 continue;
             }
         }
-        if (const uint8_t form = kIntForm[*p]; form != 0 && end - p >= 10) {
+        if (const uint8_t form = kIntForm[*p]; form != 0) {
             // An int, the commonest value, without the opcode switch: one masked load.
             size_t n = form & kIntBytes, at = 1;
             if (form & kIntCounted) {
