@@ -60,6 +60,7 @@ private slots:
     void areaColumns();
     void areasWhilePanning();
     void edgeSearch();
+    void regressionNanEdgeInEventIndexMode();
     void pyramidMatchesAScan();
     void stepCurvesKeepEveryChange();
     void requestedLineAndHaze();
@@ -401,6 +402,21 @@ void TestTimelineLod::edgeSearch()
                     QCOMPARE(m.eventAtX(v, mode), atX);
             }
         }
+    }
+}
+
+// Regression: in event-index mode a NaN x (an axis range not yet set) gave
+// firstEventAtOrAfter == INT64_MIN (ceil(NaN) cast to an integer), an index callers then
+// read arrays with. It is 0 now, as in time mode.
+void TestTimelineLod::regressionNanEdgeInEventIndexMode()
+{
+    const DeviceModel& m = sample()->devices[0];
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (XAxisMode mode : {XAxisMode::EventIndex, XAxisMode::Time}) {
+        QCOMPARE(m.firstEventAtOrAfter(nan, mode), int64_t(0));
+        const std::vector<double> edges{0.0, nan, 1.0};
+        for (int64_t e : m.firstEventsAtOrAfter(edges, mode))
+            QVERIFY(e >= 0 && e <= m.eventCount());
     }
 }
 
