@@ -243,9 +243,12 @@ struct Builder {
     void buildCheckpoints()
     {
         const int64_t n = r.eventCount;
-        r.checkpointStride = std::max<int64_t>(1024, n / 2048);
-        // Together the checkpoints hold at most ~16 ids per event or allocation: a trace
-        // that keeps very many allocations alive gets a longer stride, not quadratic memory.
+        // A checkpoint every 1024 events where the live sets are small, so that a query
+        // (each pixel column of the allocations view asks one) replays ~512 events: their
+        // ids together at most one per two events or allocations (+1M), ~2 bytes an event.
+        // Never a longer stride than the earlier rule gave (2048 checkpoints, ~16 ids per
+        // event or allocation): a trace that keeps very many allocations alive gets a longer
+        // stride, not quadratic memory.
         std::vector<int32_t> liveBefore;
         assignHuge(liveBefore, static_cast<size_t>(n) + 2, 0);
         for (const Allocation& a : r.allocations) {
@@ -254,15 +257,20 @@ struct Builder {
         }
         for (size_t k = 1; k < liveBefore.size(); ++k)
             liveBefore[k] += liveBefore[k - 1];
-        const int64_t budget = 16 * (n + static_cast<int64_t>(r.allocations.size())) + (int64_t(1) << 20);
         auto held = [&](int64_t stride) {
             int64_t total = 0;
             for (int64_t i = 0; i <= n; i += stride)
                 total += liveBefore[static_cast<size_t>(i)];
             return total;
         };
-        while (r.checkpointStride < n && held(r.checkpointStride) > budget)
-            r.checkpointStride *= 2;
+        const int64_t ids = n + static_cast<int64_t>(r.allocations.size());
+        auto strideFor = [&](int64_t stride, int64_t budget) {
+            while (stride < n && held(stride) > budget)
+                stride *= 2;
+            return stride;
+        };
+        r.checkpointStride = std::min(strideFor(1024, ids / 2 + (int64_t(1) << 20)),
+                                      strideFor(std::max<int64_t>(1024, n / 2048), 16 * ids + (int64_t(1) << 20)));
         std::vector<AllocationId> cur;
         for (int32_t i = 0; i < static_cast<int32_t>(r.preexistingCount); ++i) // numbered first
             cur.push_back(AllocationId{i});
@@ -271,7 +279,8 @@ struct Builder {
             if (i % r.checkpointStride == 0) {
                 std::erase_if(cur,
                               [&](AllocationId id) { return !r.allocations[static_cast<size_t>(id.value)].liveAfter(i - 1); });
-                std::sort(cur.begin(), cur.end());
+                if (!std::is_sorted(cur.begin(), cur.end())) // ids follow alloc order: sorted already
+                    std::sort(cur.begin(), cur.end());
                 r.checkpoints.push_back(cur);
             }
             if (i == n)

@@ -17,9 +17,11 @@
 #include <QtTest>
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <random>
 #include <tuple>
 
@@ -58,6 +60,7 @@ private slots:
     void areaColumns();
     void areasWhilePanning();
     void edgeSearch();
+    void regressionNanEdgeInEventIndexMode();
     void pyramidMatchesAScan();
     void stepCurvesKeepEveryChange();
     void requestedLineAndHaze();
@@ -347,37 +350,73 @@ void TestTimelineLod::areasWhilePanning()
     QCOMPARE(compared, 12);
 }
 
-// firstEventsAtOrAfter (a frame's pixel edges, searched onward from each answer) gives what
-// one search per edge gives: ascending edges over and beyond the data, repeats, a descending
-// or NaN edge among them, both x modes.
+// firstEventsAtOrAfter (a frame's pixel edges), firstEventAtOrAfter and eventAtX (which
+// search the compact time curve block by block) agree with a bisection of x() itself over
+// all events: ascending edges over and beyond the data, repeats, every event's own x, a
+// descending or NaN edge among them, both x modes.
 void TestTimelineLod::edgeSearch()
 {
     const DeviceModel& m = sample()->devices[0];
+    const int64_t n = m.eventCount();
+    QVERIFY(n > int64_t(CompactCurve::kBlock)); // more than one block of the time curve
     for (XAxisMode mode : {XAxisMode::Time, XAxisMode::EventIndex}) {
         const double lo0 = m.xMin(mode), hi0 = m.xMax(mode);
         std::vector<std::vector<double>> cases;
-        for (auto [from, to, n] : {std::tuple{-0.1, 1.1, 1600}, std::tuple{0.0, 1.0, 7}, std::tuple{0.42, 0.4201, 900},
+        for (auto [from, to, k] : {std::tuple{-0.1, 1.1, 1600}, std::tuple{0.0, 1.0, 7}, std::tuple{0.42, 0.4201, 900},
                                    std::tuple{0.5, 0.5, 5}, std::tuple{1.2, 1.5, 40}, std::tuple{-0.5, -0.2, 40}}) {
             std::vector<double> edges;
-            for (int i = 0; i <= n; ++i)
-                edges.push_back(lo0 + (hi0 - lo0) * (from + (to - from) * i / n));
+            for (int i = 0; i <= k; ++i)
+                edges.push_back(lo0 + (hi0 - lo0) * (from + (to - from) * i / k));
             cases.push_back(edges);
         }
+        std::vector<double> own; // events' own x, about 3000 of them, block edges included
+        for (int64_t e = 0; e < n; e += std::max<int64_t>(1, n / 3000))
+            own.push_back(m.x(e, mode));
+        for (int64_t e : {int64_t(CompactCurve::kBlock) - 1, int64_t(CompactCurve::kBlock), n - 1})
+            own.push_back(m.x(e, mode));
+        std::sort(own.begin(), own.end());
+        cases.push_back(own);
         std::vector<double> mixed = cases[1];
         mixed.insert(mixed.begin() + 3, lo0 + (hi0 - lo0) * 0.05); // goes back
         mixed.insert(mixed.begin() + 5, std::numeric_limits<double>::quiet_NaN());
         cases.push_back(mixed);
+        std::vector<int64_t> all(static_cast<size_t>(n));
+        std::iota(all.begin(), all.end(), int64_t(0));
         for (const auto& edges : cases) {
             const std::vector<int64_t> got = m.firstEventsAtOrAfter(edges, mode);
             QCOMPARE(got.size(), edges.size());
-            for (size_t i = 0; i < edges.size(); ++i)
-                QVERIFY2(got[i] == m.firstEventAtOrAfter(edges[i], mode),
-                         qPrintable(QStringLiteral("edge %1 (%2): %3, one search %4")
+            for (size_t i = 0; i < edges.size(); ++i) {
+                const double v = edges[i];
+                const int64_t first = std::partition_point(all.begin(), all.end(), [&](int64_t e) { return m.x(e, mode) < v; }) -
+                                      all.begin();
+                const int64_t atX = std::partition_point(all.begin(), all.end(), [&](int64_t e) { return m.x(e, mode) <= v; }) -
+                                    all.begin() - 1;
+                QVERIFY2(got[i] == first && m.firstEventAtOrAfter(v, mode) == first,
+                         qPrintable(QStringLiteral("edge %1 (%2): %3 and %4, bisecting x() %5")
                                         .arg(i)
-                                        .arg(edges[i])
+                                        .arg(v)
                                         .arg(got[i])
-                                        .arg(m.firstEventAtOrAfter(edges[i], mode))));
+                                        .arg(m.firstEventAtOrAfter(v, mode))
+                                        .arg(first)));
+                if (mode == XAxisMode::Time) // (index mode clamps and floors, not a search)
+                    QCOMPARE(m.eventAtX(v, mode), atX);
+            }
         }
+    }
+}
+
+// Regression: in event-index mode a NaN x (an axis range not yet set) gave
+// firstEventAtOrAfter == INT64_MIN (ceil(NaN) cast to an integer), an index callers then
+// read arrays with. It is 0 now, as in time mode.
+void TestTimelineLod::regressionNanEdgeInEventIndexMode()
+{
+    const DeviceModel& m = sample()->devices[0];
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (XAxisMode mode : {XAxisMode::EventIndex, XAxisMode::Time}) {
+        QCOMPARE(m.firstEventAtOrAfter(nan, mode), int64_t(0));
+        const std::vector<double> edges{0.0, nan, 1.0};
+        for (int64_t e : m.firstEventsAtOrAfter(edges, mode))
+            QVERIFY(e >= 0 && e <= m.eventCount());
     }
 }
 

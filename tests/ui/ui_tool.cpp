@@ -3,6 +3,7 @@
 //   memscope_ui_tool screenshots OUTDIR FILE...   (run under Xvfb: xvfb-run -a -s "-screen 0 1600x1000x24")
 //   memscope_ui_tool frametime FILE [WIDTH HEIGHT]  (offscreen is fine)
 //   memscope_ui_tool firstpaint FILE [WIDTH HEIGHT]  (offscreen: results ready -> tab painted)
+//   memscope_ui_tool appopen FILE [WIDTH HEIGHT]  (the window's staged open, then frame times)
 //   memscope_ui_tool fields OUTDIR FILE...   (Xvfb: the timeline, allocator and one allocation's
 //                                            details of recordings with pools, metadata, compile context)
 //   memscope_ui_tool icon OUT.png | crop IN X Y W H OUT
@@ -243,9 +244,8 @@ int fieldShots(const QString& outDir, const QStringList& files)
     return 0;
 }
 
-int frametime(const QString& file, int width, int height)
+int frametimeOf(const std::shared_ptr<const Document>& doc, const QString& file, int width, int height)
 {
-    const auto doc = analyzeFile(file.toStdString());
     CategoryTimelineView view;
     view.resize(width, height);
     view.setDocument(doc, 0);
@@ -391,6 +391,59 @@ int frametime(const QString& file, int width, int height)
     return 0;
 }
 
+int frametime(const QString& file, int width, int height)
+{
+    return frametimeOf(analyzeFile(file.toStdString()), file, width, height);
+}
+
+// The window as a user gets it: MainWindow opens FILE through its Loader (the staged load),
+// and the times from choosing the file are taken at each stage: the curves' tab painted
+// (grab of the whole window right after curvesReady was handled), categories, and done;
+// then the frame times on the loaded document (the same measures as frametime). Run it under
+// /usr/bin/time for the process's peak memory.
+int appopen(const QString& file, int width, int height)
+{
+    MainWindow window;
+    window.resize(width, height);
+    window.show();
+    settle(100);
+    QElapsedTimer t;
+    double curvesPaint = -1, attributedAt = -1, loadedAt = -1;
+    std::shared_ptr<const Document> loaded;
+    QString failure;
+    // Queued after MainWindow's own handler (connected first), so the tab exists.
+    QObject::connect(window.loader(), &Loader::curvesReady, &window, [&] {
+        QApplication::processEvents();
+        const QPixmap painted = window.grab();
+        if (!painted.isNull() && curvesPaint < 0)
+            curvesPaint = static_cast<double>(t.nsecsElapsed()) / 1e9;
+    });
+    QObject::connect(window.loader(), &Loader::attributed, &window,
+                     [&] { attributedAt = static_cast<double>(t.nsecsElapsed()) / 1e9; });
+    QObject::connect(window.loader(), &Loader::snapshotLoaded, &window, [&](const QString&, std::shared_ptr<const Document> d) {
+        QApplication::processEvents();
+        (void)window.grab();
+        loadedAt = static_cast<double>(t.nsecsElapsed()) / 1e9;
+        loaded = std::move(d);
+    });
+    QObject::connect(window.loader(), &Loader::loadFailed, &window,
+                     [&](const QString&, const QString& message) { failure = message; });
+    t.start();
+    window.openFile(file);
+    while (!loaded && failure.isEmpty())
+        QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    if (!failure.isEmpty()) {
+        std::fprintf(stderr, "%s\n", qPrintable(failure));
+        return 1;
+    }
+    std::printf("{\"file\": \"%s\", \"events\": %lld, \"curves_painted_s\": %.3f, \"attributed_s\": %.3f, "
+                "\"loaded_painted_s\": %.3f, \"window\": \"%dx%d\"}\n",
+                qPrintable(QFileInfo(file).fileName()), static_cast<long long>(loaded->devices[0].eventCount()), curvesPaint,
+                attributedAt, loadedAt, width, height);
+    std::fflush(stdout);
+    return frametimeOf(loaded, file, width, 600);
+}
+
 // From results ready (analyzeFile returned, as the loader thread hands them over) to the
 // first complete paint of the snapshot's tab: the tab is built, shown, its queued replots
 // run, and every widget in it is painted (grab). The first tab of the process is measured,
@@ -483,8 +536,12 @@ int main(int argc, char** argv)
         return icon(args[2]);
     if (args.size() >= 3 && args[1] == QStringLiteral("firstpaint"))
         return firstpaint(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 1000);
+    if (args.size() >= 3 && args[1] == QStringLiteral("appopen"))
+        return appopen(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 1000);
     if (args.size() >= 3 && args[1] == QStringLiteral("frametime"))
         return frametime(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 600);
-    std::fprintf(stderr, "usage: memscope_ui_tool screenshots OUTDIR FILE... | frametime FILE [W H] | firstpaint FILE [W H]\n");
+    std::fprintf(
+        stderr,
+        "usage: memscope_ui_tool screenshots OUTDIR FILE... | frametime FILE [W H] | firstpaint FILE [W H] | appopen FILE [W H]\n");
     return 2;
 }

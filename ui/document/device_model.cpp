@@ -13,50 +13,33 @@ double DeviceModel::x(int64_t event, XAxisMode mode) const
 {
     if (mode == XAxisMode::EventIndex)
         return static_cast<double>(event);
-    if (seconds.empty())
+    if (!timeUs || timeUs->empty())
         return 0.0;
-    return seconds[static_cast<size_t>(std::clamp<int64_t>(event, 0, static_cast<int64_t>(seconds.size()) - 1))];
+    const int64_t last = static_cast<int64_t>(timeUs->size()) - 1;
+    return static_cast<double>((*timeUs)[static_cast<size_t>(std::clamp<int64_t>(event, 0, last))]) / 1e6;
 }
 
 int64_t DeviceModel::firstEventAtOrAfter(double value, XAxisMode mode) const
 {
     const int64_t n = eventCount();
     if (mode == XAxisMode::EventIndex) {
-        if (value <= 0)
+        if (!(value > 0)) // NaN too: ceil(NaN) would cast to INT64_MIN
             return 0;
         if (value >= static_cast<double>(n))
             return n;
         return static_cast<int64_t>(std::ceil(value));
     }
-    return static_cast<int64_t>(std::lower_bound(seconds.begin(), seconds.end(), value) - seconds.begin());
+    if (!timeUs)
+        return 0;
+    // x(i) < value, written as x() computes it so that the answer agrees with x() exactly.
+    return static_cast<int64_t>(timeUs->partitionPoint([value](int64_t us) { return static_cast<double>(us) / 1e6 < value; }));
 }
 
 std::vector<int64_t> DeviceModel::firstEventsAtOrAfter(std::span<const double> ascending, XAxisMode mode) const
 {
     std::vector<int64_t> out(ascending.size());
-    const int64_t n = static_cast<int64_t>(seconds.size());
-    int64_t pos = 0; // answers never go back: every later one is >= pos
-    double previous = -std::numeric_limits<double>::infinity();
-    for (size_t i = 0; i < ascending.size(); ++i) {
-        const double v = ascending[i];
-        if (mode == XAxisMode::EventIndex || !(v >= previous)) { // not ascending (or NaN): search it all
-            out[i] = firstEventAtOrAfter(v, mode);
-            pos = mode == XAxisMode::Time ? out[i] : 0;
-            previous = mode == XAxisMode::Time && !std::isnan(v) ? v : -std::numeric_limits<double>::infinity();
-            continue;
-        }
-        previous = v;
-        // seconds[pos - 1] < v here (it was below an earlier, smaller value); gallop to a bound.
-        int64_t lo = pos, step = 1, hi = pos;
-        while (hi < n && seconds[static_cast<size_t>(hi)] < v) {
-            lo = hi + 1;
-            hi = pos + step;
-            step *= 2;
-        }
-        hi = std::min(hi, n);
-        pos = static_cast<int64_t>(std::lower_bound(seconds.begin() + lo, seconds.begin() + hi, v) - seconds.begin());
-        out[i] = pos;
-    }
+    for (size_t i = 0; i < ascending.size(); ++i)
+        out[i] = firstEventAtOrAfter(ascending[i], mode);
     return out;
 }
 
@@ -65,7 +48,10 @@ int64_t DeviceModel::eventAtX(double value, XAxisMode mode) const
     const int64_t n = eventCount();
     if (mode == XAxisMode::EventIndex)
         return std::clamp<int64_t>(static_cast<int64_t>(std::floor(value)), -1, n - 1);
-    return static_cast<int64_t>(std::upper_bound(seconds.begin(), seconds.end(), value) - seconds.begin()) - 1;
+    if (!timeUs)
+        return -1;
+    return static_cast<int64_t>(timeUs->partitionPoint([value](int64_t us) { return static_cast<double>(us) / 1e6 <= value; })) -
+           1;
 }
 
 double DeviceModel::xMin(XAxisMode mode) const { return mode == XAxisMode::EventIndex ? 0.0 : 0.0; }
@@ -75,7 +61,8 @@ double DeviceModel::xMax(XAxisMode mode) const
     const int64_t n = eventCount();
     if (mode == XAxisMode::EventIndex)
         return static_cast<double>(std::max<int64_t>(n - 1, 1));
-    return seconds.empty() || seconds.back() <= 0 ? 1e-6 : seconds.back();
+    const double last = timeUs && !timeUs->empty() ? static_cast<double>(timeUs->back()) / 1e6 : 0.0;
+    return last <= 0 ? 1e-6 : last;
 }
 
 int64_t DeviceModel::categoryBytes(Category c, int64_t event) const
@@ -226,19 +213,21 @@ DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attributio
     const size_t n = ev.count();
     if (previous && previous->replay == m.replay) {
         m.t0Us = previous->t0Us;
-        m.seconds = previous->seconds;
+        m.timeUs = previous->timeUs;
         m.segments = previous->segments;
         m.annotations = previous->annotations;
         m.pools = previous->pools;
         m.metadata = previous->metadata;
     } else {
         m.t0Us = n ? ev.timeUs.front() : 0;
-        m.seconds.resize(n);
-        double running = 0;
+        auto time = std::make_shared<CompactCurve>();
+        time->reserve(n);
+        int64_t running = 0;
         for (size_t i = 0; i < n; ++i) {
-            running = std::max(running, static_cast<double>(ev.timeUs[i] - m.t0Us) / 1e6);
-            m.seconds[i] = running;
+            running = std::max(running, ev.timeUs[i] - m.t0Us);
+            time->push_back(running);
         }
+        m.timeUs = std::move(time);
         m.segments = segmentLives(*replay.snapshot, replay.snapshot->devices.at(deviceIndex));
         m.pools = poolUsage(*m.replay, ev, m.segments);
         m.metadata = metadataSpans(*replay.snapshot, ev);
