@@ -106,10 +106,9 @@ def child(a):
                                  per_device_train_batch_size=batch, logging_strategy="no", save_strategy="no",
                                  report_to="none", disable_tqdm=True, dataloader_num_workers=0, seed=0, bf16=True)
         trainer = Trainer(model=model, args=args, train_dataset=Data(), callbacks=[Labelling()])
-        opt_ref = trainer
         with lab.activations():
             trainer.train()
-        keep = (model, trainer, opt_ref)
+        keep = (model, trainer)
     else:
         sys.path.insert(0, os.path.join(ROOT, "agent", "tools"))
         from train_seed import small_llm

@@ -530,7 +530,8 @@ class MarkersTest(unittest.TestCase):
         fake = fake_torch()
         markers._installed = None
         try:
-            self.assertEqual(markers.install(fake), {"forward": "call", "backward": True, "grad": True, "zero_grad": True})
+            self.assertEqual(markers.install(fake),
+                             {"forward": "call", "backward": True, "grad": True, "zero_grad": True})
         finally:
             markers._installed = None
 
