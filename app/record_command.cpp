@@ -36,13 +36,20 @@ volatile std::sig_atomic_t g_interrupts = 0;
 
 void onInterrupt(int) { g_interrupts = g_interrupts + 1; }
 
+// What the launched program's agent records with each event (docs/LIVE.md).
+enum class AgentStacks {
+    Full, // Python stacks on every event
+    Light, // --light: stacks on allocations only (MEMSCOPE_AGENT_LIGHT=1)
+    Markers, // --markers: no stacks, phase markers instead (MEMSCOPE_AGENT_MARKERS=1)
+};
+
 struct RecordOptions {
     std::string output;
     std::string attach;
     std::string token;
     std::string recover;
     double duration = 0;
-    bool light = false;
+    AgentStacks stacks = AgentStacks::Full;
     std::vector<std::string> command;
     bool allRanks = false;
     std::string attachJob;
@@ -58,7 +65,7 @@ RecordOptions parse(const std::vector<std::string>& args)
         const CommandLine cl(
             args,
             {.command = "record",
-             .flags = {"--all-ranks", "--light"},
+             .flags = {"--all-ranks", "--light", "--markers"},
              .options =
                  {{"--output", "-o"}, {"--attach"}, {"--token"}, {"--recover"}, {"--duration"}, {"--attach-job"}, {"--lag"}},
              .maxOperands = 0,
@@ -68,7 +75,9 @@ RecordOptions parse(const std::vector<std::string>& args)
         o.token = cl.value("--token").value_or("");
         o.recover = cl.value("--recover").value_or("");
         o.duration = cl.positive("--duration").value_or(0);
-        o.light = cl.has("--light");
+        if (cl.has("--light") && cl.has("--markers"))
+            usage("give one of --light and --markers");
+        o.stacks = cl.has("--markers") ? AgentStacks::Markers : cl.has("--light") ? AgentStacks::Light : AgentStacks::Full;
         o.command = cl.passthrough();
         o.allRanks = cl.has("--all-ranks");
         o.attachJob = cl.value("--attach-job").value_or("");
@@ -91,8 +100,9 @@ RecordOptions parse(const std::vector<std::string>& args)
         usage("give exactly one of: -- COMMAND, --attach PID|SOCKET|HOST:PORT, --recover FILE");
     if (!o.token.empty() && o.attach.empty())
         usage("--token goes with --attach HOST:PORT");
-    if (o.light && o.command.empty())
-        usage("--light goes with -- COMMAND (a running agent keeps the settings it started with)");
+    if (o.stacks != AgentStacks::Full && o.command.empty())
+        usage(std::string(o.stacks == AgentStacks::Light ? "--light" : "--markers") +
+              " goes with -- COMMAND (a running agent keeps the settings it started with)");
     return o;
 }
 
@@ -126,14 +136,17 @@ std::string prepareSocketPath()
 
 // socketPath: the one agent's socket; or, with `job`, every rank's agent names its own
 // (MEMSCOPE_AGENT=ranks: torchrun's own process starts none).
-pid_t launch(const std::vector<std::string>& command, const std::string& socketPath, bool light, const std::string& job = {})
+pid_t launch(const std::vector<std::string>& command, const std::string& socketPath, AgentStacks stacks,
+             const std::string& job = {})
 {
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) {
         const std::string kv = *e;
         if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 ||
             kv.rfind("PYTHONPATH=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_JOB=", 0) == 0 ||
-            (light && kv.rfind("MEMSCOPE_AGENT_LIGHT=", 0) == 0))
+            (stacks != AgentStacks::Full &&
+             (kv.rfind("MEMSCOPE_AGENT_LIGHT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_MARKERS=", 0) == 0 ||
+              kv.rfind("MEMSCOPE_AGENT_CONTEXT=", 0) == 0)))
             continue;
         env.push_back(kv);
     }
@@ -146,8 +159,10 @@ pid_t launch(const std::vector<std::string>& command, const std::string& socketP
         env.push_back("MEMSCOPE_AGENT=ranks");
         env.push_back("MEMSCOPE_AGENT_JOB=" + job);
     }
-    if (light)
+    if (stacks == AgentStacks::Light)
         env.push_back("MEMSCOPE_AGENT_LIGHT=1"); // stacks on allocations only (docs/LIVE.md)
+    else if (stacks == AgentStacks::Markers)
+        env.push_back("MEMSCOPE_AGENT_MARKERS=1"); // no stacks, phase markers (docs/LIVE.md)
     std::vector<char*> envp, argv;
     for (auto& s : env)
         envp.push_back(s.data());
@@ -217,7 +232,7 @@ int recordAllRanks(const RecordOptions& o)
     if (!o.command.empty()) {
         if (::mkdir(agentDirectory().c_str(), 0700) != 0 && errno != EEXIST)
             throw std::runtime_error(agentDirectory() + ": cannot create: " + std::strerror(errno));
-        child = launch(o.command, {}, o.light, job);
+        child = launch(o.command, {}, o.stacks, job);
     }
     std::cerr << "memscope record: recording every rank of job " << job;
     if (o.duration > 0)
@@ -340,7 +355,7 @@ int runRecord(const std::vector<std::string>& args)
         if (std::filesystem::path(o.command[0]).filename() == "torchrun")
             std::cerr << "memscope record: one socket for one process: this records a single rank; "
                          "--all-ranks records every rank of the job into a folder\n";
-        child = launch(o.command, socketPath, o.light);
+        child = launch(o.command, socketPath, o.stacks);
         // The agent starts with the program (importing torch, maybe building its
         // extension): wait for its socket as long as the program runs.
         for (;;) {

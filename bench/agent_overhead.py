@@ -15,6 +15,11 @@ Modes:
   agent         the agent (MEMSCOPE_AGENT=1, what `memscope record` sets), with a client
                 reading the stream as it comes
   light         the agent with MEMSCOPE_AGENT_LIGHT=1 (stacks on allocations only)
+  markers       the agent with MEMSCOPE_AGENT_MARKERS=1 (no stacks; forward/backward/zero_grad
+                markers from nn.Module.__call__ and autograd, torch's Optimizer.* annotations)
+  nostacks, markers-fwd, markers-hooks
+                markers mode's parts: no stacks and no markers; the forward's marker only;
+                the forward's marker from torch's global module hooks (MODE_ENV below)
   agent-before  the agent of another checkout (--agent-before), for a before/after
 Per run: whole run (trainer.train() or the seed loop), median step (steps after the
 first 5), the process's wall time, and for the agent: events received, dropped, the
@@ -185,8 +190,10 @@ def scan(agent_dir, path, full=False):
 
     with open(path, "rb") as f:
         data = f.read()
-    out = {"bytes": len(data), "events": 0, "frees_with_stack": 0, "frees": 0, "end": None, "errors": []}
+    out = {"bytes": len(data), "events": 0, "frees_with_stack": 0, "frees": 0, "events_with_stack": 0, "end": None,
+           "errors": [], "annotations": {}}
     live, cur, peak = {}, 0, 0
+    strings = {}
     alloc, free_completed = P.ACTIONS.index("alloc"), P.ACTIONS.index("free_completed")
     frees = {P.ACTIONS.index("free_requested"), free_completed}
     at = 0
@@ -200,6 +207,7 @@ def scan(agent_dir, path, full=False):
             out["events"] += count
             for rec in P.EVENT.iter_unpack(payload[P.EVENTS_HEAD.size:]):
                 action, stack, addr, size = rec[0], rec[3], rec[4], rec[5]
+                out["events_with_stack"] += stack != 0
                 if action == alloc:
                     live[addr] = size
                     cur += size
@@ -211,6 +219,12 @@ def scan(agent_dir, path, full=False):
                         cur -= live.pop(addr, 0)
         elif kind == P.END:
             out["end"] = json.loads(payload or b"{}")
+        elif kind == P.STRING:
+            strings[P.STRING_HEAD.unpack_from(payload)[0]] = payload[4:].decode("utf-8", "replace")
+        elif kind == P.ANNOTATION:
+            _d, stage, name, _t = P.ANNOTATION_REC.unpack_from(payload)
+            key = "%s %s" % (strings.get(name, "?").split("#")[0], "END" if stage else "START")
+            out["annotations"][key] = out["annotations"].get(key, 0) + 1
         elif kind == P.ERROR:
             out["errors"].append(json.loads(payload).get("message"))
     if dec is not None:
@@ -220,17 +234,27 @@ def scan(agent_dir, path, full=False):
     return out
 
 
+# The agent's modes besides the full one, and the parts of markers mode on their own.
+MODE_ENV = {
+    "light": {"MEMSCOPE_AGENT_LIGHT": "1"},
+    "markers": {"MEMSCOPE_AGENT_MARKERS": "1"},
+    "nostacks": {"MEMSCOPE_AGENT_MARKERS": "1", "MEMSCOPE_AGENT_MARKERS_FORWARD": "off",
+                 "MEMSCOPE_AGENT_MARKERS_OTHER": ""},  # context=None, no markers
+    "markers-fwd": {"MEMSCOPE_AGENT_MARKERS": "1", "MEMSCOPE_AGENT_MARKERS_OTHER": ""},  # the forward's only
+    "markers-hooks": {"MEMSCOPE_AGENT_MARKERS": "1", "MEMSCOPE_AGENT_MARKERS_FORWARD": "hooks"},  # global module hooks
+}
+
+
 def run_one(a, loop, mode, tag, extra_env=None, dump=None, snapshot_time=False, steps=None):
     tmp = tempfile.mkdtemp(prefix="ao-run-")
     stats = os.path.join(tmp, "stats.json")
     env = dict(os.environ, PYTHONUNBUFFERED="1", MEMSCOPE_AGENT_QUIET="1", TOKENIZERS_PARALLELISM="false")
     agent_dir = os.path.abspath(a.agent_before if mode == "agent-before" else a.agent)
-    if mode in ("agent", "light", "agent-before"):
+    if mode in ("agent", "agent-before") or mode in MODE_ENV:
         sock = os.path.join(tmp, "a.sock")
         env.update(MEMSCOPE_AGENT="1", MEMSCOPE_AGENT_SOCKET=sock, MEMSCOPE_AGENT_MODE="tracker",
                    PYTHONPATH=agent_dir + os.pathsep + env.get("PYTHONPATH", ""))
-        if mode == "light":
-            env["MEMSCOPE_AGENT_LIGHT"] = "1"
+        env.update(MODE_ENV.get(mode, {}))
     env.update(extra_env or {})
     if loop == "trainer":
         cmd = [sys.executable, os.path.abspath(__file__), "--child", "trainer", "--mode", mode, "--steps",
@@ -276,7 +300,8 @@ def run_one(a, loop, mode, tag, extra_env=None, dump=None, snapshot_time=False, 
                            "accepted": (end.get("tracker") or {}).get("accepted"),
                            "received_peak": sc["received_peak"], "torch_requested_peak": torch_peak,
                            "peak_equal": sc["received_peak"] == torch_peak, "frees": sc["frees"],
-                           "frees_with_stack": sc["frees_with_stack"], "errors": sc["errors"],
+                           "frees_with_stack": sc["frees_with_stack"], "events_with_stack": sc["events_with_stack"],
+                           "annotations": sc["annotations"], "errors": sc["errors"],
                            "end_tracker": end.get("tracker")}
             if dump and "decoded" in sc:
                 r["compare"] = compare_with_torch(sc["decoded"], dump)
@@ -344,7 +369,7 @@ def main():
     p.add_argument("--agent-before", default=None, help="another agent to compare (mode agent-before)")
     p.add_argument("--loops", default="trainer,qwen,many_small")
     p.add_argument("--trainer-modes", default=None)
-    p.add_argument("--seed-modes", default="torch,agent,light")
+    p.add_argument("--seed-modes", default="torch,agent,light,markers")
     p.add_argument("--budget-s", type=float, default=500, help="start no run after this many seconds")
     p.add_argument("--no-verify", action="store_true")
     p.add_argument("--child", choices=["trainer"])
@@ -365,7 +390,7 @@ def main():
     for b in builds:
         b.wait()
     print("tracker builds: %s in %.1f s" % ([b.returncode for b in builds], time.perf_counter() - t_begin), flush=True)
-    trainer_modes = (a.trainer_modes or ("none,torch,agent,light" + (",agent-before" if a.agent_before else ""))).split(",")
+    trainer_modes = (a.trainer_modes or ("none,torch,agent,light,markers" + (",agent-before" if a.agent_before else ""))).split(",")
     loops = a.loops.split(",")
     plan = []
     if "trainer" in loops:

@@ -24,6 +24,9 @@ def _parser():
                    help="tracker: C++ extension (default when it builds); poll: torch.cuda.memory._snapshot()")
     p.add_argument("--stacks", choices=["python", "all"], default=None, help="stack frames to record (default python)")
     p.add_argument("--max-entries", type=int, default=None, help="torch's own trace ring buffer size")
+    p.add_argument("--markers", action="store_true",
+                   help="no stacks at all (torch's context=None), phase markers from module, autograd and "
+                        "optimizer hooks instead: the cheapest mode; categories from the markers")
     p.add_argument("--light", action="store_true",
                    help="stacks on allocations only (torch's context='alloc'): cheaper; frees carry no stack")
     p.add_argument("--replay", metavar="FILE", help="serve a recorded snapshot's events instead (no torch needed)")
@@ -98,7 +101,7 @@ def main(argv=None):
         _parser().error("give a script to run, -m MODULE, --replay FILE or --list")
     os.environ.pop("MEMSCOPE_AGENT", None)
     a = agent.start(socket_path=args.socket, tcp=args.tcp, mode=args.mode, stacks=args.stacks,
-                    max_entries=args.max_entries, context="alloc" if args.light else None)
+                    max_entries=args.max_entries, context="none" if args.markers else "alloc" if args.light else None)
     if a.server.token:
         print("memscope-agent: tcp %s token %s" % (a.server.tcp_address, a.server.token), flush=True)
     if args.module:

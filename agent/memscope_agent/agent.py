@@ -110,10 +110,15 @@ def _torch_version(text):
 
 
 def recording_context():
-    """torch's `context` the environment asks for: MEMSCOPE_AGENT_CONTEXT, or "alloc" (stacks on
+    """torch's `context` the environment asks for: MEMSCOPE_AGENT_CONTEXT, "none" (no stacks,
+    phase markers instead) for the markers mode MEMSCOPE_AGENT_MARKERS=1, "alloc" (stacks on
     allocations only) for the light mode MEMSCOPE_AGENT_LIGHT=1, else "all"."""
     env = os.environ.get
-    return env("MEMSCOPE_AGENT_CONTEXT") or ("alloc" if env("MEMSCOPE_AGENT_LIGHT") == "1" else "all")
+    if env("MEMSCOPE_AGENT_CONTEXT"):
+        return env("MEMSCOPE_AGENT_CONTEXT")
+    if env("MEMSCOPE_AGENT_MARKERS") == "1":
+        return "none"
+    return "alloc" if env("MEMSCOPE_AGENT_LIGHT") == "1" else "all"
 
 
 def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context="all"):
@@ -125,8 +130,8 @@ def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, 
         raise RuntimeError("memscope-agent needs torch %d.%d or newer; this is torch %s" % (MIN_TORCH + (torch.__version__,)))
     if not torch.cuda.is_available():
         raise RuntimeError("torch sees no CUDA device; nothing to record")
-    if context not in ("all", "alloc"):
-        raise ValueError("context is 'all' or 'alloc', not %r" % (context,))
+    if context not in ("all", "alloc", "none"):
+        raise ValueError("context is 'all', 'alloc' or 'none', not %r" % (context,))
     torch.cuda.init()
     if stacks == "all":
         # torch::symbolize (C++ frames go through it, on our thread) looks up
@@ -154,7 +159,14 @@ def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, 
         # grow (each entry keeps its stack alive) and make the final snapshot slow. Polling
         # reads that copy, so it keeps all of it.
         max_entries = 1 if lib is not None else sys.maxsize
-    torch.cuda.memory._record_memory_history(max_entries=max_entries, stacks=stacks, context=context)
+    # "none" (markers mode): torch gathers no stack at all; the markers say where in a step
+    # each event happened (markers.py).
+    torch.cuda.memory._record_memory_history(max_entries=max_entries, stacks=stacks,
+                                             context=None if context == "none" else context)
+    if context == "none":
+        from . import markers
+
+        markers.install(torch)
     if lib is not None:
         # Light: torch hands a free its allocation's stack; the stream sends none.
         return tracker.TrackerSource(torch, lib, queue_log2=queue_log2,

@@ -12,10 +12,15 @@ namespace memscope {
  * distinct frame; no allocation per event beyond the result columns.
  *
  * 1. Evidence per event (StackHints, once per distinct stack): Optimizer.step# and
- *    Optimizer.zero_grad# annotation ranges by time_us; frames in an optimizer (torch/optim,
- *    torch::optim) or zero_grad; autograd (Tensor.backward, torch.autograd.backward,
- *    torch::autograd::Engine, a checkpoint's recomputation, a Python stack rooted in
- *    torch/autograd: the engine's threads); an nn.Module call (_call_impl, torch::nn ...
+ *    Optimizer.zero_grad# annotation ranges by time_us; the agent's markers mode
+ *    (agent/memscope_agent/markers.py: no stacks at all) adds memscope.forward (the outermost
+ *    nn.Module call), memscope.backward (torch.autograd.backward / grad, whose range covers
+ *    the engine's threads by time) and memscope.zero_grad (Module.zero_grad) ranges, which
+ *    name the phase of the events inside them the way a step's range does (the innermost
+ *    range holding an event wins: a closure's forward inside a step is Forward); frames in
+ *    an optimizer (torch/optim, torch::optim) or zero_grad; autograd (Tensor.backward,
+ *    torch.autograd.backward, torch::autograd::Engine, a checkpoint's recomputation, a
+ *    Python stack rooted in torch/autograd: the engine's threads); an nn.Module call (_call_impl, torch::nn ...
  *    ::forward); no frames at all while other events have some (an autograd engine thread
  *    under stacks="python"); or none of these (the program's own code).
  *    Phases nest. An optimizer may run a closure inside step() (Lightning's automatic

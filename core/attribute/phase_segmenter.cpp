@@ -34,7 +34,9 @@ struct TimeRange {
 };
 
 struct AnnotationRanges {
-    std::vector<TimeRange> steps; // optimizer step / zero_grad, sorted by start
+    // optimizer step / zero_grad, and the markers mode's forward / backward, sorted by start
+    std::vector<TimeRange> steps;
+    bool optimizerRanges = false; // any optimizer step or zero_grad among them
     std::vector<int64_t> profilerSteps; // ProfilerStep#N start times, sorted
 };
 
@@ -51,9 +53,15 @@ AnnotationRanges readAnnotations(const Snapshot& s, int device)
         const std::string_view name = s.str(span.name);
         if (name.starts_with("Optimizer.step#"))
             out.steps.push_back({span.startUs, span.endUs, Raw::Optimizer});
-        else if (name.starts_with("Optimizer.zero_grad#"))
+        else if (name.starts_with("Optimizer.zero_grad#") || name == "memscope.zero_grad")
             out.steps.push_back({span.startUs, span.endUs, Raw::ZeroGrad});
+        else if (name == "memscope.forward") // the agent's markers mode (agent/memscope_agent/markers.py)
+            out.steps.push_back({span.startUs, span.endUs, Raw::Forward});
+        else if (name == "memscope.backward")
+            out.steps.push_back({span.startUs, span.endUs, Raw::Backward});
     }
+    for (const TimeRange& r : out.steps)
+        out.optimizerRanges = out.optimizerRanges || r.kind == Raw::Optimizer || r.kind == Raw::ZeroGrad;
     std::sort(out.steps.begin(), out.steps.end(), [](const TimeRange& x, const TimeRange& y) { return x.start < y.start; });
     std::sort(out.profilerSteps.begin(), out.profilerSteps.end());
     return out;
@@ -63,8 +71,9 @@ AnnotationRanges readAnnotations(const Snapshot& s, int device)
 const TimeRange* rangeAt(const std::vector<TimeRange>& ranges, int64_t t)
 {
     auto it = std::upper_bound(ranges.begin(), ranges.end(), t, [](int64_t v, const TimeRange& r) { return v < r.start; });
-    // The latest range starting at or before t; ranges rarely overlap, so look back a little.
-    for (int k = 0; k < 4 && it != ranges.begin(); ++k) {
+    // The latest range starting at or before t; ranges nest only a few deep (a closure's
+    // zero_grad, forward and backward inside a step), so look back a little.
+    for (int k = 0; k < 8 && it != ranges.begin(); ++k) {
         --it;
         if (t <= it->end)
             return &*it;
@@ -175,7 +184,7 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
             const TimeRange* range = ann.steps.empty() ? nullptr : rangeAt(ann.steps, ev.timeUs[k]);
             if (range && curSetAt < range->start)
                 cur = phaseOf(range->kind);
-            else if (!range && !ann.steps.empty() && (cur == Phase::OptimizerStep || cur == Phase::ZeroGrad))
+            else if (!range && ann.optimizerRanges && (cur == Phase::OptimizerStep || cur == Phase::ZeroGrad))
                 cur = Phase::Other;
         } else if (r == Raw::Frameless) {
             if (cur == Phase::Forward)
@@ -225,12 +234,13 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
         // plain events before that forward (loading the next batch).
         // An annotated step that allocated nothing (SGD after its first step) still closes
         // the iteration: its END time lies between the iteration's forward and this one.
-        const bool stepping = hasOpt || hasZero || !ann.steps.empty();
+        const bool stepping = hasOpt || hasZero || ann.optimizerRanges;
         // A zero_grad counts only once the iteration has a backward: Lightning zeroes the
         // gradients between the forward and the backward of its closure.
         std::vector<int64_t> stepEnds, zeroGradEnds;
         for (const TimeRange& r : ann.steps)
-            (r.kind == Raw::Optimizer ? stepEnds : zeroGradEnds).push_back(r.end);
+            if (r.kind == Raw::Optimizer || r.kind == Raw::ZeroGrad)
+                (r.kind == Raw::Optimizer ? stepEnds : zeroGradEnds).push_back(r.end);
         std::sort(stepEnds.begin(), stepEnds.end());
         std::sort(zeroGradEnds.begin(), zeroGradEnds.end());
         auto endedBetween = [](const std::vector<int64_t>& ends, int64_t from, int64_t to) {

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -419,14 +420,13 @@ class RecordingSettingsTest(unittest.TestCase):
     torch module records the call; polling is the source that needs no compiler."""
 
     def settings(self, mode="poll", **env):
-        import types
-        from memscope_agent import agent
+        from memscope_agent import agent, markers
 
         calls = []
-        fake = types.ModuleType("torch")
-        fake.__version__ = "2.11.0"
+        fake = fake_torch()
         fake.cuda = types.SimpleNamespace(is_available=lambda: True, init=lambda: None,
                                           memory=types.SimpleNamespace(_record_memory_history=lambda **kw: calls.append(kw)))
+        markers._installed = None
         saved_env = {k: os.environ.get(k) for k in env}
         saved_torch = sys.modules.get("torch")
         os.environ.update(env)
@@ -447,6 +447,8 @@ class RecordingSettingsTest(unittest.TestCase):
                 sys.modules["torch"] = saved_torch
         self.assertEqual(source.mode, mode)
         self.assertEqual(len(calls), 1)
+        calls[0]["markers_installed"] = markers._installed is not None
+        markers._installed = None
         return calls[0]
 
     def test_full_recording_by_default(self):
@@ -460,11 +462,21 @@ class RecordingSettingsTest(unittest.TestCase):
         self.assertEqual(self.settings(MEMSCOPE_AGENT_CONTEXT="alloc")["context"], "alloc")
         self.assertEqual(self.settings(MEMSCOPE_AGENT_LIGHT="0")["context"], "all")
 
+    def test_markers_record_no_stacks_and_install_the_markers(self):
+        for env in ({"MEMSCOPE_AGENT_MARKERS": "1"}, {"MEMSCOPE_AGENT_CONTEXT": "none"},
+                    {"MEMSCOPE_AGENT_MARKERS": "1", "MEMSCOPE_AGENT_LIGHT": "1"}):
+            kw = self.settings(**env)
+            self.assertIsNone(kw["context"], env)
+            self.assertTrue(kw["markers_installed"], env)
+        kw = self.settings(MEMSCOPE_AGENT_MARKERS="0")
+        self.assertEqual(kw["context"], "all")
+        self.assertFalse(kw["markers_installed"])
+
     def test_max_entries_as_asked(self):
         self.assertEqual(self.settings(MEMSCOPE_AGENT_MAX_ENTRIES="1000")["max_entries"], 1000)
 
     def test_unknown_context_refused(self):
-        with self.assertRaisesRegex(ValueError, "context is 'all' or 'alloc'"):
+        with self.assertRaisesRegex(ValueError, "context is 'all', 'alloc' or 'none'"):
             self.settings(MEMSCOPE_AGENT_CONTEXT="state")
 
     def test_light_flag_of_the_launcher(self):
@@ -472,6 +484,91 @@ class RecordingSettingsTest(unittest.TestCase):
                              text=True, timeout=60)
         self.assertEqual(out.returncode, 0)
         self.assertIn("--light", out.stdout)
+        self.assertIn("--markers", out.stdout)
+
+
+def fake_torch():
+    """A stand-in torch with what markers.py touches: nn.Module.__call__ / zero_grad,
+    torch.autograd.backward / grad and record_function, which logs to fake.log."""
+    fake = types.ModuleType("torch")
+    fake.__version__ = "2.11.0"
+    fake.log = []
+
+    class Module:
+        def __call__(self, *args, **kwargs):
+            return self.forward(*args, **kwargs)
+
+        def zero_grad(self):
+            fake.log.append("zero_grad")
+
+    class record_function:
+        def __init__(self, name):
+            self.name = name
+
+        def __enter__(self):
+            fake.log.append(self.name + " START")
+            return self
+
+        def __exit__(self, *exc):
+            fake.log.append(self.name + " END")
+
+    fake.nn = types.SimpleNamespace(Module=Module, modules=types.SimpleNamespace(module=None))
+    fake.autograd = types.SimpleNamespace(backward=lambda *a, **k: fake.log.append("backward"),
+                                          grad=lambda *a, **k: fake.log.append("grad"))
+    fake.autograd.profiler = types.SimpleNamespace(record_function=record_function)
+    return fake
+
+
+class MarkersTest(unittest.TestCase):
+    """markers.py: the outermost module call of the installing thread is one
+    memscope.forward range (nested calls and other threads pass through, a raising forward
+    still ends it), backward, grad and Module.zero_grad are ranges of their own."""
+
+    def test_markers(self):
+        from memscope_agent import markers
+
+        fake = fake_torch()
+        markers._installed = None
+        try:
+            self.assertEqual(markers.install(fake),
+                             {"forward": "call", "backward": True, "grad": True, "zero_grad": True})
+        finally:
+            markers._installed = None
+
+        class Inner(fake.nn.Module):
+            def forward(self, x):
+                fake.log.append("inner")
+                return x
+
+        class Outer(fake.nn.Module):
+            def __init__(self):
+                self.inner = Inner()
+
+            def forward(self, x):
+                return self.inner(self.inner(x))
+
+        class Raising(fake.nn.Module):
+            def forward(self, x):
+                raise ValueError("x")
+
+        model = Outer()
+        model(1)
+        fake.autograd.backward(1)
+        fake.autograd.grad(1)
+        model.zero_grad()
+        t = threading.Thread(target=lambda: model(2))
+        t.start()
+        t.join()
+        with self.assertRaises(ValueError):
+            Raising()(1)
+        model(3)
+        F, B, Z = "memscope.forward", "memscope.backward", "memscope.zero_grad"
+        self.assertEqual(fake.log, [F + " START", "inner", "inner", F + " END",
+                                    B + " START", "backward", B + " END", B + " START", "grad", B + " END",
+                                    Z + " START", "zero_grad", Z + " END",
+                                    "inner", "inner",  # another thread: not marked
+                                    F + " START", F + " END",  # the raising forward
+                                    F + " START", "inner", "inner", F + " END"])
 
 
 if __name__ == "__main__":

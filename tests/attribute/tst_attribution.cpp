@@ -164,6 +164,65 @@ private slots:
         QVERIFY(agreement.lifetimeEvents >= 0.90);
     }
 
+    // The agent's markers mode (agent/memscope_agent/markers.py): no stacks at all, the
+    // phases from memscope.forward / memscope.backward / memscope.zero_grad annotations and
+    // torch's Optimizer.* ones. Real recordings of the agent's stream (bench/markers_oracle.py
+    // on an H200; tests/data/README.md) with exact labels. Without the markers the same
+    // events fall back to Other and the categories collapse (minAtPeak says how far).
+    void markersModeAgreesWithOracle_data()
+    {
+        QTest::addColumn<QString>("base");
+        QTest::addColumn<bool>("dropMarkers");
+        QTest::addColumn<double>("minAtPeak");
+        QTest::addColumn<double>("maxAtPeak");
+        const QString dir = QStringLiteral(MEMSCOPE_TESTDATA_DIR "/markers/");
+        // Measured: 100% at the peak and over the lifetime with the markers (as with full
+        // stacks on the same loops); 31% and 61% at the peak without them.
+        QTest::newRow("trainer_markers") << dir + QStringLiteral("trainer_markers") << false << 0.95 << 1.0;
+        QTest::newRow("qwen_markers") << dir + QStringLiteral("qwen_markers") << false << 0.95 << 1.0;
+        QTest::newRow("trainer_markers/no_markers") << dir + QStringLiteral("trainer_markers") << true << 0.0 << 0.5;
+        QTest::newRow("qwen_markers/no_markers") << dir + QStringLiteral("qwen_markers") << true << 0.0 << 0.75;
+    }
+    void markersModeAgreesWithOracle()
+    {
+        QFETCH(QString, base);
+        QFETCH(bool, dropMarkers);
+        QFETCH(double, minAtPeak);
+        QFETCH(double, maxAtPeak);
+        auto loaded = readSnapshotFile((base + QStringLiteral(".pickle")).toStdString());
+        auto& snapshot = const_cast<Snapshot&>(*loaded); // made by the reader, held by nothing else yet
+        int64_t framed = 0, markers = 0;
+        for (const DeviceTrace& t : snapshot.devices)
+            for (size_t i = 0; i < t.events.count(); ++i)
+                framed += t.events.stack[i].valid();
+        for (const Annotation& an : snapshot.annotations)
+            markers += snapshot.str(an.name).starts_with("memscope.");
+        if (dropMarkers)
+            std::erase_if(snapshot.annotations,
+                          [&](const Annotation& an) { return snapshot.str(an.name).starts_with("memscope."); });
+        auto replay = replaySnapshot(loaded);
+        auto attribution = attribute(replay);
+        const DeviceReplay& d = replay->devices.at(0);
+        const DeviceAttribution& a = attribution->devices.at(0);
+        const auto oracle = joinOracleLabels(*loaded, d, readOracleLabels((base + QStringLiteral(".labels.csv")).toStdString()));
+        const OracleAgreement agreement = compareWithOracle(*loaded, d, a, oracle);
+        qInfo("%s%s: %lld framed events, %lld markers, %zu iterations, peak phase %s\n%s", qPrintable(QFileInfo(base).fileName()),
+              dropMarkers ? " without markers" : "", static_cast<long long>(framed), static_cast<long long>(markers),
+              a.iterations.size(), std::string(phaseName(a.peakPhase)).c_str(), agreement.report().c_str());
+        QCOMPARE(framed, 0);
+        QVERIFY(markers > 0);
+        QVERIFY(agreement.atPeak >= minAtPeak);
+        QVERIFY(agreement.atPeak <= maxAtPeak);
+        if (!dropMarkers) {
+            QVERIFY(agreement.lifetimeTime >= 0.90);
+            QVERIFY(agreement.lifetimeEvents >= 0.90);
+            // Every step is an iteration with its forward, backward and optimizer step.
+            QCOMPARE(a.iterations.size(), size_t(base.contains(QStringLiteral("trainer")) ? 5 : 4));
+            for (Phase p : {Phase::Forward, Phase::Backward, Phase::OptimizerStep, Phase::ZeroGrad})
+                QVERIFY2(hasPhase(a, p), phaseName(p).data());
+        }
+    }
+
     // The join itself reproduces the numbers samples/RECORDING.md gives for the peak.
     void oracleJoinMatchesRecordingNotes()
     {

@@ -427,6 +427,25 @@ private slots:
         QCOMPARE(light.readAll(), QByteArray("1"));
         QVERIFY(QFileInfo::exists(out3));
 
+        // --markers likewise as MEMSCOPE_AGENT_MARKERS=1, and it clears a light mode the
+        // environment asked for (the agent would take the light one).
+        const QString out4 = dir.filePath(QStringLiteral("markers.pickle"));
+        const QString seen4 = dir.filePath(QStringLiteral("markers.txt"));
+        env.insert(QStringLiteral("MEMSCOPE_AGENT_LIGHT"), QStringLiteral("1"));
+        env.insert(QStringLiteral("MEMSCOPE_AGENT_MARKERS"), QStringLiteral("0"));
+        launch.setProcessEnvironment(env);
+        launch.start(memscope, {QStringLiteral("record"), QStringLiteral("-o"), out4, QStringLiteral("--markers"),
+                                QStringLiteral("--"), m_python, QStringLiteral("-c"),
+                                QStringLiteral("import os, time; open(%1, 'w').write(os.environ.get('MEMSCOPE_AGENT_MARKERS', '')"
+                                               " + '/' + os.environ.get('MEMSCOPE_AGENT_LIGHT', '')); time.sleep(1)")
+                                    .arg(QStringLiteral("'") + seen4 + QStringLiteral("'"))});
+        QVERIFY(launch.waitForFinished(120000));
+        QCOMPARE(launch.exitCode(), 0);
+        QFile markers(seen4);
+        QVERIFY(markers.open(QIODevice::ReadOnly));
+        QCOMPARE(markers.readAll(), QByteArray("1/"));
+        QVERIFY(QFileInfo::exists(out4));
+
         // --duration and Ctrl-C: the file is written with what arrived.
         for (const bool interrupt : {false, true}) {
             const QString s = dir.filePath(interrupt ? QStringLiteral("i.sock") : QStringLiteral("d.sock"));

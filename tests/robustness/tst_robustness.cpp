@@ -918,6 +918,10 @@ private slots:
             "--token goes with --attach HOST:PORT", "");
         row("record --light with --attach", {"record", "-o", tmp, "--light", "--attach", "1"}, 1, "--light goes with -- COMMAND",
             "");
+        row("record --markers with --attach", {"record", "-o", tmp, "--markers", "--attach", "1"}, 1,
+            "--markers goes with -- COMMAND", "");
+        row("record --light and --markers", {"record", "-o", tmp, "--light", "--markers", "--", "true"}, 1,
+            "give one of --light and --markers", "");
         row("record HOST:PORT without --token", {"record", "-o", tmp, "--attach", "127.0.0.1:9"}, 1,
             "127.0.0.1:9: a TCP agent needs its token (--token T", "");
         row("record bad port", {"record", "-o", tmp, "--attach", "127.0.0.1:70000", "--token", "t"}, 1,
