@@ -38,8 +38,46 @@ int64_t DeviceModel::firstEventAtOrAfter(double value, XAxisMode mode) const
 std::vector<int64_t> DeviceModel::firstEventsAtOrAfter(std::span<const double> ascending, XAxisMode mode) const
 {
     std::vector<int64_t> out(ascending.size());
-    for (size_t i = 0; i < ascending.size(); ++i)
-        out[i] = firstEventAtOrAfter(ascending[i], mode);
+    if (mode == XAxisMode::EventIndex || !timeUs || timeUs->empty()) {
+        for (size_t i = 0; i < ascending.size(); ++i)
+            out[i] = firstEventAtOrAfter(ascending[i], mode);
+        return out;
+    }
+    // The first edge bisects to its block; later ascending edges walk the blocks forward
+    // from there (each block's first value read once in all) and bisect only inside the
+    // block they land in; an edge that goes back (or NaN) is searched on its own.
+    const CompactCurve& t = *timeUs;
+    const size_t n = t.size();
+    const size_t blocks = (n + CompactCurve::kBlock - 1) >> CompactCurve::kShift;
+    size_t block = 0;
+    double previous = -std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < ascending.size(); ++i) {
+        const double v = ascending[i];
+        if (!(v >= previous)) {
+            out[i] = firstEventAtOrAfter(v, mode);
+            block = 0;
+            previous = -std::numeric_limits<double>::infinity();
+            continue;
+        }
+        auto before = [v](int64_t us) { return static_cast<double>(us) / 1e6 < v; };
+        if (previous == -std::numeric_limits<double>::infinity()) { // the first: bisect to its block
+            const size_t p = t.partitionPoint(before);
+            block = p > 0 ? (p - 1) >> CompactCurve::kShift : 0;
+        }
+        previous = v;
+        while (block + 1 < blocks && before(t[(block + 1) << CompactCurve::kShift]))
+            ++block;
+        size_t first = block << CompactCurve::kShift;
+        size_t last = std::min(n, (block + 1) << CompactCurve::kShift);
+        while (first < last) {
+            const size_t mid = first + (last - first) / 2;
+            if (before(t[mid]))
+                first = mid + 1;
+            else
+                last = mid;
+        }
+        out[i] = static_cast<int64_t>(first);
+    }
     return out;
 }
 
