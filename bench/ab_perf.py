@@ -13,4 +13,4 @@ for r in range(rounds):
 for b in bins:
     rs = res[b]
     def m(k): return statistics.median(x[k] for x in rs)
-    print(f"{b}: total med {m('total_s'):.3f} min {min(x['total_s'] for x in rs):.3f} | load {m('load_s'):.3f} replay {m('replay_s'):.3f} attr {m('attribution_s'):.3f} | peak {max(x['peak_rss_mib'] for x in rs):.0f} MiB")
+    print(f"{b}: total med {m('total_s'):.3f} min {min(x['total_s'] for x in rs):.3f} | load {m('load_s'):.3f} (min {min(x['load_s'] for x in rs):.3f}, CPU {m('cpu_load_s'):.3f}) replay {m('replay_s'):.3f} attr {m('attribution_s'):.3f} | peak {max(x['peak_rss_mib'] for x in rs):.0f} MiB")

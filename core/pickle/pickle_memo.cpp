@@ -26,6 +26,8 @@ void PickleMemo::place(uint64_t index, uint32_t e)
 {
     if (index >= m_entries.size())
         m_entries.resize(index + 1, encode(TUnset, 0));
+    else if (isText(index))
+        ++m_textRewrites;
     m_entries[index] = e;
 }
 
@@ -45,8 +47,11 @@ PickleValue PickleMemo::getRare(uint32_t e) const
 
 void PickleMemo::kill(uint64_t index)
 {
-    if (index < m_entries.size())
+    if (index < m_entries.size()) {
+        if (isText(index))
+            ++m_textRewrites;
         m_entries[index] = encode(TDead, 0);
+    }
 }
 
 void PickleMemo::noteContainer(PickleValue v)

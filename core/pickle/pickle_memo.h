@@ -36,7 +36,7 @@ public:
     }
 
     // Grows the memo; the caller bounds `index`.
-    void put(uint64_t index, PickleValue v)
+    [[gnu::always_inline]] void put(uint64_t index, PickleValue v)
     {
         const uint32_t e = encode(v);
         if (index == m_entries.size())
@@ -59,22 +59,44 @@ public:
     }
 
     // get() when the entry is set; false when it is unset or dead.
-    bool tryGet(uint64_t index, PickleValue& v) const
+    [[gnu::always_inline]] bool tryGet(uint64_t index, PickleValue& v) const
     {
         if (index >= m_entries.size())
             return false;
         const uint32_t e = m_entries[index];
         const uint32_t payload = e & kPayloadMask;
-        switch (e >> kPayloadBits) {
-        case TString: v = PickleValue::fromString(StringId{static_cast<int32_t>(payload)}); return true;
-        case TContainer:
+        const uint32_t tag = e >> kPayloadBits;
+        // Compares, not a switch: inlined at each call site, each learns its own common tag
+        // (a frame list's items are containers, an action a string), where one indirect
+        // jump shared by all of them would mispredict.
+        if (tag == TContainer) {
             v = PickleValue::fromNode(payload, payload < m_generation.size() ? m_generation[payload] : 0);
             return true;
-        case TFrozen: v = PickleValue::fromFrozen(payload); return true;
-        case TUnset:
-        case TDead: return false;
-        default: v = getRare(e); return true;
         }
+        if (tag == TString) {
+            v = PickleValue::fromString(StringId{static_cast<int32_t>(payload)});
+            return true;
+        }
+        if (tag == TFrozen) {
+            v = PickleValue::fromFrozen(payload);
+            return true;
+        }
+        if (tag == TUnset || tag == TDead)
+            return false;
+        v = getRare(e);
+        return true;
+    }
+
+    // How many times a String or Bytes entry has been overwritten or killed. While it stays
+    // the same, an index that named a string still names that string, so a caller may keep
+    // what it decoded from it. (Python's pickler never stores twice at one index; a sink
+    // rewrites only the entries of its containers.)
+    uint64_t textRewrites() const { return m_textRewrites; }
+    // Whether the entry at `index` (< size()) is a String or Bytes entry.
+    bool isText(uint64_t index) const
+    {
+        const uint32_t tag = m_entries[index] >> kPayloadBits;
+        return tag == TString || tag == TBytes;
     }
 
     // For sinks: the entry at `index` now stands for `v` (e.g. a Frozen token), or for nothing.
@@ -105,6 +127,8 @@ private:
             return encode(TString, static_cast<uint32_t>(v.str));
         if (v.kind == PickleKind::Container && v.node <= kPayloadMask)
             return encode(TContainer, v.node);
+        if (v.kind == PickleKind::Frozen && v.node <= kPayloadMask)
+            return encode(TFrozen, v.node);
         return encodeRare(v);
     }
     uint32_t encodeRare(PickleValue v);
@@ -114,6 +138,7 @@ private:
     std::vector<uint32_t> m_entries;
     std::vector<PickleValue> m_side;
     std::vector<uint32_t> m_generation; // per node index
+    uint64_t m_textRewrites = 0;
 };
 
 } // namespace memscope

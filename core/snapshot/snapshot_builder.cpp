@@ -121,7 +121,8 @@ void SnapshotBuilder::recycle(uint32_t index)
     n.cache = -1;
     n.table = -1;
     n.memoIndex = kMemoNone;
-    n.row = Row{};
+    // n.row is left as it is: a node becomes an Event only with a fresh row (setItems
+    // resets it, fastDict assigns it).
     m_free.push_back(index);
 }
 

@@ -6,6 +6,7 @@
 #include "snapshot/format_warnings.h"
 #include "snapshot/snapshot.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -184,11 +185,23 @@ private:
     static constexpr uint32_t kPoolToken = 0x80000000u;
     std::vector<PoolId> m_pools;
     bool m_fastPath = true;
-    struct PendingMemo {
-        PickleValue value;
+    // A new frame list of the fast path: its frame dict nodes, then their FrameIds. Both
+    // only grow; the path keeps its own count.
+    std::vector<uint32_t> m_fastItems;
+    std::vector<FrameId> m_fastFrames;
+    // The keys of the last trace entries, by position: Python's pickler writes an entry's
+    // keys in the same order as the same memo references every time. A key whose bytes
+    // (BINGET n / LONG_BINGET n) are those of its slot is known without the memo lookup,
+    // as long as no str entry of the memo has been rewritten since (m_keyRewrites).
+    struct KeySlot {
+        uint64_t bytes = 0; // the reference's opcode and index, little-endian
+        uint64_t mask = 0;
+        uint8_t length = 0; // 0: empty
+        Field field = Field::None;
     };
-    std::vector<PendingMemo> m_fastMemo; // memo entries of one fast-decoded entry, in order
-    std::vector<PickleValue> m_fastItems; // frame dict handles of a new frame list
+    static constexpr size_t kKeySlots = 16;
+    std::array<KeySlot, kKeySlots> m_keySlots{};
+    uint64_t m_keyRewrites = 0;
     struct ShortString {
         uint64_t w[2] = {0, 0};
         uint32_t length = 0;
@@ -196,6 +209,8 @@ private:
     };
     std::vector<ShortString> m_shortStrings; // direct-mapped cache in front of the StringPool
     StringId internShort(std::string_view s);
+    // s (16 bytes or fewer) given also as its bytes in two little-endian words, zero-padded.
+    StringId internWords(uint64_t w0, uint64_t w1, std::string_view s);
     StringId m_actionKey;
 };
 
