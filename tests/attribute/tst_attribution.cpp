@@ -223,6 +223,41 @@ private slots:
         }
     }
 
+    // Markers mode under torch.compile (the Module.__call__ wrapper around a compiled
+    // module): the same loop recorded with stacks and in markers mode gives the same
+    // iterations, the same phases in each and the same categories at the peak.
+    void markersUnderCompileMatchStacks()
+    {
+        const QString dir = QStringLiteral(MEMSCOPE_TESTDATA_DIR "/markers/");
+        auto full = attribute(replaySnapshot(readSnapshotFile((dir + QStringLiteral("compile_full.pickle")).toStdString())));
+        auto marked = attribute(replaySnapshot(readSnapshotFile((dir + QStringLiteral("compile_markers.pickle")).toStdString())));
+        const DeviceAttribution& f = full->devices.at(0);
+        const DeviceAttribution& m = marked->devices.at(0);
+        int64_t framed = 0;
+        for (const DeviceTrace& t : marked->replay->snapshot->devices)
+            for (size_t i = 0; i < t.events.count(); ++i)
+                framed += t.events.stack[i].valid();
+        QCOMPARE(framed, int64_t(0));
+        QCOMPARE(m.iterations.size(), size_t(12));
+        QCOMPARE(m.iterations.size(), f.iterations.size());
+        for (size_t k = 0; k < m.iterations.size(); ++k) {
+            std::vector<Phase> fp, mp;
+            for (const auto& ph : f.iterations[k].phases)
+                fp.push_back(ph.phase);
+            for (const auto& ph : m.iterations[k].phases)
+                mp.push_back(ph.phase);
+            QVERIFY2(fp == mp, qPrintable(QStringLiteral("iteration %1").arg(k)));
+        }
+        QCOMPARE(m.peakPhase, f.peakPhase);
+        QCOMPARE(m.peakPhase, Phase::OptimizerStep);
+        const DeviceReplay& fd = full->replay->devices.at(0);
+        const DeviceReplay& md = marked->replay->devices.at(0);
+        QCOMPARE(md.peakRequested.bytes, int64_t(573755396)); // torch's requested_bytes.all.peak
+        QCOMPARE(fd.peakRequested.bytes, md.peakRequested.bytes);
+        QVERIFY(m.peakByCategory == f.peakByCategory);
+        QCOMPARE(m.peakByCategory[static_cast<size_t>(Category::OptimizerState)], int64_t(201400320));
+    }
+
     // The join itself reproduces the numbers samples/RECORDING.md gives for the peak.
     void oracleJoinMatchesRecordingNotes()
     {
