@@ -177,7 +177,13 @@ int main(int argc, char** argv)
             wantRequested = jsonNumber(text, "requested_bytes.all.peak");
         const long long wantReserved = jsonNumber(text, "reserved_peak") >= 0 ? jsonNumber(text, "reserved_peak")
                                                                               : jsonNumber(text, "max_reserved");
-        const DeviceReplay& d = replay->devices.at(0);
+        // torch's counters are the recording device's: the device with events (a rank's
+        // file under torchrun has an empty cuda:0 beside its own cuda:N).
+        const DeviceReplay* busiest = &replay->devices.at(0);
+        for (const DeviceReplay& r : replay->devices)
+            if (r.eventCount > busiest->eventCount)
+                busiest = &r;
+        const DeviceReplay& d = *busiest;
         ok = d.peakRequested.bytes == wantRequested && d.peakReserved.bytes == wantReserved;
         checkText = ", \"check\": \"" + std::string(ok ? "ok" : "MISMATCH") +
                     "\", \"requested_peak\": " + std::to_string(d.peakRequested.bytes) +
