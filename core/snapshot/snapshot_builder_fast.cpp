@@ -428,8 +428,9 @@ size_t SnapshotBuilder::fastDict(std::span<const uint8_t> bytes, size_t offset, 
             for (size_t i = 0; i < itemCount; ++i) {
                 const uint32_t f = m_fastItems[i];
                 const Node& fn = m_nodes[f];
-                m_fastFrames[i] = fn.cache >= 0 && fn.kind == ContainerKind::Dict ? FrameId{fn.cache}
-                                                                                  : frameOf(PickleValue::fromNode(f, fn.generation));
+                m_fastFrames[i] = fn.cache >= 0 && fn.kind == ContainerKind::Dict
+                                      ? FrameId{fn.cache}
+                                      : frameOf(PickleValue::fromNode(f, fn.generation));
             }
             row.stack = m_snapshot.stacks.intern(std::span<const FrameId>(m_fastFrames.data(), itemCount));
             fastMemo[listSlot] = PickleValue::fromFrozen(static_cast<uint32_t>(row.stack.value + 1));

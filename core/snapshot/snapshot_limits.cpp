@@ -108,8 +108,8 @@ void checkSnapshotLimits(const Snapshot& s, const std::string& fileName)
             // entryLimitError's test, inline: no std::string per row of a file within bounds.
             const uint64_t addr = ev.addr[i], size = ev.size[i];
             const int64_t time = ev.timeUs[i];
-            if (addr <= UINT64_MAX - size && size <= kMaxTotalBytes && total <= kMaxTotalBytes - size &&
-                time <= kMaxAbsTimeUs && time >= -kMaxAbsTimeUs) [[likely]] {
+            if (addr <= UINT64_MAX - size && size <= kMaxTotalBytes && total <= kMaxTotalBytes - size && time <= kMaxAbsTimeUs &&
+                time >= -kMaxAbsTimeUs) [[likely]] {
                 total += size;
                 continue;
             }

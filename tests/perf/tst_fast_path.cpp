@@ -172,8 +172,8 @@ private:
             text += "; device " + std::to_string(d.device) + ", " + std::to_string(t.count()) + " events";
             for (size_t i = 0; i < t.count(); ++i)
                 text += " " + std::to_string(int(t.action[i])) + "," + std::to_string(t.addr[i]) + "," +
-                        std::to_string(t.size[i]) + "," + std::to_string(t.stream[i]) + "," + std::to_string(t.timeUs[i]) +
-                        "," + stack(t.stack[i]) + "," + str(t.userMetadata[i]) + "," + str(t.compileContext[i]);
+                        std::to_string(t.size[i]) + "," + std::to_string(t.stream[i]) + "," + std::to_string(t.timeUs[i]) + "," +
+                        stack(t.stack[i]) + "," + str(t.userMetadata[i]) + "," + str(t.compileContext[i]);
         }
         return text;
     }
