@@ -69,7 +69,7 @@ struct Item {
     uint64_t stream = 0;
     c10::approx_time_t time{};
     std::shared_ptr<c10::GatheredContext> context;
-    std::string text;    // user metadata of an event, name of an annotation
+    std::string text; // user metadata of an event, name of an annotation
     std::string compile; // compile context of an event
 };
 
@@ -77,9 +77,7 @@ struct Item {
 // numbers; a full queue refuses the item instead of waiting.
 class BoundedQueue {
 public:
-    explicit BoundedQueue(size_t capacityPow2)
-        : m_cells(new Cell[capacityPow2])
-        , m_mask(capacityPow2 - 1)
+    explicit BoundedQueue(size_t capacityPow2) : m_cells(new Cell[capacityPow2]), m_mask(capacityPow2 - 1)
     {
         for (size_t i = 0; i < capacityPow2; ++i)
             m_cells[i].seq.store(i, std::memory_order_relaxed);
@@ -131,10 +129,7 @@ public:
         return true;
     }
 
-    size_t approxSize() const
-    {
-        return m_enqueue.load(std::memory_order_relaxed) - m_dequeue.load(std::memory_order_relaxed);
-    }
+    size_t approxSize() const { return m_enqueue.load(std::memory_order_relaxed) - m_dequeue.load(std::memory_order_relaxed); }
     size_t capacity() const { return m_mask + 1; }
 
 private:
@@ -156,13 +151,17 @@ struct Batch {
 
 // user_metadata_ exists only in newer torch; read it where it does.
 template <class T, class = void>
-struct HasUserMetadata : std::false_type {};
+struct HasUserMetadata : std::false_type {
+};
 template <class T>
-struct HasUserMetadata<T, std::void_t<decltype(std::declval<const T&>().user_metadata_)>> : std::true_type {};
+struct HasUserMetadata<T, std::void_t<decltype(std::declval<const T&>().user_metadata_)>> : std::true_type {
+};
 template <class T, class = void>
-struct HasCompileContext : std::false_type {};
+struct HasCompileContext : std::false_type {
+};
 template <class T>
-struct HasCompileContext<T, std::void_t<decltype(std::declval<const T&>().compile_context_)>> : std::true_type {};
+struct HasCompileContext<T, std::void_t<decltype(std::declval<const T&>().compile_context_)>> : std::true_type {
+};
 
 template <class T>
 void copyStrings(const T& te, Item& it)
@@ -255,7 +254,6 @@ private:
     uint32_t m_nextString = 1, m_nextFrame = 1, m_nextStack = 1;
 };
 
-
 // CapturedTraceback keeps its frames private and torch offers no accessor but
 // torch::symbolize (which needs the GIL for the whole batch). An explicit instantiation
 // may name a private member; these read the frame lists, never write them (they are
@@ -339,7 +337,7 @@ std::vector<torch::unwind::Frame> symbolizePyFrame(PyObject* extraFn, const PyFr
 }
 
 struct State {
-    explicit State(size_t capacity) : queue(capacity) {}
+    explicit State(size_t capacity) : queue(capacity) { }
 
     BoundedQueue queue;
     std::atomic<bool> accepting{false};
@@ -347,12 +345,12 @@ struct State {
     std::atomic<uint64_t> accepted{0};
     std::atomic<uint64_t> dropped{0};
     std::atomic<uint64_t> annotations{0};
-    std::atomic<uint64_t> gilTakes{0};    // batches that took the GIL to symbolize
-    std::atomic<uint64_t> gilNs{0};       // time spent holding (or waiting for) it
+    std::atomic<uint64_t> gilTakes{0}; // batches that took the GIL to symbolize
+    std::atomic<uint64_t> gilNs{0}; // time spent holding (or waiting for) it
     std::atomic<uint64_t> pyFramesNew{0}; // (code, lasti) pairs symbolized
     std::atomic<uint64_t> pyFramesSeen{0};
-    std::atomic<uint64_t> viaTorch{0};    // stacks with C++ frames, through torch::symbolize
-    std::atomic<uint64_t> encodeNs{0};    // worker time per batch, all of it
+    std::atomic<uint64_t> viaTorch{0}; // stacks with C++ frames, through torch::symbolize
+    std::atomic<uint64_t> encodeNs{0}; // worker time per batch, all of it
     uint64_t highWater = 0;
     uint64_t batches = 0;
     std::thread worker;
@@ -504,9 +502,10 @@ void encodeBatch(State& s, std::vector<Item>& items, const std::function<c10::ti
             PyGILState_Release(gil);
         }
         s.gilTakes.fetch_add(1, std::memory_order_relaxed);
-        s.gilNs.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now() - g0).count()),
-                          std::memory_order_relaxed);
+        s.gilNs.fetch_add(
+            static_cast<uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - g0).count()),
+            std::memory_order_relaxed);
         s.pyFramesNew.fetch_add(fresh.size(), std::memory_order_relaxed);
         for (size_t k = 0; k < fresh.size(); ++k) {
             std::vector<uint32_t> ids;
@@ -604,8 +603,8 @@ void encodeBatch(State& s, std::vector<Item>& items, const std::function<c10::ti
         ++b.count;
     }
     flush();
-    s.encodeNs.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::steady_clock::now() - t0).count()),
+    s.encodeNs.fetch_add(static_cast<uint64_t>(
+                             std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()),
                          std::memory_order_relaxed);
     {
         std::lock_guard<std::mutex> lock(s.outMutex);
@@ -673,14 +672,13 @@ int ms_start(int capacityLog2, int annotations, int batchMs)
     if (!g_attached) {
         cca::attachAllocatorTraceTracker([](const auto& te) { onTrace(te); });
         if (annotations)
-            at::addThreadLocalCallback(
-                at::RecordFunctionCallback(
-                    [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
-                        onAnnotation(fn, 0);
-                        return nullptr;
-                    },
-                    [](const at::RecordFunction& fn, at::ObserverContext*) { onAnnotation(fn, 1); })
-                    .scopes({at::RecordScope::USER_SCOPE}));
+            at::addThreadLocalCallback(at::RecordFunctionCallback(
+                                           [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+                                               onAnnotation(fn, 0);
+                                               return nullptr;
+                                           },
+                                           [](const at::RecordFunction& fn, at::ObserverContext*) { onAnnotation(fn, 1); })
+                                           .scopes({at::RecordScope::USER_SCOPE}));
         g_attached = true;
     }
     return 0;
@@ -733,16 +731,10 @@ void ms_take(char* defs, char* events)
 }
 
 // keep = 0: free events go out without a stack (the light mode).
-void ms_free_stacks(int keep)
-{
-    g_freeStacks.store(keep != 0, std::memory_order_relaxed);
-}
+void ms_free_stacks(int keep) { g_freeStacks.store(keep != 0, std::memory_order_relaxed); }
 
 // While on, SNAPSHOT entries made by this thread (the agent's own snapshot()) are skipped.
-void ms_suppress_snapshot(int on)
-{
-    t_suppressSnapshot = on != 0;
-}
+void ms_suppress_snapshot(int on) { t_suppressSnapshot = on != 0; }
 
 // accepted, dropped, annotations, queue capacity, queue high water, batches, batches that
 // took the GIL, ns spent taking and holding it, (code, lasti) pairs symbolized, Python

@@ -21,8 +21,8 @@ int main(int argc, char** argv)
         return 1;
     }
     // enabled="all", context="all", stacks="all" (C++ frames; there is no Python here)
-    torch::cuda::_record_memory_history(std::optional<std::string>("all"), std::optional<std::string>("all"),
-                                        std::string("all"), size_t(100000));
+    torch::cuda::_record_memory_history(std::optional<std::string>("all"), std::optional<std::string>("all"), std::string("all"),
+                                        size_t(100000));
 
     const torch::Device device(torch::kCUDA);
     torch::nn::Sequential model(torch::nn::Linear(1024, 4096), torch::nn::ReLU(), torch::nn::Linear(4096, 10));
