@@ -83,8 +83,15 @@ public:
             else
                 hi = mid;
         }
-        size_t first = lo << kShift;
-        size_t last = std::min(m_size, (lo + 1) << kShift);
+        return partitionPointInBlock(lo, pred);
+    }
+    // The same within one block: the first index of block `block` whose value fails pred,
+    // or the block's end (for a caller that found the block itself).
+    template <class Pred>
+    size_t partitionPointInBlock(size_t block, Pred pred) const
+    {
+        size_t first = block << kShift;
+        size_t last = std::min(m_size, (block + 1) << kShift);
         while (first < last) {
             const size_t mid = first + (last - first) / 2;
             if (pred((*this)[mid]))
@@ -94,6 +101,7 @@ public:
         }
         return first;
     }
+    size_t blockCount() const { return m_blocks.size(); }
 
     // Bytes held (capacity), and the narrow array's buffer (for a Prefaulter).
     size_t bytes() const;

@@ -91,6 +91,38 @@ private slots:
             QCOMPARE(appended.wideBlocks() > 0, expectWide);
         }
     }
+    // partitionPoint (and partitionPointInBlock) on a non-decreasing curve agrees with
+    // std::partition_point over its values: runs of equal values across block edges, a wide
+    // block (a jump of 2^40), thresholds below, between, on and above the values.
+    void partitionPointMatchesStd()
+    {
+        std::mt19937_64 rng(13);
+        std::vector<int64_t> values;
+        int64_t v = -1000;
+        for (size_t i = 0; i < 3 * CompactCurve::kBlock + 100; ++i) {
+            if (i == CompactCurve::kBlock + 7)
+                v += int64_t(1) << 40; // that block keeps its values whole
+            else if (rng() % 3 == 0)
+                v += static_cast<int64_t>(rng() % 5);
+            values.push_back(v);
+        }
+        CompactCurve c;
+        c.append(values.data(), values.size());
+        QVERIFY(c.wideBlocks() > 0);
+        QCOMPARE(c.blockCount(), size_t(4));
+        std::vector<int64_t> thresholds{values.front() - 1, values.back() + 1, values[CompactCurve::kBlock],
+                                        values[CompactCurve::kBlock + 7], values[2 * CompactCurve::kBlock - 1]};
+        for (int k = 0; k < 300; ++k)
+            thresholds.push_back(values[rng() % values.size()] + static_cast<int64_t>(rng() % 3) - 1);
+        for (int64_t x : thresholds) {
+            auto less = [x](int64_t value) { return value < x; };
+            const size_t want = static_cast<size_t>(std::partition_point(values.begin(), values.end(), less) - values.begin());
+            QCOMPARE(c.partitionPoint(less), want);
+            const size_t block = want == 0 ? 0 : (want - 1) >> CompactCurve::kShift;
+            QCOMPARE(c.partitionPointInBlock(block, less), want);
+        }
+        QCOMPARE(CompactCurve().partitionPoint([](int64_t) { return true; }), size_t(0));
+    }
     // A value 2^31 away from its block's first value, either side, and the extremes of int64.
     void edgesOfTheNarrowRange()
     {

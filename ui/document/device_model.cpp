@@ -47,8 +47,7 @@ std::vector<int64_t> DeviceModel::firstEventsAtOrAfter(std::span<const double> a
     // from there (each block's first value read once in all) and bisect only inside the
     // block they land in; an edge that goes back (or NaN) is searched on its own.
     const CompactCurve& t = *timeUs;
-    const size_t n = t.size();
-    const size_t blocks = (n + CompactCurve::kBlock - 1) >> CompactCurve::kShift;
+    const size_t blocks = t.blockCount();
     size_t block = 0;
     double previous = -std::numeric_limits<double>::infinity();
     for (size_t i = 0; i < ascending.size(); ++i) {
@@ -67,16 +66,7 @@ std::vector<int64_t> DeviceModel::firstEventsAtOrAfter(std::span<const double> a
         previous = v;
         while (block + 1 < blocks && before(t[(block + 1) << CompactCurve::kShift]))
             ++block;
-        size_t first = block << CompactCurve::kShift;
-        size_t last = std::min(n, (block + 1) << CompactCurve::kShift);
-        while (first < last) {
-            const size_t mid = first + (last - first) / 2;
-            if (before(t[mid]))
-                first = mid + 1;
-            else
-                last = mid;
-        }
-        out[i] = static_cast<int64_t>(first);
+        out[i] = static_cast<int64_t>(t.partitionPointInBlock(block, before));
     }
     return out;
 }
