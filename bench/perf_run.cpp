@@ -160,7 +160,7 @@ int main(int argc, char** argv)
         }
     }
     for (const DeviceReplay& d : replay->devices) {
-        replayBytes += bytesOf(d.allocations) + bytesOf(d.eventAllocation) + bytesOf(d.requested) + d.reserved.bytes();
+        replayBytes += bytesOf(d.allocations) + bytesOf(d.eventAllocation) + d.requested.bytes() + d.reserved.bytes();
         for (const auto& c : d.checkpoints)
             checkpointBytes += bytesOf(c);
     }

@@ -60,6 +60,26 @@ void CompactCurve::append(const int64_t* values, size_t n)
     }
 }
 
+void CompactCurve::read(size_t first, size_t count, int64_t* out) const
+{
+    while (count > 0) {
+        const Block& b = m_blocks[first >> kShift];
+        const size_t in = first & (kBlock - 1);
+        const size_t take = std::min(count, kBlock - in);
+        if (b.wide) {
+            std::copy_n(m_wide.data() + b.offset + in, take, out);
+        } else {
+            const int32_t* d = m_narrow.data() + b.offset + in;
+            const int64_t base = b.base;
+            for (size_t k = 0; k < take; ++k)
+                out[k] = base + d[k];
+        }
+        first += take;
+        count -= take;
+        out += take;
+    }
+}
+
 void CompactCurve::widen()
 {
     Block& b = m_blocks.back();

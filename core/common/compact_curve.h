@@ -21,7 +21,7 @@ namespace memscope {
  *
  * Written front to back with push_back (a value is readable as soon as it is pushed); the
  * per-category curves of the attribution are 7 of these (56 bytes an event before, 28 now),
- * and the replay's reserved curve one.
+ * and the replay's requested and reserved curves two more.
  */
 class CompactCurve {
 public:
@@ -64,6 +64,9 @@ public:
     // Pushes n values; whole blocks are checked and written in one tight pass (the
     // attribution writes its curves 4096 events at a time through this).
     void append(const int64_t* values, size_t n);
+    // Copies values [first, first + count) to out, a block at a time: the way to walk a long
+    // stretch of the curve (one block lookup per 4096 values instead of one per value).
+    void read(size_t first, size_t count, int64_t* out) const;
     // Adds delta to every value written so far.
     void addToAll(int64_t delta);
     // Releases unused reserved capacity.

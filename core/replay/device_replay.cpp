@@ -5,6 +5,7 @@
 #include "replay/address_map.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace memscope {
 
@@ -42,14 +43,14 @@ struct Builder {
         // The per-event columns are written in order with push_back; their pages are
         // faulted in on the other core meanwhile.
         reserveHuge(r.eventAllocation, static_cast<size_t>(n));
-        reserveHuge(r.requested, static_cast<size_t>(n));
+        r.requested.reserve(static_cast<size_t>(n));
         r.reserved.reserve(static_cast<size_t>(n));
         reserveHuge(traced, static_cast<size_t>(std::count(ev.action.begin(), ev.action.end(), Action::Alloc)) + 1024);
         Prefaulter prefault;
         prefault.add(r.eventAllocation);
         prefault.add(r.reserved.narrowBuffer().first, r.reserved.narrowBuffer().second);
         prefault.add(traced);
-        prefault.add(r.requested);
+        prefault.add(r.requested.narrowBuffer().first, r.requested.narrowBuffer().second);
         prefault.start();
 
         // Pass 1: pair allocs with frees; reserved as deltas from zero.
@@ -155,18 +156,35 @@ struct Builder {
                 if (a.freeEvent.valid() && ev.action[static_cast<size_t>(a.freeEvent.value)] == Action::Alloc)
                     closedAt[static_cast<size_t>(a.freeEvent.value)] += static_cast<int64_t>(a.size);
         }
+        // A block of events at a time into a small buffer, then encoded in one pass (append);
+        // the requested peak is found on the way.
         int64_t cur = earlyBytes;
-        for (int64_t i = 0; i < n; ++i) {
-            const size_t k = static_cast<size_t>(i);
-            const Action a = ev.action[k];
-            if (a == Action::Alloc) {
-                cur += static_cast<int64_t>(ev.size[k]);
-                if (!closedAt.empty())
-                    cur -= closedAt[k];
-            } else if (a == Action::FreeCompleted) {
-                cur -= static_cast<int64_t>(at(r.eventAllocation[k].value).size);
+        r.peakRequested = Peak{earlyBytes, EventIndex{}, 0};
+        std::vector<int64_t> chunk(CompactCurve::kBlock);
+        const size_t total = static_cast<size_t>(n);
+        for (size_t from = 0; from < total; from += CompactCurve::kBlock) {
+            const size_t count = std::min(CompactCurve::kBlock, total - from);
+            int64_t best = r.peakRequested.bytes;
+            size_t bestAt = SIZE_MAX;
+            for (size_t j = 0; j < count; ++j) {
+                const size_t k = from + j;
+                const Action a = ev.action[k];
+                if (a == Action::Alloc) {
+                    cur += static_cast<int64_t>(ev.size[k]);
+                    if (!closedAt.empty())
+                        cur -= closedAt[k];
+                } else if (a == Action::FreeCompleted) {
+                    cur -= static_cast<int64_t>(at(r.eventAllocation[k].value).size);
+                }
+                chunk[j] = cur;
+                if (cur > best) {
+                    best = cur;
+                    bestAt = k;
+                }
             }
-            r.requested.push_back(cur);
+            if (bestAt != SIZE_MAX)
+                r.peakRequested = Peak{best, EventIndex{static_cast<int64_t>(bestAt)}, ev.timeUs[bestAt]};
+            r.requested.append(chunk.data(), count);
         }
         prefault.join();
 
@@ -197,13 +215,15 @@ struct Builder {
     void computePeaks()
     {
         const EventTable& ev = trace.events;
-        r.peakRequested = Peak{r.requestedAtStart, EventIndex{}, 0};
+        // The requested peak was found while its curve was built; the reserved one a block at a time.
         r.peakReserved = Peak{r.reservedAtStart, EventIndex{}, 0};
-        for (size_t k = 0; k < r.requested.size(); ++k) {
-            if (r.requested[k] > r.peakRequested.bytes)
-                r.peakRequested = Peak{r.requested[k], EventIndex{static_cast<int64_t>(k)}, ev.timeUs[k]};
-            if (r.reserved[k] > r.peakReserved.bytes)
-                r.peakReserved = Peak{r.reserved[k], EventIndex{static_cast<int64_t>(k)}, ev.timeUs[k]};
+        std::vector<int64_t> chunk(CompactCurve::kBlock);
+        for (size_t from = 0; from < r.reserved.size(); from += CompactCurve::kBlock) {
+            const size_t count = std::min(CompactCurve::kBlock, r.reserved.size() - from);
+            r.reserved.read(from, count, chunk.data());
+            for (size_t j = 0; j < count; ++j)
+                if (chunk[j] > r.peakReserved.bytes)
+                    r.peakReserved = Peak{chunk[j], EventIndex{static_cast<int64_t>(from + j)}, ev.timeUs[from + j]};
         }
         if (!r.peakRequested.event.valid() && !r.requested.empty())
             r.peakRequested.timeUs = ev.timeUs.front();

@@ -28,8 +28,9 @@ struct DeviceReplay {
     int64_t eventCount = 0;
     std::vector<Allocation> allocations; // pre-existing first, then in alloc order
     std::vector<AllocationId> eventAllocation; // per event: allocation it allocates or frees
-    std::vector<int64_t> requested;
-    CompactCurve reserved; // 4 bytes an event (common/compact_curve.h): segments change it rarely
+    // 4 bytes an event each (common/compact_curve.h), exact; walk long stretches with read().
+    CompactCurve requested;
+    CompactCurve reserved;
     int64_t requestedAtStart = 0;
     int64_t reservedAtStart = 0;
     int64_t preexistingBytes = 0; // bytes of allocations alive before the first event
