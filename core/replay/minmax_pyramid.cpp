@@ -23,9 +23,9 @@ MinMaxPyramid::MinMaxPyramid(const CompactCurve* values) : m_compact(values) { b
 void MinMaxPyramid::build()
 {
     const int64_t n = size();
-    constexpr int64_t fan = int64_t{1} << kShift;
-    int64_t blockSize = fan;
-    while (blockSize <= n) {
+    for (int l = 1; blockSizeAt(l) <= n; ++l) {
+        const int64_t blockSize = blockSizeAt(l);
+        const int64_t fan = l == 1 ? blockSize : int64_t{1} << kShift;
         const int64_t blocks = n / blockSize; // only whole blocks
         std::vector<Block> level(static_cast<size_t>(blocks));
         for (int64_t b = 0; b < blocks; ++b) {
@@ -42,7 +42,6 @@ void MinMaxPyramid::build()
             level[static_cast<size_t>(b)] = r.b;
         }
         m_levels.push_back(std::move(level));
-        blockSize <<= kShift;
     }
 }
 
@@ -58,7 +57,7 @@ void MinMaxPyramid::scan(int level, int64_t first, int64_t last, Running& r) con
         return;
     }
     const std::vector<Block>& blocks = m_levels[static_cast<size_t>(level - 1)];
-    const int64_t blockSize = int64_t{1} << (kShift * level);
+    const int64_t blockSize = blockSizeAt(level);
     const int64_t firstBlock = (first + blockSize - 1) / blockSize;
     const int64_t lastBlock = std::min(last / blockSize, static_cast<int64_t>(blocks.size()));
     if (firstBlock >= lastBlock) {
@@ -78,7 +77,7 @@ MinMaxPyramid::Extremes MinMaxPyramid::query(int64_t first, int64_t last) const
     if (first >= last)
         return {};
     int level = static_cast<int>(m_levels.size());
-    while (level > 0 && (int64_t{1} << (kShift * level)) > last - first)
+    while (level > 0 && blockSizeAt(level) > last - first)
         --level;
     Running r;
     scan(level, first, last, r);

@@ -9,9 +9,11 @@ namespace memscope {
 
 /*
  * Where a curve is lowest and highest over any event range, fast enough to ask once per
- * screen pixel on every frame: a pyramid of blocks (16 events, 256, 4096, …) storing the
+ * screen pixel on every frame: a pyramid of blocks (32 events, 512, 8192, …) storing the
  * index of each block's minimum and maximum. A range query walks whole blocks at the
- * highest level that fits and finer levels only at its two ends: O(16 · levels).
+ * highest level that fits and finer levels only at its two ends: O(16 · levels + 32).
+ * The first level groups 32 events, not 16: its blocks (32 bytes each) are nearly all of
+ * the pyramid's memory, 1 byte an event instead of 2, for ~32 more curve reads a query.
  * Each block keeps its extremes' values beside their indexes, so a query compares blocks
  * without reading the curve at scattered indexes (a cache miss each at 10M events).
  * Ties keep the first index. Holds a pointer to the values, which must outlive it.
@@ -35,7 +37,10 @@ public:
     }
 
 private:
-    static constexpr int kShift = 4; // 16 children per block
+    static constexpr int kFirstShift = 5; // 32 events per first-level block
+    static constexpr int kShift = 4; // 16 children per block above it
+    // Events per block at level >= 1.
+    static constexpr int64_t blockSizeAt(int level) { return int64_t{1} << (kFirstShift + kShift * (level - 1)); }
     struct Block {
         int64_t minIndex, maxIndex;
         int64_t minValue, maxValue;

@@ -63,6 +63,59 @@ private slots:
         QCOMPARE(d.truncated, pickle.contains(QStringLiteral("overflow")));
     }
 
+    // The requested curve (a CompactCurve, built 4096 events at a time) is the running sum of
+    // the allocations' sizes at their alloc and free events, value for value, read one at a
+    // time or a stretch at a time; its peak is the first highest event. llm_bs16 moves by
+    // several GiB within a block (wide blocks), so does the late recording, which starts from a baseline.
+    void requestedIsTheRunningSum_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<bool>("wide");
+        QTest::newRow("llm_bs16") << QStringLiteral(MEMSCOPE_SAMPLES_DIR "/llm_bs16.pickle") << true;
+        QTest::newRow("many_small") << QStringLiteral(MEMSCOPE_SAMPLES_DIR "/many_small.pickle") << false;
+        QTest::newRow("oracle_qwen_bs4_late")
+            << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle/oracle_qwen_bs4_late.pickle") << true;
+        QTest::newRow("two_gpus") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/multi/two_gpus.pickle") << false;
+    }
+    void requestedIsTheRunningSum()
+    {
+        QFETCH(QString, file);
+        QFETCH(bool, wide);
+        auto r = replaySnapshot(readSnapshotFile(file.toStdString()));
+        bool anyWide = false;
+        for (const DeviceReplay& d : r->devices) {
+            const size_t n = static_cast<size_t>(d.eventCount);
+            QCOMPARE(d.requested.size(), n);
+            std::vector<int64_t> delta(n + 1, 0);
+            for (const Allocation& a : d.allocations) {
+                if (a.allocEvent.valid())
+                    delta[static_cast<size_t>(a.allocEvent.value)] += static_cast<int64_t>(a.size);
+                if (a.freeEvent.valid())
+                    delta[static_cast<size_t>(a.freeEvent.value)] -= static_cast<int64_t>(a.size);
+            }
+            std::vector<int64_t> stretch(n);
+            d.requested.read(0, n, stretch.data());
+            int64_t cur = d.requestedAtStart;
+            Peak peak{cur, EventIndex{}, 0};
+            for (size_t i = 0; i < n; ++i) {
+                cur += delta[i];
+                if (d.requested[i] != cur || stretch[i] != cur)
+                    QFAIL(qPrintable(QStringLiteral("device %1 event %2: %3 (read %4), expected %5")
+                                         .arg(d.device)
+                                         .arg(i)
+                                         .arg(d.requested[i])
+                                         .arg(stretch[i])
+                                         .arg(cur)));
+                if (cur > peak.bytes)
+                    peak = Peak{cur, EventIndex{static_cast<int64_t>(i)}, 0};
+            }
+            QCOMPARE(d.peakRequested.bytes, peak.bytes);
+            QCOMPARE(d.peakRequested.event.value, peak.event.value);
+            anyWide = anyWide || d.requested.wideBlocks() > 0;
+        }
+        QCOMPARE(anyWide, wide);
+    }
+
     // One process on two GPUs (tests/data/multi/, samples/recording/record_two_gpus.py):
     // each device's replay equals that device's own counters.
     void everyDeviceMatchesItsCounters()

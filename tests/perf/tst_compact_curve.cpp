@@ -56,6 +56,29 @@ private slots:
         if (!expectWide && n > 0) // about half a vector<int64_t>
             QVERIFY(c.bytes() <= want.size() * sizeof(int32_t) + (want.size() / CompactCurve::kBlock + 1) * 32);
     }
+    // read() copies any stretch, across block edges and wide blocks, as indexing gives it.
+    void readCopiesAnyStretch_data() { valuesReadBack_data(); }
+    void readCopiesAnyStretch()
+    {
+        QFETCH(int, n);
+        QFETCH(qlonglong, step);
+        std::mt19937_64 rng(13);
+        CompactCurve c;
+        int64_t v = int64_t(7) << 40;
+        for (int i = 0; i < n; ++i)
+            c.push_back(v += static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * step + 1)) - step);
+        std::vector<int64_t> out(c.size() + 1, 42);
+        const size_t sz = c.size();
+        for (int q = 0; q < 200; ++q) {
+            const size_t first = sz ? static_cast<size_t>(rng() % sz) : 0;
+            const size_t count = q == 0 ? sz - first : static_cast<size_t>(rng() % (sz - first + 1));
+            std::fill(out.begin(), out.end(), 42);
+            c.read(first, count, out.data());
+            for (size_t k = 0; k < count; ++k)
+                QCOMPARE(out[k], c[first + k]);
+            QCOMPARE(out[count], int64_t(42)); // nothing past the stretch
+        }
+    }
     // append() (whole blocks in one pass, what the attribution uses) gives the curve
     // push_back gives: same values, same blocks kept wide; chunks start mid-block too.
     void appendEqualsPushBack_data() { valuesReadBack_data(); }

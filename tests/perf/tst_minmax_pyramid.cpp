@@ -32,7 +32,7 @@ private slots:
     void rangesMatchAScan_data()
     {
         QTest::addColumn<int>("n");
-        for (int n : {0, 1, 5, 15, 16, 17, 255, 256, 257, 1000, 4096, 100003})
+        for (int n : {0, 1, 5, 15, 16, 17, 31, 32, 33, 255, 256, 257, 511, 512, 513, 1000, 4096, 8191, 8192, 8193, 100003})
             QTest::newRow(qPrintable(QString::number(n))) << n;
     }
     void rangesMatchAScan()
