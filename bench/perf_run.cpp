@@ -10,6 +10,12 @@
 // peaks are compared with `requested_peak`/`reserved_peak` (generator) or torch's
 // `requested_bytes.all.peak`/`max_reserved` (a real run's stats.json); a mismatch exits 1.
 // Run it under /usr/bin/time -v for the kernel's view of peak memory.
+//
+// --repeat R runs it all R times in one process, a JSON line each ("run": 1..R), each run's
+// results freed before the next. Run 1 writes into fresh memory; the later runs into pages
+// the earlier ones gave back, which the kernel hands out again without asking the host for
+// them. On this virtual machine a fresh page costs far more than the work that fills it
+// (`memscope_page_cost`): run 1 against run 2 separates the two.
 
 #include "replay/replay.h"
 #include "snapshot/snapshot_reader.h"
@@ -75,28 +81,10 @@ long long jsonNumber(const std::string& text, const std::string& key)
     return std::strtoll(text.c_str() + p + 1, nullptr, 10);
 }
 
-} // namespace
-
-int main(int argc, char** argv)
+// One run from the file to full results; prints its JSON line. `run` counts from 1: with
+// --repeat, the later runs reuse the pages the earlier ones freed (see the header).
+bool runOnce(const std::string& file, const std::string& check, int queries, int run)
 {
-    if (argc < 2) {
-        std::fprintf(stderr, "usage: memscope_perf FILE [--check EXPECTED.json] [--queries N]\n");
-        return 2;
-    }
-    const std::string file = argv[1];
-    std::string check;
-    int queries = 1000;
-    for (int i = 2; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--check") && i + 1 < argc)
-            check = argv[++i];
-        else if (!std::strcmp(argv[i], "--queries") && i + 1 < argc)
-            queries = std::atoi(argv[++i]);
-        else {
-            std::fprintf(stderr, "memscope_perf: unknown argument %s\n", argv[i]);
-            return 2;
-        }
-    }
-
     const double c0 = cpu();
     const double t0 = now();
     std::shared_ptr<const Snapshot> snap = readSnapshotFile(file);
@@ -193,17 +181,48 @@ int main(int argc, char** argv)
     }
 
     std::printf(
-        "{\"file\": \"%s\", \"file_bytes\": %llu, \"events\": %lld, \"strings\": %zu, \"frames\": %zu, \"stacks\": %zu,\n"
+        "{\"run\": %d, \"file\": \"%s\", \"file_bytes\": %llu, \"events\": %lld, \"strings\": %zu, \"frames\": %zu, \"stacks\": %zu,\n"
         " \"load_s\": %.3f, \"replay_s\": %.3f, \"attribution_s\": %.3f, \"queries_s\": %.3f, \"lod_s\": %.3f, "
         "\"total_s\": %.3f, \"attribution\": %s,\n"
         " \"cpu_load_s\": %.3f, \"cpu_replay_s\": %.3f, \"cpu_attribution_s\": %.3f, \"cpu_total_s\": %.3f,\n"
         " \"rss_after_load_mib\": %.1f, \"peak_rss_after_load_mib\": %.1f, \"rss_after_replay_mib\": %.1f, "
         "\"rss_after_attribution_mib\": %.1f, \"peak_rss_mib\": %.1f,\n"
         " \"columns_mib\": %.1f, \"replay_mib\": %.1f, \"checkpoints_mib\": %.1f, \"attribution_mib\": %.1f, \"wide_blocks\": %zu, \"live_at_peak\": %lld, \"query_sum\": %zu%s}\n",
-        file.c_str(), static_cast<unsigned long long>(snap->fileBytes), static_cast<long long>(events), snap->strings.size(),
+        run, file.c_str(), static_cast<unsigned long long>(snap->fileBytes), static_cast<long long>(events), snap->strings.size(),
         snap->frames.size(), snap->stacks.size(), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0, "true", c1 - c0, c2 - c1,
         c3 - c2, c5 - c0, rssAfterLoad / 1024.0, peakAfterLoad / 1024.0, rssAfterReplay / 1024.0, rssAfterAttribution / 1024.0,
         peakRssKiB() / 1024.0, columns / 1048576.0, replayBytes / 1048576.0, checkpointBytes / 1048576.0,
         attributionBytes / 1048576.0, wideBlocks, static_cast<long long>(liveAtPeak), querySum, checkText.c_str());
+    std::fflush(stdout);
+    return ok;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: memscope_perf FILE [--check EXPECTED.json] [--queries N] [--repeat R]\n");
+        return 2;
+    }
+    const std::string file = argv[1];
+    std::string check;
+    int queries = 1000;
+    int repeat = 1;
+    for (int i = 2; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--check") && i + 1 < argc)
+            check = argv[++i];
+        else if (!std::strcmp(argv[i], "--queries") && i + 1 < argc)
+            queries = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
+            repeat = std::max(1, std::atoi(argv[++i]));
+        else {
+            std::fprintf(stderr, "memscope_perf: unknown argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    bool ok = true;
+    for (int run = 1; run <= repeat; ++run)
+        ok = runOnce(file, check, queries, run) && ok;
     return ok ? 0 : 1;
 }
