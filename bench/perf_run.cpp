@@ -2,7 +2,8 @@
 //
 //   memscope_perf FILE [--check EXPECTED.json|STATS.json] [--queries N] [--repeat R]
 //
-// Prints one JSON object: wall seconds of load (map + parse + columns), replay (curves,
+// Runs analyze() up to the attribution, as the app and the command line do, and prints one
+// JSON object: wall seconds of load (map + parse + columns), replay (curves,
 // allocations, live-set checkpoints), attribution (phases, categories, per-category
 // curves, iteration peaks), queries (the live set at the peak and N random live-set
 // queries, and a level-of-detail query of the curves for a 2000-pixel view), the total,
@@ -17,10 +18,7 @@
 // them. On this virtual machine a fresh page costs far more than the work that fills it
 // (`memscope_page_cost`): run 1 against run 2 separates the two.
 
-#include "replay/replay.h"
-#include "snapshot/snapshot_reader.h"
-
-#include "attribute/attributor.h"
+#include "analysis/analysis.h"
 #include "replay/minmax_pyramid.h"
 
 #include <chrono>
@@ -85,21 +83,26 @@ long long jsonNumber(const std::string& text, const std::string& key)
 // --repeat, the later runs reuse the pages the earlier ones freed (see the header).
 bool runOnce(const std::string& file, const std::string& check, int queries, int run)
 {
+    // Through analyze(), as every caller: the stages' times are taken as each is published.
+    double t1 = 0, t2 = 0, t3 = 0, c1 = 0, c2 = 0, c3 = 0;
+    long rssAfterLoad = 0, peakAfterLoad = 0, rssAfterReplay = 0, rssAfterAttribution = 0;
+    AnalysisOptions options;
+    options.until = AnalysisStage::Attributed;
+    AnalysisCallbacks callbacks;
+    callbacks.stageReady = [&](const std::shared_ptr<const Analysis>& a) {
+        switch (a->stage) {
+        case AnalysisStage::Loaded: t1 = now(), c1 = cpu(), rssAfterLoad = currentRssKiB(), peakAfterLoad = peakRssKiB(); break;
+        case AnalysisStage::Replayed: t2 = now(), c2 = cpu(), rssAfterReplay = currentRssKiB(); break;
+        case AnalysisStage::Attributed: t3 = now(), c3 = cpu(), rssAfterAttribution = currentRssKiB(); break;
+        case AnalysisStage::Diagnosed: break;
+        }
+    };
     const double c0 = cpu();
     const double t0 = now();
-    std::shared_ptr<const Snapshot> snap = readSnapshotFile(file);
-    const double t1 = now();
-    const double c1 = cpu();
-    const long rssAfterLoad = currentRssKiB();
-    const long peakAfterLoad = peakRssKiB();
-    std::shared_ptr<const Replay> replay = replaySnapshot(snap);
-    const double t2 = now();
-    const double c2 = cpu();
-    const long rssAfterReplay = currentRssKiB();
-    std::shared_ptr<const Attribution> attribution = attribute(replay);
-    const double t3 = now();
-    const double c3 = cpu();
-    const long rssAfterAttribution = currentRssKiB();
+    const std::shared_ptr<const Analysis> analysis = analyze(AnalysisSource::file(file), options, callbacks);
+    const std::shared_ptr<const Snapshot> snap = analysis->snapshot;
+    const std::shared_ptr<const Replay> replay = analysis->replay;
+    const std::shared_ptr<const Attribution> attribution = analysis->attribution;
 
     // Queries: the live set at each device's peak, random live-set queries, one LOD view.
     int64_t events = 0;
