@@ -2,7 +2,8 @@
 //
 //   memscope_perf FILE [--check EXPECTED.json|STATS.json] [--queries N] [--repeat R]
 //
-// Prints one JSON object: wall seconds of load (map + parse + columns), replay (curves,
+// Runs analyze() up to the attribution, as the app and the command line do, and prints one
+// JSON object: wall seconds of load (map + parse + columns), replay (curves,
 // allocations, live-set checkpoints), attribution (phases, categories, per-category
 // curves, iteration peaks), queries (the live set at the peak and N random live-set
 // queries, and a level-of-detail query of the curves for a 2000-pixel view), the total,
@@ -10,11 +11,14 @@
 // peaks are compared with `requested_peak`/`reserved_peak` (generator) or torch's
 // `requested_bytes.all.peak`/`max_reserved` (a real run's stats.json); a mismatch exits 1.
 // Run it under /usr/bin/time -v for the kernel's view of peak memory.
+//
+// --repeat R runs it all R times in one process, a JSON line each ("run": 1..R), each run's
+// results freed before the next. Run 1 writes into fresh memory; the later runs into pages
+// the earlier ones gave back, which the kernel hands out again without asking the host for
+// them. On this virtual machine a fresh page costs far more than the work that fills it
+// (`memscope_page_cost`): run 1 against run 2 separates the two.
 
-#include "replay/replay.h"
-#include "snapshot/snapshot_reader.h"
-
-#include "attribute/attributor.h"
+#include "analysis/analysis.h"
 #include "replay/minmax_pyramid.h"
 
 #include <chrono>
@@ -75,43 +79,30 @@ long long jsonNumber(const std::string& text, const std::string& key)
     return std::strtoll(text.c_str() + p + 1, nullptr, 10);
 }
 
-} // namespace
-
-int main(int argc, char** argv)
+// One run from the file to full results; prints its JSON line. `run` counts from 1: with
+// --repeat, the later runs reuse the pages the earlier ones freed (see the header).
+bool runOnce(const std::string& file, const std::string& check, int queries, int run)
 {
-    if (argc < 2) {
-        std::fprintf(stderr, "usage: memscope_perf FILE [--check EXPECTED.json] [--queries N]\n");
-        return 2;
-    }
-    const std::string file = argv[1];
-    std::string check;
-    int queries = 1000;
-    for (int i = 2; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--check") && i + 1 < argc)
-            check = argv[++i];
-        else if (!std::strcmp(argv[i], "--queries") && i + 1 < argc)
-            queries = std::atoi(argv[++i]);
-        else {
-            std::fprintf(stderr, "memscope_perf: unknown argument %s\n", argv[i]);
-            return 2;
+    // Through analyze(), as every caller: the stages' times are taken as each is published.
+    double t1 = 0, t2 = 0, t3 = 0, c1 = 0, c2 = 0, c3 = 0;
+    long rssAfterLoad = 0, peakAfterLoad = 0, rssAfterReplay = 0, rssAfterAttribution = 0;
+    AnalysisOptions options;
+    options.until = AnalysisStage::Attributed;
+    AnalysisCallbacks callbacks;
+    callbacks.stageReady = [&](const std::shared_ptr<const Analysis>& a) {
+        switch (a->stage) {
+        case AnalysisStage::Loaded: t1 = now(), c1 = cpu(), rssAfterLoad = currentRssKiB(), peakAfterLoad = peakRssKiB(); break;
+        case AnalysisStage::Replayed: t2 = now(), c2 = cpu(), rssAfterReplay = currentRssKiB(); break;
+        case AnalysisStage::Attributed: t3 = now(), c3 = cpu(), rssAfterAttribution = currentRssKiB(); break;
+        case AnalysisStage::Diagnosed: break;
         }
-    }
-
+    };
     const double c0 = cpu();
     const double t0 = now();
-    std::shared_ptr<const Snapshot> snap = readSnapshotFile(file);
-    const double t1 = now();
-    const double c1 = cpu();
-    const long rssAfterLoad = currentRssKiB();
-    const long peakAfterLoad = peakRssKiB();
-    std::shared_ptr<const Replay> replay = replaySnapshot(snap);
-    const double t2 = now();
-    const double c2 = cpu();
-    const long rssAfterReplay = currentRssKiB();
-    std::shared_ptr<const Attribution> attribution = attribute(replay);
-    const double t3 = now();
-    const double c3 = cpu();
-    const long rssAfterAttribution = currentRssKiB();
+    const std::shared_ptr<const Analysis> analysis = analyze(AnalysisSource::file(file), options, callbacks);
+    const std::shared_ptr<const Snapshot> snap = analysis->snapshot;
+    const std::shared_ptr<const Replay> replay = analysis->replay;
+    const std::shared_ptr<const Attribution> attribution = analysis->attribution;
 
     // Queries: the live set at each device's peak, random live-set queries, one LOD view.
     int64_t events = 0;
@@ -193,17 +184,48 @@ int main(int argc, char** argv)
     }
 
     std::printf(
-        "{\"file\": \"%s\", \"file_bytes\": %llu, \"events\": %lld, \"strings\": %zu, \"frames\": %zu, \"stacks\": %zu,\n"
+        "{\"run\": %d, \"file\": \"%s\", \"file_bytes\": %llu, \"events\": %lld, \"strings\": %zu, \"frames\": %zu, \"stacks\": %zu,\n"
         " \"load_s\": %.3f, \"replay_s\": %.3f, \"attribution_s\": %.3f, \"queries_s\": %.3f, \"lod_s\": %.3f, "
         "\"total_s\": %.3f, \"attribution\": %s,\n"
         " \"cpu_load_s\": %.3f, \"cpu_replay_s\": %.3f, \"cpu_attribution_s\": %.3f, \"cpu_total_s\": %.3f,\n"
         " \"rss_after_load_mib\": %.1f, \"peak_rss_after_load_mib\": %.1f, \"rss_after_replay_mib\": %.1f, "
         "\"rss_after_attribution_mib\": %.1f, \"peak_rss_mib\": %.1f,\n"
         " \"columns_mib\": %.1f, \"replay_mib\": %.1f, \"checkpoints_mib\": %.1f, \"attribution_mib\": %.1f, \"wide_blocks\": %zu, \"live_at_peak\": %lld, \"query_sum\": %zu%s}\n",
-        file.c_str(), static_cast<unsigned long long>(snap->fileBytes), static_cast<long long>(events), snap->strings.size(),
+        run, file.c_str(), static_cast<unsigned long long>(snap->fileBytes), static_cast<long long>(events), snap->strings.size(),
         snap->frames.size(), snap->stacks.size(), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0, "true", c1 - c0, c2 - c1,
         c3 - c2, c5 - c0, rssAfterLoad / 1024.0, peakAfterLoad / 1024.0, rssAfterReplay / 1024.0, rssAfterAttribution / 1024.0,
         peakRssKiB() / 1024.0, columns / 1048576.0, replayBytes / 1048576.0, checkpointBytes / 1048576.0,
         attributionBytes / 1048576.0, wideBlocks, static_cast<long long>(liveAtPeak), querySum, checkText.c_str());
+    std::fflush(stdout);
+    return ok;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: memscope_perf FILE [--check EXPECTED.json] [--queries N] [--repeat R]\n");
+        return 2;
+    }
+    const std::string file = argv[1];
+    std::string check;
+    int queries = 1000;
+    int repeat = 1;
+    for (int i = 2; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--check") && i + 1 < argc)
+            check = argv[++i];
+        else if (!std::strcmp(argv[i], "--queries") && i + 1 < argc)
+            queries = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
+            repeat = std::max(1, std::atoi(argv[++i]));
+        else {
+            std::fprintf(stderr, "memscope_perf: unknown argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    bool ok = true;
+    for (int run = 1; run <= repeat; ++run)
+        ok = runOnce(file, check, queries, run) && ok;
     return ok ? 0 : 1;
 }

@@ -23,6 +23,24 @@ struct Categorizer {
     std::vector<int64_t> forwardStarts; // sorted first-forward events of the iterations
     int firstFullIteration = -1; // the first iteration with a forward
     int64_t workEnd = 0; // after the last event of any phase: what follows is teardown
+    mutable size_t lastIteration = 0; // the iteration iterationOf found last
+
+    // seg.iterationOf, answered without a search when the event is in the iteration found
+    // last: allocations come in order, and most are freed in the iteration that made them.
+    int iterationOf(int64_t e) const
+    {
+        const std::vector<Iteration>& its = seg.iterations;
+        if (lastIteration < its.size()) {
+            const Iteration& it = its[lastIteration];
+            if (e >= it.firstEvent && e <= it.lastEvent &&
+                (lastIteration + 1 == its.size() || its[lastIteration + 1].firstEvent > e))
+                return it.index;
+        }
+        const int found = seg.iterationOf(e);
+        if (found >= 0 && static_cast<size_t>(found) < its.size() && its[static_cast<size_t>(found)].index == found)
+            lastIteration = static_cast<size_t>(found);
+        return found;
+    }
 
     // Kept until training is over: never freed, or freed only in the teardown after the last
     // phase (a program that frees its model and clears cuBLAS workspaces before it dumps).
@@ -47,7 +65,7 @@ struct Categorizer {
     }
     bool inPreForward(int64_t e) const
     {
-        const int it = seg.iterationOf(e);
+        const int it = iterationOf(e);
         if (it < 0)
             return false;
         const int64_t ff = seg.firstForward[static_cast<size_t>(it)];
@@ -87,7 +105,7 @@ struct Categorizer {
                 continue;
             const int64_t i = a.allocEvent.value;
             const Phase pa = seg.eventPhase[static_cast<size_t>(i)];
-            const int it = seg.iterationOf(i);
+            const int it = iterationOf(i);
             out.allocationPhase[j] = pa;
             out.allocationIteration[j] = it;
             const Category c = categorizeTraced(a, pa, it, graphKept);
@@ -137,12 +155,12 @@ struct Categorizer {
             const int64_t i = a.allocEvent.value;
             if (seg.eventPhase[static_cast<size_t>(i)] != Phase::Forward)
                 continue;
-            const int it = seg.iterationOf(i);
+            const int it = iterationOf(i);
             if (it < 0 || seg.iterationHasBackward[static_cast<size_t>(it)])
                 continue;
             ++made[static_cast<size_t>(it)];
             const int64_t r = releasedAt(a);
-            if (r >= n() || phaseAt(r) != Phase::Forward || seg.iterationOf(r) != it)
+            if (r >= n() || phaseAt(r) != Phase::Forward || iterationOf(r) != it)
                 ++outlived[static_cast<size_t>(it)];
         }
         std::vector<uint8_t> kept(m, 0);
@@ -160,7 +178,7 @@ struct Categorizer {
         const int64_t r = releasedAt(a);
         const bool alive = r >= n();
         const Phase pr = phaseAt(r);
-        const int itr = alive ? -1 : seg.iterationOf(r);
+        const int itr = alive ? -1 : iterationOf(r);
         const bool outlives = alive || pr != pa || itr != it;
         switch (pa) {
         case Phase::Other: {

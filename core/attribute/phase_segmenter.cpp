@@ -1,5 +1,7 @@
 #include "attribute/phase_segmenter.h"
 
+#include "attribute/range_cursor.h"
+
 #include "common/huge_pages.h"
 #include "snapshot/annotation_spans.h"
 
@@ -67,20 +69,6 @@ AnnotationRanges readAnnotations(const Snapshot& s, int device)
     return out;
 }
 
-// The innermost annotated range holding time t, or nullptr.
-const TimeRange* rangeAt(const std::vector<TimeRange>& ranges, int64_t t)
-{
-    auto it = std::upper_bound(ranges.begin(), ranges.end(), t, [](int64_t v, const TimeRange& r) { return v < r.start; });
-    // The latest range starting at or before t; ranges nest only a few deep (a closure's
-    // zero_grad, forward and backward inside a step), so look back a little.
-    for (int k = 0; k < 8 && it != ranges.begin(); ++k) {
-        --it;
-        if (t <= it->end)
-            return &*it;
-    }
-    return nullptr;
-}
-
 } // namespace
 
 int PhaseSegmentation::iterationOf(int64_t i) const
@@ -130,10 +118,11 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
         silentKind[j] = framesSeen && countByKind[j] > 0 && framedByKind[j] == 0;
     std::vector<Raw> raw;
     assignHuge(raw, static_cast<size_t>(n), Raw::User);
+    RangeCursor<TimeRange> rawRanges(ann.steps);
     for (int64_t i = 0; i < n; ++i) {
         const size_t k = static_cast<size_t>(i);
         const uint16_t h = hints.of(ev.stack[k]);
-        const TimeRange* range = ann.steps.empty() ? nullptr : rangeAt(ann.steps, ev.timeUs[k]);
+        const TimeRange* range = rawRanges.at(ev.timeUs[k]);
         const Raw annotated = range ? range->kind : Raw::User;
         // Phases nest: an optimizer's closure runs forward and backward inside step(), so
         // the step's range and frames say OptimizerStep only for what the optimizer itself
@@ -177,11 +166,12 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
     // frees after the last step: teardown).
     Phase cur = Phase::Other;
     int64_t curSetAt = std::numeric_limits<int64_t>::min(); // time of the event that set cur
+    RangeCursor<TimeRange> silentRanges(ann.steps);
     for (int64_t i = 0; i < n; ++i) {
         const size_t k = static_cast<size_t>(i);
         const Raw r = raw[k];
         if (r == Raw::Silent) {
-            const TimeRange* range = ann.steps.empty() ? nullptr : rangeAt(ann.steps, ev.timeUs[k]);
+            const TimeRange* range = silentRanges.at(ev.timeUs[k]);
             if (range && curSetAt < range->start)
                 cur = phaseOf(range->kind);
             else if (!range && ann.optimizerRanges && (cur == Phase::OptimizerStep || cur == Phase::ZeroGrad))

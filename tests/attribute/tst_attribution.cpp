@@ -1,4 +1,5 @@
 #include "attribute/attributor.h"
+#include "attribute/range_cursor.h"
 #include "support/oracle_labels.h"
 #include "io/allocations_csv.h"
 #include "replay/replay.h"
@@ -10,6 +11,7 @@
 #include <QJsonObject>
 #include <QTest>
 
+#include <random>
 #include <sstream>
 
 using namespace memscope;
@@ -626,6 +628,70 @@ private slots:
         }
         QCOMPARE(row, d.allocations.size());
         QVERIFY(withFrame > 0);
+    }
+    // The phase segmenter's annotation lookup walks forward from the previous time
+    // (RangeCursor): it must answer what a search from scratch answers, also when the times
+    // go back, stay, jump over many ranges or fall before the first one.
+    void rangeCursorMatchesSearch_data()
+    {
+        QTest::addColumn<int>("seed");
+        QTest::addColumn<int>("backEvery"); // a time goes back every so many (0: never)
+        QTest::addColumn<int>("nesting"); // ranges opened inside the previous one
+        QTest::newRow("rising, flat ranges") << 1 << 0 << 0;
+        QTest::newRow("rising, nested 3 deep") << 2 << 0 << 3;
+        QTest::newRow("back every 7, nested") << 3 << 7 << 3;
+        QTest::newRow("back every 2, nested 12 deep") << 4 << 2 << 12;
+    }
+    void rangeCursorMatchesSearch()
+    {
+        QFETCH(int, seed);
+        QFETCH(int, backEvery);
+        QFETCH(int, nesting);
+        struct Range {
+            int64_t start = 0;
+            int64_t end = 0;
+        };
+        std::mt19937_64 rng(static_cast<uint64_t>(seed));
+        std::vector<Range> ranges;
+        int64_t t = 100;
+        for (int i = 0; i < 400; ++i) {
+            t += static_cast<int64_t>(rng() % 50);
+            const int64_t length = 1 + static_cast<int64_t>(rng() % 200);
+            ranges.push_back({t, t + length});
+            for (int k = 0; k < nesting && rng() % 2; ++k) {
+                t += 1 + static_cast<int64_t>(rng() % 5);
+                ranges.push_back({t, t + length / 2});
+            }
+        }
+        // From scratch: the latest range starting at or before `at`, looked back at most 8,
+        // whose end reaches `at`.
+        auto search = [&](int64_t at) -> const Range* {
+            size_t next = 0;
+            while (next < ranges.size() && ranges[next].start <= at)
+                ++next;
+            for (int k = 0; k < 8 && next > 0; ++k)
+                if (at <= ranges[--next].end)
+                    return &ranges[next];
+            return nullptr;
+        };
+        RangeCursor<Range> cursor(ranges);
+        int64_t at = 0;
+        int found = 0;
+        for (int i = 0; i < 10000; ++i) {
+            if (backEvery > 0 && i % backEvery == 0)
+                at -= 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(backEvery)); // back over a few ranges
+            else if (i % 1000 == 999)
+                at += 300; // over many ranges at once
+            else
+                at += static_cast<int64_t>(rng() % 3); // often the same time twice
+            const Range* want = search(at);
+            QCOMPARE(cursor.at(at), want);
+            found += want != nullptr;
+        }
+        QVERIFY(found > 1000); // the times do fall in ranges
+        const std::vector<Range> empty;
+        RangeCursor<Range> none(empty);
+        QCOMPARE(none.at(5), static_cast<const Range*>(nullptr));
     }
 };
 
