@@ -2,6 +2,7 @@
 // the phase band that covers most of it, and the area column at the highest point in it.
 #include "ui/plot/band_layer.h"
 #include "ui/document/band_lod.h"
+#include "ui/document/band_set.h"
 #include "ui/plot/category_areas_layer.h"
 #include "ui/plot/category_timeline_view.h"
 #include "ui/plot/column_events.h"
@@ -54,6 +55,9 @@ private slots:
     void phaseColumns_data();
     void phaseColumns();
     void lodEdges();
+    void coarseMatchesByBand_data();
+    void coarseMatchesByBand();
+    void coarseMatchesByBandOnSample();
     void tooltipsFromData();
     void iterationPeaks();
     void areaColumns_data();
@@ -163,33 +167,202 @@ void TestTimelineLod::lodEdges()
 {
     const std::vector<BandLod::Input> none;
     const std::vector<double> noneMax;
-    QVERIFY(BandLod::columns(none, noneMax, 0, 1, 10) == std::vector<int64_t>(10, BandLod::kNone));
+    QVERIFY(BandLod::columnsByBand(none, noneMax, 0, 1, 10) == std::vector<int64_t>(10, BandLod::kNone));
     const std::vector<BandLod::Input> one{{5.0, 5.0, 1u}};
     const std::vector<double> oneMax{5.0};
-    QVERIFY(BandLod::columns(one, oneMax, 0, 10, 0).empty());
-    QVERIFY(BandLod::columns(one, oneMax, 0, 10, -3).empty());
-    QVERIFY(BandLod::columns(one, oneMax, 3, 3, 4) == std::vector<int64_t>(4, BandLod::kNone)); // zero-width view
-    QVERIFY(BandLod::columns(one, oneMax, 4, 2, 4) == std::vector<int64_t>(4, BandLod::kNone)); // reversed view
-    std::vector<int64_t> lone = BandLod::columns(one, oneMax, 0, 10, 10);
+    QVERIFY(BandLod::columnsByBand(one, oneMax, 0, 10, 0).empty());
+    QVERIFY(BandLod::columnsByBand(one, oneMax, 0, 10, -3).empty());
+    QVERIFY(BandLod::columnsByBand(one, oneMax, 3, 3, 4) == std::vector<int64_t>(4, BandLod::kNone)); // zero-width view
+    QVERIFY(BandLod::columnsByBand(one, oneMax, 4, 2, 4) == std::vector<int64_t>(4, BandLod::kNone)); // reversed view
+    std::vector<int64_t> lone = BandLod::columnsByBand(one, oneMax, 0, 10, 10);
     QCOMPARE(lone[5], int64_t{0}); // a zero-width band still shows in its column
     QCOMPARE(std::count(lone.begin(), lone.end(), BandLod::kNone), 9L);
-    QVERIFY(BandLod::columns(one, oneMax, 0, 10, 1) == std::vector<int64_t>{0});
-    QVERIFY(BandLod::columns(one, oneMax, 6, 7, 3) == std::vector<int64_t>(3, BandLod::kNone));
-    QVERIFY(BandLod::columns(one, oneMax, -7, -6, 3) == std::vector<int64_t>(3, BandLod::kNone));
+    QVERIFY(BandLod::columnsByBand(one, oneMax, 0, 10, 1) == std::vector<int64_t>{0});
+    QVERIFY(BandLod::columnsByBand(one, oneMax, 6, 7, 3) == std::vector<int64_t>(3, BandLod::kNone));
+    QVERIFY(BandLod::columnsByBand(one, oneMax, -7, -6, 3) == std::vector<int64_t>(3, BandLod::kNone));
     const std::vector<BandLod::Input> edge{{10.0, 20.0, 1u}};
     const std::vector<double> edgeMax{20.0};
-    QCOMPARE(BandLod::columns(edge, edgeMax, 0, 10, 5).back(), int64_t{0}); // touches the view's right edge
+    QCOMPARE(BandLod::columnsByBand(edge, edgeMax, 0, 10, 5).back(), int64_t{0}); // touches the view's right edge
     // Three colours in one pixel: the one covering most wins, even split in many bands.
     const std::vector<BandLod::Input> mixed{{0.0, 0.3, 1u}, {0.3, 0.4, 2u}, {0.4, 0.7, 3u},
                                             {0.7, 0.8, 2u}, {0.8, 0.9, 2u}, {0.9, 1.0, 2u}};
     const std::vector<double> mixedMax{0.3, 0.4, 0.7, 0.8, 0.9, 1.0};
-    const std::vector<int64_t> merged = BandLod::columns(mixed, mixedMax, 0, 1, 1);
+    const std::vector<int64_t> merged = BandLod::columnsByBand(mixed, mixedMax, 0, 1, 1);
     QCOMPARE(merged.size(), size_t{1});
     QCOMPARE(mixed[static_cast<size_t>(merged[0])].key, 2u); // 0.4 of colour 2 beats 0.3 and 0.3
     const std::vector<BandLod::Input> nan{{std::nan(""), 1.0, 1u}};
     const std::vector<double> nanMax{1.0};
-    QVERIFY(BandLod::columns(nan, nanMax, 0, 1, 2) == std::vector<int64_t>(2, BandLod::kNone));
-    QVERIFY(BandLod::columns(one, noneMax, 0, 10, 2) == std::vector<int64_t>(2, BandLod::kNone)); // mismatched sizes
+    QVERIFY(BandLod::columnsByBand(nan, nanMax, 0, 1, 2) == std::vector<int64_t>(2, BandLod::kNone));
+    QVERIFY(BandLod::columnsByBand(one, noneMax, 0, 10, 2) == std::vector<int64_t>(2, BandLod::kNone)); // mismatched sizes
+}
+
+// Bands for the coarse levels' tests. Integer coordinates, views of integer bounds and
+// power-of-two widths: every length and cover is exact, so the coarse levels must give the
+// very same band per column as the band-by-band reference, ties included.
+std::vector<BandLod::Input> makeBands(const QString& pattern, int n, uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    std::vector<BandLod::Input> bands;
+    double x = 0;
+    for (int i = 0; i < n; ++i) {
+        BandLod::Input b;
+        if (pattern == QLatin1String("random")) { // gaps, zero widths, three keys
+            x += static_cast<double>(rng() % 3);
+            b = {x, x + static_cast<double>(rng() % 4), static_cast<uint32_t>(rng() % 3)};
+            x = b.x1;
+        } else if (pattern == QLatin1String("alternating")) { // two keys of equal lengths: ties everywhere
+            b = {x, x + 2, static_cast<uint32_t>(i % 2)};
+            x += 2;
+        } else if (pattern == QLatin1String("instants")) { // zero widths only, several at one x
+            if (rng() % 2)
+                x += 1;
+            b = {x, x, static_cast<uint32_t>(rng() % 4)};
+        } else if (pattern == QLatin1String("overlapping")) { // long bands over short ones
+            x += static_cast<double>(rng() % 2);
+            const double len = rng() % 50 == 0 ? static_cast<double>(rng() % 4096) : static_cast<double>(rng() % 3);
+            b = {x, x + len, static_cast<uint32_t>(rng() % 5)};
+        } else if (pattern == QLatin1String("irregular")) { // reversed and non-finite bands among regular ones
+            x += 1;
+            b = {x, x + static_cast<double>(rng() % 3), static_cast<uint32_t>(rng() % 2)};
+            if (rng() % 97 == 0)
+                b.x1 = b.x0 - 1;
+            if (rng() % 101 == 0)
+                b.x1 = std::numeric_limits<double>::infinity();
+        }
+        bands.push_back(b);
+    }
+    return bands;
+}
+
+void TestTimelineLod::coarseMatchesByBand_data()
+{
+    QTest::addColumn<QString>("pattern");
+    QTest::addColumn<int>("bands");
+    for (const char* p : {"random", "alternating", "instants", "overlapping", "irregular"})
+        for (int n : {1, 2, 15, 16, 17, 255, 256, 257, 5000, 70000})
+            QTest::addRow("%s, %d bands", p, n) << QString::fromLatin1(p) << n;
+}
+
+// The coarse levels against the band-by-band reference, on views across the data, at its
+// edges, inside one band and around block edges, from 1 to 1024 columns.
+void TestTimelineLod::coarseMatchesByBand()
+{
+    QFETCH(QString, pattern);
+    QFETCH(int, bands);
+    const BandLod lod(makeBands(pattern, bands, static_cast<uint32_t>(bands) * 31u + static_cast<uint32_t>(pattern.size())));
+    const std::vector<BandLod::Input>& in = lod.bands();
+    QCOMPARE(static_cast<int>(in.size()), bands);
+    QCOMPARE(lod.maxX1().size(), in.size());
+    double last = 0; // the greatest finite x1
+    for (const BandLod::Input& b : in)
+        if (std::isfinite(b.x1))
+            last = std::max(last, b.x1);
+    std::mt19937 rng(7);
+    struct View {
+        double lower;
+        int log2Span;
+        int columns;
+    };
+    std::vector<View> views;
+    int whole = 0;
+    while ((1 << whole) < last + 2)
+        ++whole;
+    for (int columns : {1, 7, 64, 1024}) {
+        views.push_back({0, whole, columns}); // the whole row
+        views.push_back({-static_cast<double>(1 << whole) / 2, whole, columns}); // half before the first band
+        views.push_back({std::floor(last / 2), whole, columns}); // half past the last
+        views.push_back({std::floor(last) + 1, 4, columns}); // entirely after
+        views.push_back({-64, 5, columns}); // entirely before
+        for (int k = 0; k < 12; ++k) // random integer positions, spans from 1 to the whole row
+            views.push_back({static_cast<double>(rng() % static_cast<uint32_t>(last + 2)) - 1,
+                             static_cast<int>(rng() % static_cast<uint32_t>(whole + 1)), columns});
+        for (double at : {16.0, 256.0, 4096.0}) // starting on block edges (in band index ≈ x for most patterns)
+            views.push_back({at, std::max(0, whole - 2), columns});
+    }
+    int compared = 0, shown = 0;
+    for (const View& v : views) {
+        const double upper = v.lower + std::ldexp(1.0, v.log2Span);
+        const std::vector<int64_t> coarse = lod.columns(v.lower, upper, v.columns);
+        const std::vector<int64_t> byBand = BandLod::columnsByBand(in, lod.maxX1(), v.lower, upper, v.columns);
+        QCOMPARE(coarse.size(), static_cast<size_t>(v.columns));
+        for (int c = 0; c < v.columns; ++c) {
+            const int64_t a = coarse[static_cast<size_t>(c)];
+            const int64_t b = byBand[static_cast<size_t>(c)];
+            if (a != b)
+                QFAIL(qPrintable(
+                    QStringLiteral(
+                        "view [%1, %2] in %3 columns, column %4: coarse shows band %5 (key %6), band by band %7 (key %8)")
+                        .arg(v.lower)
+                        .arg(upper)
+                        .arg(v.columns)
+                        .arg(c)
+                        .arg(a)
+                        .arg(a >= 0 ? static_cast<int>(in[static_cast<size_t>(a)].key) : -1)
+                        .arg(b)
+                        .arg(b >= 0 ? static_cast<int>(in[static_cast<size_t>(b)].key) : -1)));
+            ++compared;
+            shown += a != BandLod::kNone;
+        }
+    }
+    QVERIFY(compared > 0);
+    if (pattern != QLatin1String("irregular") || bands > 200)
+        QVERIFY(shown > 0); // the views do show bands
+}
+
+// The lanes of a real recording (phases, annotations, metadata), both x axes: the coarse
+// levels show the same band as band by band in every column of views across the trace.
+void TestTimelineLod::coarseMatchesByBandOnSample()
+{
+    int views = 0, representativeDiffers = 0;
+    for (const char* name : {"/many_small.pickle", "/loss_leak.pickle", "/llm_bs16.pickle"}) {
+        const auto doc = analyzeFile(std::string(MEMSCOPE_SAMPLES_DIR) + name);
+        QVERIFY(doc && !doc->devices.empty());
+        const DeviceModel& m = doc->devices[0];
+        for (XAxisMode mode : {XAxisMode::Time, XAxisMode::EventIndex}) {
+            const BandSet& set = *m.laneBands[static_cast<size_t>(mode)];
+            const double lo0 = m.xMin(mode), hi0 = m.xMax(mode);
+            for (int row = 0; row < set.rows(); ++row) {
+                std::vector<BandLod::Input> in;
+                for (size_t i = set.rowBegin(row); i < set.rowEnd(row); ++i)
+                    in.push_back({set.bands()[i].x0, set.bands()[i].x1, set.bands()[i].style});
+                std::vector<double> maxX1(in.size());
+                for (size_t i = 0; i < in.size(); ++i)
+                    maxX1[i] = i ? std::max(maxX1[i - 1], in[i].x1) : in[i].x1;
+                for (auto [from, to] : {std::pair{0.0, 1.0}, {-0.01, 1.01}, {-0.5, 0.5}, {0.7, 1.7}, {0.49, 0.51}, {0.3, 0.3001}})
+                    for (int columns : {1, 5, 37, 300, 1600}) {
+                        const double lower = lo0 + (hi0 - lo0) * from, upper = lo0 + (hi0 - lo0) * to;
+                        std::vector<int64_t> expect = BandLod::columnsByBand(in, maxX1, lower, upper, columns);
+                        for (int64_t& i : expect)
+                            if (i != BandLod::kNone)
+                                i += static_cast<int64_t>(set.rowBegin(row));
+                        const std::vector<int64_t> got = set.columnBands(row, lower, upper, columns);
+                        // The picture is the style per column. The band representing it may be
+                        // another of the same length, where the two paths' covers round apart.
+                        QCOMPARE(got.size(), expect.size());
+                        for (size_t c = 0; c < got.size(); ++c) {
+                            if (got[c] == expect[c])
+                                continue;
+                            QVERIFY2(got[c] >= 0 && expect[c] >= 0,
+                                     qPrintable(QStringLiteral("%1 row %2 [%3, %4] %5 columns: column %6 shown by one path only")
+                                                    .arg(name)
+                                                    .arg(row)
+                                                    .arg(from)
+                                                    .arg(to)
+                                                    .arg(columns)
+                                                    .arg(c)));
+                            const Band& g = set.bands()[static_cast<size_t>(got[c])];
+                            const Band& e = set.bands()[static_cast<size_t>(expect[c])];
+                            QCOMPARE(g.style, e.style);
+                            QVERIFY(std::fabs((g.x1 - g.x0) - (e.x1 - e.x0)) <= 1e-9 * std::fabs(e.x1 - e.x0));
+                            ++representativeDiffers;
+                        }
+                        ++views;
+                    }
+            }
+        }
+    }
+    QVERIFY(views > 100);
+    qInfo("%d views, %d columns represented by another band of equal length", views, representativeDiffers);
 }
 
 // Tooltips are made on hover from the band's iteration and events: the exact numbers.

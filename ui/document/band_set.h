@@ -21,9 +21,9 @@ struct Band {
     uint32_t style = 0; // the layer's colour index; bands of one style merge per pixel (BandLod)
 };
 
-// Bands in rows, sorted by row then x0, with what drawing them per pixel needs: the LOD
-// inputs and, per row, the running maximum of x1 (the first band reaching a view is found
-// by binary search).
+// Bands in rows, sorted by row then x0, with what drawing them per pixel needs: per row, a
+// BandLod (its inputs, coarse levels and the running maximum of x1, so the first band
+// reaching a view is found by binary search), built once with the set.
 class BandSet {
 public:
     BandSet() = default;
@@ -41,8 +41,7 @@ public:
 private:
     int m_rows = 1;
     std::vector<Band> m_bands;
-    std::vector<BandLod::Input> m_lod; // per band, same order
-    std::vector<double> m_maxX1; // running max of x1 within each row
+    std::vector<BandLod> m_rowLod = std::vector<BandLod>(1); // per row, over bands [rowBegin, rowEnd)
     std::vector<size_t> m_rowBegin{0, 0};
 };
 
