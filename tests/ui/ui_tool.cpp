@@ -6,9 +6,13 @@
 //   memscope_ui_tool appopen FILE [WIDTH HEIGHT]  (the window's staged open, then frame times)
 //   memscope_ui_tool fields OUTDIR FILE...   (Xvfb: the timeline, allocator and one allocation's
 //                                            details of recordings with pools, metadata, compile context)
+//   memscope_ui_tool lodbench FILE [COPIES]  (the phase lane's per-pixel LOD, coarse levels against band by band,
+//                                            on the lane repeated COPIES times end to end)
 //   memscope_ui_tool icon OUT.png | crop IN X Y W H OUT
 
 #include "ui/plot/allocation_bands_layer.h"
+#include "ui/document/band_lod.h"
+#include "ui/document/band_set.h"
 #include "ui/pages/allocation_timeline_view.h"
 #include "ui/pages/allocator_state_view.h"
 #include "ui/plot/category_timeline_view.h"
@@ -519,6 +523,49 @@ int icon(const QString& path)
 
 } // namespace
 
+// The phase lane's LOD alone, zoomed out (the view of "category: zoomed out pan", 1507
+// columns): BandLod::columns (coarse levels) against columnsByBand, median of 200 calls each,
+// alternating; the lane repeated COPIES times end to end stands in for a longer trace.
+int lodbench(const QString& file, int copies)
+{
+    const auto doc = analyzeFile(file.toStdString());
+    const DeviceModel& m = doc->devices[0];
+    const BandSet& set = *m.laneBands[static_cast<size_t>(XAxisMode::Time)];
+    const double span = m.xMax(XAxisMode::Time) - m.xMin(XAxisMode::Time);
+    std::vector<BandLod::Input> in;
+    for (int k = 0; k < copies; ++k)
+        for (size_t i = set.rowBegin(0); i < set.rowEnd(0); ++i)
+            in.push_back({set.bands()[i].x0 + k * span, set.bands()[i].x1 + k * span, set.bands()[i].style});
+    QElapsedTimer build;
+    build.start();
+    const BandLod lod(in);
+    const double buildMs = static_cast<double>(build.nsecsElapsed()) / 1e6;
+    const double lower = m.xMin(XAxisMode::Time) - 0.001 * span * copies, upper = lower + span * copies * 1.002;
+    const int columns = 1507;
+    std::vector<double> coarse, byBand;
+    size_t differ = 0;
+    for (int r = 0; r < 200; ++r) {
+        const double shift = (r % 2 ? 0.001 : -0.001) * span * copies;
+        QElapsedTimer t;
+        t.start();
+        const std::vector<int64_t> a = lod.columns(lower + shift, upper + shift, columns);
+        coarse.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+        t.restart();
+        const std::vector<int64_t> b = BandLod::columnsByBand(in, lod.maxX1(), lower + shift, upper + shift, columns);
+        byBand.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+        for (size_t c = 0; c < a.size(); ++c)
+            differ += (a[c] < 0 ? -1 : static_cast<int64_t>(in[static_cast<size_t>(a[c])].key)) !=
+                      (b[c] < 0 ? -1 : static_cast<int64_t>(in[static_cast<size_t>(b[c])].key));
+    }
+    std::sort(coarse.begin(), coarse.end());
+    std::sort(byBand.begin(), byBand.end());
+    std::printf(
+        "%s x%d: %zu phase bands, %d columns, levels built in %.2f ms; coarse median %.3f ms, band by band median %.3f ms; "
+        "columns of another colour: %zu\n",
+        qPrintable(QFileInfo(file).fileName()), copies, in.size(), columns, buildMs, coarse[100], byBand[100], differ);
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -538,6 +585,8 @@ int main(int argc, char** argv)
         return firstpaint(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 1000);
     if (args.size() >= 3 && args[1] == QStringLiteral("appopen"))
         return appopen(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 1000);
+    if (args.size() >= 3 && args[1] == QStringLiteral("lodbench"))
+        return lodbench(args[2], args.size() > 3 ? std::max(1, args[3].toInt()) : 1);
     if (args.size() >= 3 && args[1] == QStringLiteral("frametime"))
         return frametime(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 600);
     std::fprintf(
