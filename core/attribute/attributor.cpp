@@ -382,7 +382,8 @@ DeviceAttribution attributeDevice(const Snapshot& snapshot, const DeviceReplay& 
         int64_t best = it.firstEvent;
         int64_t bestBytes = d.requested[static_cast<size_t>(best)];
         for (int64_t from = it.firstEvent; from <= it.lastEvent; from += static_cast<int64_t>(CompactCurve::kBlock)) {
-            const size_t count = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(CompactCurve::kBlock), it.lastEvent + 1 - from));
+            const size_t count = static_cast<size_t>(
+                std::min<int64_t>(static_cast<int64_t>(CompactCurve::kBlock), it.lastEvent + 1 - from));
             d.requested.read(static_cast<size_t>(from), count, chunk.data());
             for (size_t j = 0; j < count; ++j)
                 if (chunk[j] > bestBytes) {
