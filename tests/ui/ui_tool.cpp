@@ -320,10 +320,15 @@ int frametimeOf(const std::shared_ptr<const Document>& doc, const QString& file,
         timeIt("lsLine");
         for (int i = 0; i < plot->graphCount(); ++i)
             plot->graph(i)->setLineStyle(QCPGraph::lsStepLeft);
-        const QBrush b0 = plot->graph(0)->brush();
-        for (int i = 0; i < plot->graphCount(); ++i)
+        std::vector<QBrush> brushes;
+        for (int i = 0; i < plot->graphCount(); ++i) {
+            brushes.push_back(plot->graph(i)->brush());
             plot->graph(i)->setBrush(QBrush(plot->graph(i)->brush().color()));
+        }
         timeIt("opaque brushes?");
+        // Put them back: the frame times measured after the probe are the real view's.
+        for (int i = 0; i < plot->graphCount(); ++i)
+            plot->graph(i)->setBrush(brushes[static_cast<size_t>(i)]);
         for (int i = 0; i < plot->graphCount(); ++i) {
             QCPGraph* g = plot->graph(i);
             const bool was = g->visible();
