@@ -376,22 +376,10 @@ DeviceAttribution attributeDevice(const Snapshot& snapshot, const DeviceReplay& 
     prefault.join();
     buildCurves(d, out);
 
-    std::vector<int64_t> chunk(CompactCurve::kBlock);
     for (Iteration& it : seg.iterations) {
-        // The iteration's first highest event, its stretch of the curve read a block at a time.
-        int64_t best = it.firstEvent;
-        int64_t bestBytes = d.requested[static_cast<size_t>(best)];
-        for (int64_t from = it.firstEvent; from <= it.lastEvent; from += static_cast<int64_t>(CompactCurve::kBlock)) {
-            const size_t count = static_cast<size_t>(
-                std::min<int64_t>(static_cast<int64_t>(CompactCurve::kBlock), it.lastEvent + 1 - from));
-            d.requested.read(static_cast<size_t>(from), count, chunk.data());
-            for (size_t j = 0; j < count; ++j)
-                if (chunk[j] > bestBytes) {
-                    bestBytes = chunk[j];
-                    best = from + static_cast<int64_t>(j);
-                }
-        }
-        it.peak.bytes = bestBytes;
+        const int64_t best = static_cast<int64_t>(
+            d.requested.firstMaxIndex(static_cast<size_t>(it.firstEvent), static_cast<size_t>(it.lastEvent) + 1));
+        it.peak.bytes = d.requested[static_cast<size_t>(best)];
         it.peak.event = EventIndex{best};
         it.peak.timeUs = trace ? trace->events.timeUs[static_cast<size_t>(best)] : 0;
         it.peak.phase = seg.eventPhase[static_cast<size_t>(best)];

@@ -2,6 +2,9 @@
 
 #include "common/huge_pages.h"
 
+#include <array>
+#include <limits>
+
 namespace memscope {
 
 void CompactCurve::clear()
@@ -78,6 +81,23 @@ void CompactCurve::read(size_t first, size_t count, int64_t* out) const
         count -= take;
         out += take;
     }
+}
+
+size_t CompactCurve::firstMaxIndex(size_t first, size_t last) const
+{
+    size_t best = first;
+    int64_t bestValue = std::numeric_limits<int64_t>::min();
+    std::array<int64_t, kBlock> chunk;
+    for (size_t from = first; from < last; from += kBlock) {
+        const size_t count = std::min(kBlock, last - from);
+        read(from, count, chunk.data());
+        for (size_t k = 0; k < count; ++k)
+            if (chunk[k] > bestValue) {
+                bestValue = chunk[k];
+                best = from + k;
+            }
+    }
+    return best;
 }
 
 void CompactCurve::widen()

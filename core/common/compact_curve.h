@@ -67,6 +67,9 @@ public:
     // Copies values [first, first + count) to out, a block at a time: the way to walk a long
     // stretch of the curve (one block lookup per 4096 values instead of one per value).
     void read(size_t first, size_t count, int64_t* out) const;
+    // The first index of the highest value in [first, last), walked with read(); first when
+    // the range is empty.
+    size_t firstMaxIndex(size_t first, size_t last) const;
     // Adds delta to every value written so far.
     void addToAll(int64_t delta);
     // Releases unused reserved capacity.

@@ -215,15 +215,12 @@ struct Builder {
     void computePeaks()
     {
         const EventTable& ev = trace.events;
-        // The requested peak was found while its curve was built; the reserved one a block at a time.
+        // The requested peak was found while its curve was built.
         r.peakReserved = Peak{r.reservedAtStart, EventIndex{}, 0};
-        std::vector<int64_t> chunk(CompactCurve::kBlock);
-        for (size_t from = 0; from < r.reserved.size(); from += CompactCurve::kBlock) {
-            const size_t count = std::min(CompactCurve::kBlock, r.reserved.size() - from);
-            r.reserved.read(from, count, chunk.data());
-            for (size_t j = 0; j < count; ++j)
-                if (chunk[j] > r.peakReserved.bytes)
-                    r.peakReserved = Peak{chunk[j], EventIndex{static_cast<int64_t>(from + j)}, ev.timeUs[from + j]};
+        if (!r.reserved.empty()) {
+            const size_t k = r.reserved.firstMaxIndex(0, r.reserved.size());
+            if (r.reserved[k] > r.peakReserved.bytes)
+                r.peakReserved = Peak{r.reserved[k], EventIndex{static_cast<int64_t>(k)}, ev.timeUs[k]};
         }
         if (!r.peakRequested.event.valid() && !r.requested.empty())
             r.peakRequested.timeUs = ev.timeUs.front();

@@ -79,6 +79,38 @@ private slots:
             QCOMPARE(out[count], int64_t(42)); // nothing past the stretch
         }
     }
+    // The replay's reserved peak and the attribution's iteration peaks: the first index of the
+    // highest value over any stretch, wide blocks and block edges included, as a scan finds it.
+    void firstMaxIndexMatchesScan_data() { valuesReadBack_data(); }
+    void firstMaxIndexMatchesScan()
+    {
+        QFETCH(int, n);
+        QFETCH(qlonglong, step);
+        std::mt19937_64 rng(14);
+        CompactCurve c;
+        int64_t v = int64_t(7) << 40;
+        for (int i = 0; i < n; ++i)
+            c.push_back(v += static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * step + 1)) - step);
+        const size_t sz = c.size();
+        for (int q = 0; q < 200; ++q) {
+            const size_t first = sz ? static_cast<size_t>(rng() % sz) : 0;
+            const size_t last = q == 0 ? sz : first + static_cast<size_t>(rng() % (sz - first + 1));
+            size_t want = first;
+            for (size_t k = first; k < last; ++k)
+                if (c[k] > c[want])
+                    want = k;
+            QCOMPARE(c.firstMaxIndex(first, last), want);
+        }
+        QCOMPARE(c.firstMaxIndex(3, 3), size_t(3)); // an empty stretch: its start
+
+        // Ties keep the first: a saw whose highest value repeats every 7 events, across blocks.
+        CompactCurve saw;
+        for (int i = 0; i < 3 * static_cast<int>(CompactCurve::kBlock); ++i)
+            saw.push_back(i % 7);
+        QCOMPARE(saw.firstMaxIndex(0, saw.size()), size_t(6));
+        QCOMPARE(saw.firstMaxIndex(CompactCurve::kBlock - 2, saw.size()),
+                 CompactCurve::kBlock - 2 + 6 - (CompactCurve::kBlock - 2) % 7);
+    }
     // append() (whole blocks in one pass, what the attribution uses) gives the curve
     // push_back gives: same values, same blocks kept wide; chunks start mid-block too.
     void appendEqualsPushBack_data() { valuesReadBack_data(); }
