@@ -5,6 +5,7 @@
 
 #include "io/pickle_writer.h"
 #include "live/agent_directory.h"
+#include "live/agent_locator.h"
 #include "live/job_live_session.h"
 #include "live/live_client.h"
 #include "analysis/analysis.h"
@@ -26,8 +27,6 @@
 #include <thread>
 #include <unistd.h>
 
-extern char** environ;
-
 namespace memscope {
 
 namespace {
@@ -35,13 +34,6 @@ namespace {
 volatile std::sig_atomic_t g_interrupts = 0;
 
 void onInterrupt(int) { g_interrupts = g_interrupts + 1; }
-
-// What the launched program's agent records with each event (docs/LIVE.md).
-enum class AgentStacks {
-    Full, // Python stacks on every event
-    Light, // --light: stacks on allocations only (MEMSCOPE_AGENT_LIGHT=1)
-    Markers, // --markers: no stacks, phase markers instead (MEMSCOPE_AGENT_MARKERS=1)
-};
 
 struct RecordOptions {
     std::string output;
@@ -106,24 +98,6 @@ RecordOptions parse(const std::vector<std::string>& args)
     return o;
 }
 
-std::string agentPackageDir()
-{
-    if (const char* p = std::getenv("MEMSCOPE_AGENT_PATH"); p && *p)
-        return p;
-    std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const auto installed = exe.parent_path().parent_path() / "share" / "memscope" / "agent";
-        if (std::filesystem::exists(installed / "memscope_agent" / "__init__.py", ec))
-            return installed.string();
-    }
-#ifdef MEMSCOPE_AGENT_SOURCE_DIR
-    return MEMSCOPE_AGENT_SOURCE_DIR;
-#else
-    throw std::runtime_error("cannot find the memscope_agent package; set MEMSCOPE_AGENT_PATH");
-#endif
-}
-
 std::string prepareSocketPath()
 {
     const std::string dir = agentDirectory();
@@ -139,30 +113,8 @@ std::string prepareSocketPath()
 pid_t launch(const std::vector<std::string>& command, const std::string& socketPath, AgentStacks stacks,
              const std::string& job = {})
 {
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e) {
-        const std::string kv = *e;
-        if (kv.rfind("MEMSCOPE_AGENT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_SOCKET=", 0) == 0 ||
-            kv.rfind("PYTHONPATH=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_JOB=", 0) == 0 ||
-            (stacks != AgentStacks::Full &&
-             (kv.rfind("MEMSCOPE_AGENT_LIGHT=", 0) == 0 || kv.rfind("MEMSCOPE_AGENT_MARKERS=", 0) == 0 ||
-              kv.rfind("MEMSCOPE_AGENT_CONTEXT=", 0) == 0)))
-            continue;
-        env.push_back(kv);
-    }
-    const char* oldPath = std::getenv("PYTHONPATH");
-    env.push_back("PYTHONPATH=" + agentPackageDir() + (oldPath && *oldPath ? std::string(":") + oldPath : ""));
-    if (job.empty()) {
-        env.push_back("MEMSCOPE_AGENT=1");
-        env.push_back("MEMSCOPE_AGENT_SOCKET=" + socketPath);
-    } else {
-        env.push_back("MEMSCOPE_AGENT=ranks");
-        env.push_back("MEMSCOPE_AGENT_JOB=" + job);
-    }
-    if (stacks == AgentStacks::Light)
-        env.push_back("MEMSCOPE_AGENT_LIGHT=1"); // stacks on allocations only (docs/LIVE.md)
-    else if (stacks == AgentStacks::Markers)
-        env.push_back("MEMSCOPE_AGENT_MARKERS=1"); // no stacks, phase markers (docs/LIVE.md)
+    std::vector<std::string> env = agentEnvironment(currentEnvironment(),
+                                                    {.socketPath = socketPath, .job = job, .stacks = stacks});
     std::vector<char*> envp, argv;
     for (auto& s : env)
         envp.push_back(s.data());

@@ -38,6 +38,13 @@ AnalysisSource AnalysisSource::recording(std::shared_ptr<const Snapshot> snapsho
     return s;
 }
 
+const DeviceQueries& Analysis::queriesOf(size_t deviceIndex) const
+{
+    if (!queries)
+        throw std::logic_error(name + ": the device queries are computed with the Replayed stage of a longer analysis");
+    return queries->at(deviceIndex);
+}
+
 std::optional<size_t> Analysis::findDevice(int ordinal) const
 {
     if (!snapshot)
@@ -164,6 +171,14 @@ std::shared_ptr<const Analysis> analyze(const AnalysisSource& source, const Anal
         }
         replayed->replay = replaySnapshot(a->snapshot);
     }
+    auto queries = [](const Replay& replay) {
+        auto q = std::make_shared<std::vector<DeviceQueries>>();
+        for (size_t i = 0; i < replay.devices.size(); ++i)
+            q->push_back(queryDevice(replay, i));
+        return std::shared_ptr<const std::vector<DeviceQueries>>(std::move(q));
+    };
+    if (options.until != AnalysisStage::Replayed)
+        replayed->queries = queries(*replayed->replay);
     if (publish(replayed))
         return replayed;
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "analysis/device_queries.h"
 #include "attribute/attribution.h"
 #include "diagnose/diagnoser.h"
 #include "diagnose/training_measurement.h"
@@ -19,7 +20,9 @@ namespace memscope {
  * report, the live window) turns a file or a recording into results here, in four stages:
  *
  *   Loaded      the file read into a Snapshot (columns, interned strings, frames, stacks)
- *   Replayed    each device's allocations paired and its requested/reserved curves built
+ *   Replayed    each device's allocations paired and its requested/reserved curves built,
+ *               and its DeviceQueries (segments, pools, metadata and annotation spans)
+ *               unless the analysis stops at this stage
  *   Attributed  phases, iterations and a category per allocation, per-category curves
  *   Diagnosed   the detectors' findings and the estimator's measured inputs
  *
@@ -61,14 +64,20 @@ public:
     AnalysisStage stage = AnalysisStage::Loaded;
     std::shared_ptr<const Snapshot> snapshot;
     std::shared_ptr<const Replay> replay; // from Replayed
+    // Per device index, from Replayed (when `until` goes further; always from Attributed).
+    std::shared_ptr<const std::vector<DeviceQueries>> queries;
     std::shared_ptr<const Attribution> attribution; // from Attributed
-    bool attributed = false; // every device has category curves
+    // The categories are ready: every allocation of every device has one, and every device
+    // its per-category curves. The one name for it (the window's documents ask this).
+    bool attributed = false;
     std::shared_ptr<const FrameClassifier> frames; // from Attributed
     std::shared_ptr<const DiagnosisResult> diagnosis; // from Diagnosed
     std::vector<TrainingMeasurement> training; // from Diagnosed, per device index
 
     bool reached(AnalysisStage s) const { return static_cast<int>(stage) >= static_cast<int>(s); }
     size_t deviceCount() const { return snapshot ? snapshot->devices.size() : 0; }
+    // queries->at(deviceIndex); throws std::logic_error before they are computed.
+    const DeviceQueries& queriesOf(size_t deviceIndex) const;
     // The index of device `ordinal`, or nullopt when the recording has none.
     std::optional<size_t> findDevice(int ordinal) const;
     // The device shown when none is asked for: one that ran out of memory, else the one with

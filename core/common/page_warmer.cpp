@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <vector>
 
 namespace memscope {
 
@@ -49,6 +50,20 @@ void PageWarmer::start(size_t bytes)
 #else
     (void)bytes;
 #endif
+}
+
+size_t PageWarmer::residentBytes() const
+{
+    if (!m_data)
+        return 0;
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> in((m_bytes + page - 1) / page);
+    if (::mincore(m_data, m_bytes, in.data()) != 0)
+        return 0;
+    size_t resident = 0;
+    for (unsigned char c : in)
+        resident += c & 1;
+    return resident * page;
 }
 
 size_t PageWarmer::release()

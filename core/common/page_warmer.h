@@ -33,6 +33,10 @@ public:
     void start(size_t bytes);
     // Stops warming and gives the memory back; returns the bytes that were warmed.
     size_t release();
+    // The bytes populated so far (a whole slice at a time), and of the mapping those the
+    // kernel holds resident now (mincore): what the next stage will get without a fault.
+    size_t warmed() const { return m_warmed.load(); }
+    size_t residentBytes() const;
 
 private:
     void* m_data = nullptr;
