@@ -57,12 +57,11 @@ int main(int argc, char** argv)
     parser.process(app);
 
     memscope::MainWindow window;
-    memscope::installLiveMenu(&window);
     window.show();
     if (parser.isSet(attach))
-        memscope::attachLive(&window, parser.value(attach), parser.value(token));
+        memscope::attachLive(&window, parser.value(attach), parser.value(token), window.runner());
     if (parser.isSet(attachJob))
-        memscope::attachLiveJob(&window, parser.value(attachJob));
+        memscope::attachLiveJob(&window, parser.value(attachJob), window.runner());
     if (parser.isSet(compare))
         window.compareFiles(parser.positionalArguments());
     else

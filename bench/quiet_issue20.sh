@@ -34,7 +34,7 @@ uptime | tee -a $O/load.txt
 fincore /tmp/gen_100m.pickle > $O/fincore_before.txt; cat /tmp/gen_100m.pickle > /dev/null; fincore /tmp/gen_100m.pickle >> $O/fincore_before.txt
 /usr/bin/time -f "summary100m %e s wall %U user %S sys %M KiB" $B/app/memscope summary /tmp/gen_100m.pickle > $O/summary100m.txt 2>&1
 uptime | tee -a $O/load.txt
-QT_QPA_PLATFORM=offscreen /usr/bin/time -f "%e s wall %U user %S sys %M KiB" $B/tests/memscope_ui_tool appopen /tmp/gen_100m.pickle > $O/appopen100m.txt 2>&1
+QT_QPA_PLATFORM=offscreen /usr/bin/time -f "%e s wall %U user %S sys %M KiB" $B/tools/memscope_ui_tool appopen /tmp/gen_100m.pickle > $O/appopen100m.txt 2>&1
 uptime | tee -a $O/load.txt
-for i in 1 2 3; do QT_QPA_PLATFORM=offscreen $B/tests/memscope_ui_tool frametime /tmp/gen_10m.pickle >> $O/frametime10m.txt 2>&1; done
+for i in 1 2 3; do QT_QPA_PLATFORM=offscreen $B/tools/memscope_ui_tool frametime /tmp/gen_10m.pickle >> $O/frametime10m.txt 2>&1; done
 echo done > $O/DONE

@@ -19,7 +19,7 @@ if [ -z "$cf" ]; then
 fi
 mapfile -t files < <(git ls-files --cached --others --exclude-standard -- \
   'core/*.cpp' 'core/*.h' 'ui/*.cpp' 'ui/*.h' 'app/*.cpp' 'app/*.h' \
-  'tests/*.cpp' 'tests/*.h' 'bench/*.cpp' 'bench/*.h' 'fuzz/*.cpp' 'fuzz/*.h' \
+  'tests/*.cpp' 'tests/*.h' 'bench/*.cpp' 'bench/*.h' 'fuzz/*.cpp' 'fuzz/*.h' 'tools/*.cpp' 'tools/*.h' \
   'agent/*.cpp' 'agent/*.h' 'samples/*.cpp' 'samples/*.h' | sort -u)
 existing=()
 for f in "${files[@]}"; do [ -f "$f" ] && existing+=("$f"); done

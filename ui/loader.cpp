@@ -1,30 +1,27 @@
 #include "ui/loader.h"
 
-#include "common/load_error.h"
+#include "ui/runner/job_runner.h"
 
 #include <QFileInfo>
-#include <QThread>
-
-#include <cmath>
 
 namespace memscope {
 
-Loader::Loader(QObject* parent) : QObject(parent) { qRegisterMetaType<std::shared_ptr<const memscope::Document>>(); }
+Loader::Loader(QObject* parent, JobRunner* runner) : QObject(parent), m_runner(runner ? runner : new JobRunner(this))
+{
+    qRegisterMetaType<std::shared_ptr<const memscope::Document>>();
+}
 
 Loader::~Loader()
 {
     m_queue.clear();
-    if (m_worker) {
-        m_cancel->store(true);
-        m_worker->wait();
-        delete m_worker;
-    }
+    if (m_job)
+        m_runner->cancel(m_job);
 }
 
 void Loader::load(const QString& path)
 {
     m_queue.push_back(path);
-    if (!m_worker)
+    if (!m_job)
         startNext();
 }
 
@@ -32,7 +29,7 @@ void Loader::load(const QStringList& paths)
 {
     for (const QString& p : paths)
         m_queue.push_back(p);
-    if (!m_worker)
+    if (!m_job)
         startNext();
 }
 
@@ -40,16 +37,16 @@ void Loader::cancel()
 {
     const QStringList dropped = m_queue;
     m_queue.clear();
-    if (m_cancel)
-        m_cancel->store(true);
+    if (m_job)
+        m_runner->cancel(m_job);
     for (const QString& p : dropped)
         emit loadCancelled(p);
 }
 
 void Loader::cancelCurrent()
 {
-    if (m_cancel)
-        m_cancel->store(true);
+    if (m_job)
+        m_runner->cancel(m_job);
 }
 
 void Loader::startNext()
@@ -58,76 +55,60 @@ void Loader::startNext()
         emit idle();
         return;
     }
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    auto cancel = m_cancel;
     const QString path = m_queue.takeFirst();
-    Loader* self = this; // outlives the worker: the destructor waits for it
     emit loadStarted(path);
-
-    m_worker = QThread::create([self, path, cancel] {
-        int lastPercent = -1;
+    auto finalDoc = std::make_shared<std::shared_ptr<const Document>>();
+    JobCallbacks callbacks;
+    callbacks.receiver = this;
+    callbacks.progress = [this, path](double fraction, const QString& stage) { emit progressChanged(path, fraction, stage); };
+    auto next = [this] {
+        m_job = 0;
+        startNext();
+    };
+    callbacks.finished = [this, path, finalDoc, next] {
+        emit snapshotLoaded(path, *finalDoc);
+        next();
+    };
+    callbacks.failed = [this, path, next](const QString& message) {
+        emit loadFailed(path, message);
+        next();
+    };
+    callbacks.cancelled = [this, path, next] {
+        emit loadCancelled(path);
+        next();
+    };
+    const std::string file = QFileInfo(path).filePath().toStdString();
+    m_job = m_runner->start(
+        path,
+        [this, path, file, finalDoc](JobContext& job) {
         AnalysisCallbacks callbacks;
         callbacks.progress = [&](AnalysisStage stage, double f) {
-            const double whole = analysisFraction(stage, f);
-            const int percent = static_cast<int>(std::lround(whole * 100));
-            if (percent != lastPercent) {
-                lastPercent = percent;
-                const QString name = QString::fromUtf8(analysisStageName(stage));
-                QMetaObject::invokeMethod(
-                    self, [self, path, whole, name] { emit self->progressChanged(path, whole, name); }, Qt::QueuedConnection);
-            }
-            return !cancel->load();
+            job.progress(analysisFraction(stage, f), QString::fromUtf8(analysisStageName(stage)));
+            return !job.cancelled();
         };
         std::shared_ptr<const Document> doc;
         callbacks.stageReady = [&](const std::shared_ptr<const Analysis>& analysis) {
-            if (analysis->stage == AnalysisStage::Loaded || cancel->load())
+            if (analysis->stage == AnalysisStage::Loaded || job.cancelled())
                 return;
             doc = makeDocument(analysis, doc.get());
             if (analysis->stage == AnalysisStage::Diagnosed)
-                return; // handed over below, with the end of the load
+                return; // handed over with the end of the job
             const bool curves = analysis->stage == AnalysisStage::Replayed;
-            QMetaObject::invokeMethod(
-                self,
-                [self, path, d = doc, curves] {
+            job.post([this, path, d = doc, curves] {
                 if (curves)
-                    emit self->curvesReady(path, d);
+                    emit curvesReady(path, d);
                 else
-                    emit self->attributed(path, d);
-                },
-                Qt::QueuedConnection);
+                    emit attributed(path, d);
+            });
         };
-        QString error;
-        bool cancelled = false;
         try {
-            analyze(AnalysisSource::file(QFileInfo(path).filePath().toStdString()), {}, callbacks);
-        } catch (const LoadCancelled&) {
-            cancelled = true;
-        } catch (const LoadError& e) {
-            error = QString::fromStdString(e.what());
+            analyze(AnalysisSource::file(file), {}, callbacks);
         } catch (const std::bad_alloc&) {
-            error = path + QStringLiteral(": not enough memory to load this snapshot");
-        } catch (const std::exception& e) {
-            error = path + QStringLiteral(": ") + QString::fromStdString(e.what());
+            throw std::runtime_error("not enough memory to load this snapshot");
         }
-        if (cancelled || !error.isEmpty())
-            doc.reset();
-        QMetaObject::invokeMethod(
-            self,
-            [self, path, doc, error, cancelled] {
-            self->m_worker->wait();
-            self->m_worker->deleteLater();
-            self->m_worker = nullptr;
-            if (cancelled)
-                emit self->loadCancelled(path);
-            else if (doc)
-                emit self->snapshotLoaded(path, doc);
-            else
-                emit self->loadFailed(path, error);
-            self->startNext();
-            },
-            Qt::QueuedConnection);
-    });
-    m_worker->start();
+        *finalDoc = doc;
+        },
+        std::move(callbacks));
 }
 
 } // namespace memscope

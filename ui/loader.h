@@ -8,12 +8,12 @@
 #include <atomic>
 #include <memory>
 
-class QThread;
-
 namespace memscope {
 
+class JobRunner;
+
 /*
- * Loads snapshot files one after another on a worker thread through core's analyze(). Each
+ * Loads snapshot files one after another, each a job of the JobRunner, through core's analyze(). Each
  * file emits loadStarted, progressChanged (naming the running stage), then
  *   curvesReady     once replayed: a document with the requested/reserved curves, no categories
  *   attributed      once phases and categories are known: the document without findings
@@ -25,14 +25,15 @@ namespace memscope {
 class Loader : public QObject {
     Q_OBJECT
 public:
-    explicit Loader(QObject* parent = nullptr);
+    // runner: the window's; null: a runner of the loader's own.
+    explicit Loader(QObject* parent = nullptr, JobRunner* runner = nullptr);
     ~Loader() override;
 
     void load(const QString& path);
     void load(const QStringList& paths);
     void cancel();
     void cancelCurrent(); // stops the file being loaded; the queued ones still load
-    bool isBusy() const { return m_worker != nullptr; }
+    bool isBusy() const { return m_job != 0; }
     int queuedCount() const { return static_cast<int>(m_queue.size()); }
 
 signals:
@@ -49,8 +50,8 @@ private:
     void startNext();
 
     QStringList m_queue;
-    QThread* m_worker = nullptr;
-    std::shared_ptr<std::atomic<bool>> m_cancel;
+    JobRunner* m_runner;
+    uint64_t m_job = 0; // the file loading now, 0: none
 };
 
 } // namespace memscope

@@ -6,9 +6,12 @@
 #include "ui/pages/job_tab.h"
 #include "ui/plot/category_timeline_view.h"
 #include "ui/loader.h"
+#include "ui/runner/job_runner.h"
 #include "ui/pages/report_exporter.h"
 #include "ui/pages/snapshot_tab.h"
 #include "ui/compare/comparison_view.h"
+#include "ui/live/attach_dialog.h"
+#include "ui/live/live_tab.h"
 
 #include <QAction>
 #include <QApplication>
@@ -35,7 +38,6 @@
 #include <QToolButton>
 #include <QUrl>
 #include <QPointer>
-#include <QThread>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -67,8 +69,8 @@ QString stageText(const QString& stage, const QString& path)
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent), m_loader(new Loader(this)), m_stack(new QStackedWidget(this)), m_tabs(new QTabWidget(this)),
-      m_banner(new QFrame(this)), m_bannerText(new QLabel(m_banner)), m_loadLabel(new QLabel(this)),
+    : QMainWindow(parent), m_runner(new JobRunner(this)), m_loader(new Loader(this, m_runner)), m_stack(new QStackedWidget(this)),
+      m_tabs(new QTabWidget(this)), m_banner(new QFrame(this)), m_bannerText(new QLabel(m_banner)), m_loadLabel(new QLabel(this)),
       m_progress(new QProgressBar(this)), m_cancel(new QPushButton(tr("Cancel"), this))
 {
     setWindowTitle(QStringLiteral("memscope"));
@@ -122,7 +124,15 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->showMessage(tr("Wheel: zoom · drag: pan · Shift+drag: select a range · click: inspect a time · "
                                 "double-click: reset"));
 
-    connect(m_cancel, &QPushButton::clicked, m_loader, &Loader::cancel);
+    connect(m_cancel, &QPushButton::clicked, this, [this] {
+        m_loader->cancel();
+        for (uint64_t id : m_comparing)
+            m_runner->cancel(id);
+        if (m_openingJob)
+            m_runner->cancel(m_openingJob);
+    });
+    // A job that reports no error of its own (a tab closed meanwhile, say) reaches the banner.
+    connect(m_runner, &JobRunner::failed, this, [this](const QString&, const QString& message) { showError(message); });
     connect(m_loader, &Loader::loadStarted, this, [this](const QString& path) {
         m_loadLabel->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
         m_loadLabel->show();
@@ -159,6 +169,8 @@ MainWindow::MainWindow(QWidget* parent)
     });
 
     createActions();
+    // Attaching (File > Attach, --attach, a live job's rank) opens a tab here.
+    setLiveTabHost([this](QWidget* widget, const QString& title) { addLiveTab(widget, title); });
     QSettings settings;
     if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
         resize(1500, 950);
@@ -171,11 +183,8 @@ MainWindow::MainWindow(QWidget* parent)
 
 MainWindow::~MainWindow()
 {
-    m_closing = true; // the job's progress callback then cancels it
-    if (m_jobThread) {
-        m_jobThread->wait();
-        delete m_jobThread;
-    }
+    setLiveTabHost({});
+    m_runner->cancelAll();
 }
 
 void MainWindow::createWelcome()
@@ -228,6 +237,7 @@ void MainWindow::createActions()
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     QAction* compare = file->addAction(tr("Co&mpare…"), this, &MainWindow::chooseComparison);
     compare->setToolTip(tr("Two or more snapshots on one axis of iterations and phases: what changed, where and why"));
+    addAttachAction(this, file, nullptr, m_runner);
     file->addSeparator();
     m_exportAction = file->addAction(tr("&Export Report…"), this, &MainWindow::chooseExportDirectory);
     m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
@@ -305,9 +315,32 @@ void MainWindow::createActions()
 
 int MainWindow::tabCount() const { return m_tabs->count(); }
 
-SnapshotTab* MainWindow::tab(int index) const { return qobject_cast<SnapshotTab*>(m_tabs->widget(index)); }
+SnapshotTab* MainWindow::tab(int index) const
+{
+    if (auto* live = qobject_cast<LiveTab*>(m_tabs->widget(index)))
+        return live->snapshotTab();
+    return qobject_cast<SnapshotTab*>(m_tabs->widget(index));
+}
 
-SnapshotTab* MainWindow::currentTab() const { return qobject_cast<SnapshotTab*>(m_tabs->currentWidget()); }
+SnapshotTab* MainWindow::currentTab() const { return tab(m_tabs->currentIndex()); }
+
+LiveTab* MainWindow::liveTab(int index) const { return qobject_cast<LiveTab*>(m_tabs->widget(index)); }
+
+void MainWindow::addLiveTab(QWidget* widget, const QString& title)
+{
+    const int index = m_tabs->addTab(widget, title);
+    m_tabs->setCurrentIndex(index);
+    m_stack->setCurrentWidget(m_tabs);
+    if (auto* live = qobject_cast<LiveTab*>(widget)) {
+        connect(live, &LiveTab::titleChanged, this, [this, live](const QString& t) {
+            if (const int i = m_tabs->indexOf(live); i >= 0)
+                m_tabs->setTabText(i, t);
+        });
+        // The live tab's snapshot view appears with the first events: the actions follow it.
+        connect(live, &LiveTab::documentShown, this, &MainWindow::updateActions);
+    }
+    updateActions();
+}
 
 QString MainWindow::errorText() const { return m_bannerText->text(); }
 
@@ -330,7 +363,7 @@ JobTab* MainWindow::jobTab(int index) const { return qobject_cast<JobTab*>(m_tab
 
 void MainWindow::openJob(const QStringList& paths)
 {
-    if (m_jobThread) {
+    if (m_openingJob) {
         showError(tr("A job is still opening; wait for it before opening another."));
         return;
     }
@@ -342,35 +375,37 @@ void MainWindow::openJob(const QStringList& paths)
     m_loadLabel->show();
     m_progress->setRange(0, 0);
     m_progress->show();
-    m_jobThread = QThread::create([this, list, title] {
-        std::shared_ptr<const RankSet> set;
-        QString error;
-        try {
-            RankSetOptions options;
-            options.progress = [this](size_t, size_t) { return !m_closing.load(); };
-            set = RankSet::open(list, options);
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
-        }
-        if (m_closing)
-            return;
-        QMetaObject::invokeMethod(
-            this,
-            [this, set, error, title] {
-            m_jobThread->wait();
-            m_jobThread->deleteLater();
-            m_jobThread = nullptr;
-            m_loadLabel->hide();
-            m_progress->hide();
-            m_progress->setRange(0, 100);
-            if (!set)
-                showError(tr("Could not open the job %1: %2").arg(title, error));
-            else
-                onJobOpened(title, set);
-            },
-            Qt::QueuedConnection);
-    });
-    m_jobThread->start();
+    m_cancel->show();
+    auto set = std::make_shared<std::shared_ptr<const RankSet>>();
+    auto done = [this] {
+        m_openingJob = 0;
+        m_loadLabel->hide();
+        m_progress->hide();
+        m_cancel->hide();
+        m_progress->setRange(0, 100);
+    };
+    JobCallbacks callbacks;
+    callbacks.receiver = this;
+    callbacks.finished = [this, set, title, done] {
+        done();
+        onJobOpened(title, *set);
+    };
+    callbacks.failed = [this, title, done](const QString& message) {
+        done();
+        showError(tr("Could not open the job %1: %2").arg(title, message));
+    };
+    callbacks.cancelled = [this, title, done] {
+        done();
+        statusBar()->showMessage(tr("Cancelled opening %1").arg(title), 5000);
+    };
+    m_openingJob = m_runner->start(
+        title,
+        [list, set](JobContext& job) {
+        RankSetOptions options;
+        options.progress = [&job](size_t, size_t) { return !job.cancelled(); };
+        *set = RankSet::open(list, options);
+        },
+        std::move(callbacks));
 }
 
 void MainWindow::onJobOpened(const QString& title, std::shared_ptr<const RankSet> set)
@@ -519,6 +554,20 @@ void MainWindow::showError(const QString& message)
 
 void MainWindow::closeTab(int index)
 {
+    if (auto* live = qobject_cast<LiveTab*>(m_tabs->widget(index))) {
+        if (!live->confirmClose())
+            return;
+    }
+    if (m_tabs->widget(index) && !qobject_cast<SnapshotTab*>(m_tabs->widget(index)) && !jobTab(index) &&
+        !comparisonTab(index)) { // a live tab or a live job's view
+        QWidget* w = m_tabs->widget(index);
+        m_tabs->removeTab(index);
+        w->deleteLater();
+        if (m_tabs->count() == 0)
+            m_stack->setCurrentWidget(m_welcome);
+        updateActions();
+        return;
+    }
     if (JobTab* j = jobTab(index)) {
         m_tabs->removeTab(index);
         j->deleteLater();
@@ -554,7 +603,7 @@ void MainWindow::updateActions()
 {
     const bool any = currentTab() != nullptr;
     const bool comparison = comparisonTab(m_tabs->currentIndex()) != nullptr;
-    const bool categorised = any && currentTab()->document().categorised(); // the report needs the categories
+    const bool categorised = any && currentTab()->document().attributed(); // the report needs the categories
     m_exportAction->setEnabled(categorised || comparison);
     m_imageAction->setEnabled(any);
     m_closeAction->setEnabled(any || comparison || jobTab(m_tabs->currentIndex()) != nullptr);
@@ -632,7 +681,7 @@ bool MainWindow::exportReport(const QString& directory, QString* message)
     SnapshotTab* t = currentTab();
     if (!t)
         return false;
-    if (!t->document().categorised()) {
+    if (!t->document().attributed()) {
         if (message)
             *message = tr("%1 is still being categorised; export its report once it has loaded").arg(t->path());
         return false;
@@ -725,6 +774,11 @@ void MainWindow::saveSettings()
 
 void MainWindow::closeEvent(QCloseEvent* event)
 {
+    for (int i = 0; i < m_tabs->count(); ++i)
+        if (LiveTab* live = liveTab(i); live && !live->confirmClose()) {
+            event->ignore(); // an unsaved recording the user kept
+            return;
+        }
     saveSettings();
     m_loader->cancel();
     event->accept();
@@ -784,29 +838,35 @@ void MainWindow::compareFiles(const QStringList& paths)
     std::vector<std::string> files;
     for (const QString& p : paths)
         files.push_back(p.toStdString());
-    QPointer<MainWindow> self(this);
-    QThread* worker = QThread::create([self, files] {
+    const QString title = tr("Comparing %1").arg(QFileInfo(paths.front()).fileName());
+    JobCallbacks callbacks;
+    callbacks.receiver = this;
+    auto forget = [this](uint64_t id) { std::erase(m_comparing, id); };
+    auto id = std::make_shared<uint64_t>(0);
+    callbacks.finished = [forget, id] { forget(*id); };
+    callbacks.cancelled = [this, forget, id] {
+        forget(*id);
+        statusBar()->showMessage(tr("Comparison cancelled"), 5000);
+    };
+    callbacks.failed = [this, forget, id](const QString& message) {
+        forget(*id);
+        showError(message);
+    };
+    *id = m_runner->start(
+        title,
+        [this, files](JobContext& job) {
+        AnalysisCallbacks analysis;
+        analysis.progress = [&job](AnalysisStage, double) { return !job.cancelled(); };
         std::vector<std::shared_ptr<const Analysis>> runs;
-        try {
-            for (const std::string& f : files)
-                runs.push_back(analyze(AnalysisSource::file(f), {.load = {}, .until = AnalysisStage::Attributed}));
-            for (size_t i = 1; i < runs.size(); ++i) {
-                auto comparison = compareRuns(runs.front(), runs[i]);
-                QMetaObject::invokeMethod(qApp, [self, comparison] {
-                    if (self)
-                        self->onCompared(comparison);
-                });
-            }
-        } catch (const std::exception& e) {
-            const QString message = QString::fromStdString(e.what());
-            QMetaObject::invokeMethod(qApp, [self, message] {
-                if (self)
-                    self->showError(message);
-            });
+        for (const std::string& f : files)
+            runs.push_back(analyze(AnalysisSource::file(f), {.load = {}, .until = AnalysisStage::Attributed}, analysis));
+        for (size_t i = 1; i < runs.size(); ++i) {
+            auto comparison = compareRuns(runs.front(), runs[i]);
+            job.post([this, comparison] { onCompared(comparison); });
         }
-    });
-    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-    worker->start();
+        },
+        std::move(callbacks));
+    m_comparing.push_back(*id);
 }
 
 void MainWindow::onCompared(std::shared_ptr<const Comparison> comparison)

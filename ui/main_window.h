@@ -5,8 +5,9 @@
 #include <QMainWindow>
 #include <QPointer>
 
-#include <atomic>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 class QAction;
 class QLabel;
@@ -20,7 +21,9 @@ class QFrame;
 namespace memscope {
 
 class ComparisonView;
+class JobRunner;
 class JobTab;
+class LiveTab;
 class Loader;
 class RankSet;
 class SnapshotTab;
@@ -28,12 +31,12 @@ class SnapshotTab;
 /*
  * The application window: one tab per opened snapshot, a welcome page when none is open.
  * Files arrive by drag-and-drop (several at once), File > Open, the recent-files menu or
- * the command line, and load on the Loader's thread with a progress bar naming the stage and
+ * the command line, and load as JobRunner jobs (the Loader's) with a progress bar naming the stage and
  * Cancel in the status bar; a file's tab opens as soon as its curves are replayed and fills in
  * as its categories and findings arrive (closing it cancels its load). A folder (dropped, named on the command line, File > Open
- * Folder) or several files named by rank open as one distributed job (a JobTab: core/job's RankSet, summarised on a thread of its
- * own); a rank opened from it gets a snapshot tab. A failed load shows its error in a banner above the tabs and leaves the open
- * tabs as they were. Window geometry, the splitter layout, the x-axis mode and recent files are kept in QSettings.
+ * Folder) or several files named by rank open as one distributed job (a JobTab: core/job's RankSet, summarised as a runner job);
+ * a rank opened from it gets a snapshot tab. A failed load shows its error in a banner above the tabs and leaves the open tabs as
+ * they were. Window geometry, the splitter layout, the x-axis mode and recent files are kept in QSettings.
  */
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -53,9 +56,16 @@ public:
     // worker thread (File > Compare…, `memscope --compare A B`, Ctrl+drop of several files).
     void compareFiles(const QStringList& paths);
     ComparisonView* comparisonTab(int index) const;
+    // A live recording's tab (File > Attach, --attach); tab(index) is its snapshot view.
+    LiveTab* liveTab(int index) const;
+    // Adds a live tab or a live job's view (the live part's host, setLiveTabHost()).
+    void addLiveTab(QWidget* widget, const QString& title);
     Loader* loader() const { return m_loader; }
+    // Runs every background job of the window (open, job, compare, live, what-if).
+    JobRunner* runner() const { return m_runner; }
     QTabWidget* tabs() const { return m_tabs; }
     int tabCount() const;
+    // The snapshot view of tab `index`: a file's tab, or a live tab's once events arrived.
     SnapshotTab* tab(int index) const;
     SnapshotTab* currentTab() const;
     QString errorText() const;
@@ -100,6 +110,7 @@ private:
     void closeTab(int index);
     void applyBannerPalette();
 
+    JobRunner* m_runner;
     Loader* m_loader;
     QStackedWidget* m_stack;
     QWidget* m_welcome = nullptr;
@@ -118,10 +129,10 @@ private:
     QList<QAction*> m_tabActions;
     QByteArray m_tabLayout;
     bool m_applyingPalette = false;
-    class QThread* m_jobThread = nullptr; // opening a job; one at a time
+    uint64_t m_openingJob = 0; // the JobRunner job opening a job of ranks; one at a time
+    std::vector<uint64_t> m_comparing; // the JobRunner jobs comparing files
     QPointer<SnapshotTab> m_loadingTab; // the tab of the file still loading, shown from its curves
     QString m_loadingPath; // its file; kept with no tab when the tab was closed (its load cancelled)
-    std::atomic<bool> m_closing{false};
 };
 
 } // namespace memscope

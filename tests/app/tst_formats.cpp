@@ -30,12 +30,6 @@ CliRun runCli(const QStringList& args) { return test::runCli(QStringLiteral(MEMS
 class TestFormats : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase()
-    {
-        if (QStringLiteral(MEMSCOPE_APP).isEmpty())
-            QSKIP("memscope is not built (MEMSCOPE_BUILD_UI=OFF)");
-    }
-
     void opensEveryVariant_data()
     {
         QTest::addColumn<QString>("name");

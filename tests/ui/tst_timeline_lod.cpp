@@ -778,14 +778,14 @@ void TestTimelineLod::poolBands()
     QTest::qWait(50);
     view.plot()->replot(QCustomPlot::rpImmediateRefresh);
     const DeviceModel& m = doc->devices[0];
-    QCOMPARE(m.pools.pools.size(), size_t{1});
+    QCOMPARE(m.pools().pools.size(), size_t{1});
     const TimelinePlotter* plotter = view.plotter();
     QCOMPARE(plotter->poolGraphs().size(), size_t{1});
     QCPGraph* g = plotter->poolGraphs()[0];
     QCOMPARE(g->name(), QStringLiteral("Private pool 1 (CUDA graph)"));
     QVERIFY(g->channelFillGraph() == plotter->requestedGraph());
     QVERIFY(g->dataCount() > 10);
-    const PoolUsage& pool = m.pools.pools[0];
+    const PoolUsage& pool = m.pools().pools[0];
     int held = 0;
     for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) {
         const int64_t e = m.eventAtX(it->key, XAxisMode::Time);
@@ -815,12 +815,12 @@ void TestTimelineLod::metadataLane()
     const DeviceModel& m = doc->devices[0];
     QCOMPARE(m.laneRows(), 3);
     QCOMPARE(view.laneBands()->rows(), 3);
-    QCOMPARE(m.metadata.size(), size_t{16});
+    QCOMPARE(m.metadata().size(), size_t{16});
     size_t shown = 0;
     for (const BandLayer::Band& b : view.laneBands()->bands()) {
         if (b.row != 2)
             continue;
-        const MetadataSpan& md = m.metadata[static_cast<size_t>(b.source)];
+        const MetadataSpan& md = m.metadata()[static_cast<size_t>(b.source)];
         QCOMPARE(b.firstEvent, md.firstEvent);
         QCOMPARE(b.lastEvent, md.lastEvent);
         const std::string_view text = doc->snapshot().str(md.text);

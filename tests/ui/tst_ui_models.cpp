@@ -44,7 +44,7 @@ private slots:
         QFETCH(QString, sample);
         const auto doc = load(sample);
         const DeviceModel& m = doc->devices[0];
-        const PointReport report = buildPointReport(*doc->attribution, 0, peakEvent(*m.replay));
+        const PointReport report = buildPointReport(*doc->attribution(), 0, peakEvent(*m.replay));
         QVERIFY(!report.live.empty());
 
         LiveAllocationModel model;
@@ -79,7 +79,7 @@ private slots:
     {
         QFETCH(QString, sample);
         const auto doc = load(sample);
-        const PointReport report = buildPointReport(*doc->attribution, 0, peakEvent(*doc->devices[0].replay));
+        const PointReport report = buildPointReport(*doc->attribution(), 0, peakEvent(*doc->devices[0].replay));
         QVERIFY(!report.callSites.empty());
 
         CallSiteModel model;

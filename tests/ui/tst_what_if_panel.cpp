@@ -22,7 +22,10 @@ private slots:
         panel.setRecordedBatch(4);
         panel.setBatch(4);
         panel.setSettingsText(QStringLiteral("expandable_segments:True"));
+        QSignalSpy simulated(&panel, &WhatIfPanel::simulated);
         QVERIFY(panel.simulate());
+        QVERIFY(!panel.simulate()); // one run at a time
+        QVERIFY(simulated.wait(60000));
         QVERIFY(panel.result());
         QCOMPARE(panel.result()->reservedPeak, int64_t(3548381184)); // alloc_expandable's max_reserved
         QVERIFY(panel.resultText().contains(QStringLiteral("No out-of-memory")));
@@ -35,12 +38,14 @@ private slots:
         QVERIFY(!panel.findLargestBatch()); // needs a capacity
         panel.setCapacityGiB(6);
         QVERIFY(panel.findLargestBatch());
+        QVERIFY(simulated.wait(60000));
         QVERIFY(panel.maxBatch());
         QVERIFY(panel.maxBatch()->maxBatch >= 8 && panel.maxBatch()->maxBatch < 16);
         QVERIFY(panel.resultText().contains(QStringLiteral("Largest batch that fits: %1").arg(panel.maxBatch()->maxBatch)));
 
         panel.setBatch(16);
         QVERIFY(panel.simulate());
+        QVERIFY(simulated.wait(60000));
         QVERIFY(panel.result()->oom);
         QVERIFY(panel.resultText().contains(QStringLiteral("Out of memory")));
     }

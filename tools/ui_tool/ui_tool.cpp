@@ -114,7 +114,7 @@ int screenshots(const QString& outDir, const QStringList& files)
         AllocationTimelineView* alloc = tab->allocations();
         alloc->setSearchText(QStringLiteral("train.py"));
         const DeviceModel& m = tab->deviceModel();
-        const PointReport r = buildPointReport(*tab->document().attribution, tab->deviceIndex(), peakEvent(*m.replay));
+        const PointReport r = buildPointReport(*tab->document().attribution(), tab->deviceIndex(), peakEvent(*m.replay));
         AllocationId pick;
         for (const LiveAllocation& l : r.live)
             if (l.stack.valid() && !pick.valid())
@@ -196,7 +196,7 @@ int fieldShots(const QString& outDir, const QStringList& files)
         // The allocation that says the most.
         auto score = [&](const Allocation& a, AllocationId id) {
             int v = 0;
-            if (m.pools.poolOf(id))
+            if (m.pools().poolOf(id))
                 v += 1;
             if (!a.allocEvent.valid())
                 return v;

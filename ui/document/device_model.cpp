@@ -1,7 +1,5 @@
 #include "ui/document/device_model.h"
 
-#include "snapshot/annotation_spans.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -96,7 +94,7 @@ double DeviceModel::xMax(XAxisMode mode) const
 int64_t DeviceModel::categoryBytes(Category c, int64_t event) const
 {
     const size_t k = static_cast<size_t>(c);
-    if (!hasCategoryCurves)
+    if (!attribution)
         return c == Category::Other ? replay->requestedAfter(event) : 0;
     return event < 0 ? attribution->categoryAtStart[k] : attribution->categoryBytes[k][static_cast<size_t>(event)];
 }
@@ -126,7 +124,7 @@ std::vector<AnnotationRange> annotationRanges(const Snapshot& s, const DeviceMod
 {
     std::vector<AnnotationRange> out;
     const int64_t lastUs = m.events->count() ? m.events->timeUs.back() : m.t0Us;
-    for (const AnnotationSpan& span : annotationSpans(s, m.device)) {
+    for (const AnnotationSpan& span : m.queries->annotations) {
         AnnotationRange r;
         r.name = s.str(span.name);
         r.startUs = span.startUs;
@@ -206,8 +204,8 @@ void buildBands(DeviceModel& m)
             }
             lanes.push_back(b);
         }
-        for (size_t i = 0; i < m.metadata.size(); ++i) {
-            const MetadataSpan& md = m.metadata[i];
+        for (size_t i = 0; i < m.metadata().size(); ++i) {
+            const MetadataSpan& md = m.metadata()[i];
             // A marker is one event wide; on the time axis, at least a hair wide.
             const double x0 = xAt(md.firstEvent);
             double x1 = xAt(md.lastEvent + 1);
@@ -228,24 +226,23 @@ void buildBands(DeviceModel& m)
 
 } // namespace
 
-DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attribution, size_t deviceIndex,
-                             const DeviceModel* previous)
+DeviceModel buildDeviceModel(const Analysis& analysis, size_t deviceIndex, const DeviceModel* previous)
 {
+    const Replay& replay = *analysis.replay;
     DeviceModel m;
     m.index = deviceIndex;
     m.replay = &replay.devices.at(deviceIndex);
-    m.attribution = attribution ? &attribution->devices.at(deviceIndex) : nullptr;
+    m.attribution = analysis.attributed ? &analysis.attribution->devices.at(deviceIndex) : nullptr;
     m.events = &replay.snapshot->devices.at(deviceIndex).events;
+    m.queries = &analysis.queriesOf(deviceIndex);
     m.device = m.replay->device;
     const EventTable& ev = *m.events;
     const size_t n = ev.count();
-    if (previous && previous->replay == m.replay) {
+    const bool reuse = previous && previous->replay == m.replay;
+    if (reuse) {
         m.t0Us = previous->t0Us;
         m.timeUs = previous->timeUs;
-        m.segments = previous->segments;
         m.annotations = previous->annotations;
-        m.pools = previous->pools;
-        m.metadata = previous->metadata;
     } else {
         m.t0Us = n ? ev.timeUs.front() : 0;
         auto time = std::make_shared<CompactCurve>();
@@ -256,30 +253,22 @@ DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attributio
             time->push_back(running);
         }
         m.timeUs = std::move(time);
-        m.segments = segmentLives(*replay.snapshot, replay.snapshot->devices.at(deviceIndex));
-        m.pools = poolUsage(*m.replay, ev, m.segments);
-        m.metadata = metadataSpans(*replay.snapshot, ev);
     }
     m.requested = MinMaxPyramid(&m.replay->requested);
     m.reserved = MinMaxPyramid(&m.replay->reserved);
 
-    m.hasCategoryCurves = m.attribution != nullptr;
-    if (m.attribution)
-        for (const auto& curve : m.attribution->categoryBytes)
-            m.hasCategoryCurves = m.hasCategoryCurves && curve.size() == n;
     for (Category c : kAllCategories) {
         const size_t k = static_cast<size_t>(c);
-        if (!m.hasCategoryCurves) {
-            // Before the Attributed stage nothing is drawn as a category (the curves alone are);
-            // after it, a failed attribution shows all bytes as one.
-            m.categoryPresent[k] = c == Category::Other && m.attribution;
+        if (!m.attribution) {
+            // Before the Attributed stage nothing is drawn as a category (the curves alone are).
+            m.categoryPresent[k] = false;
             continue;
         }
         const auto& curve = m.attribution->categoryBytes[k];
         m.categoryPresent[k] = m.attribution->categoryAtStart[k] > 0 ||
                                std::any_of(curve.begin(), curve.end(), [](int64_t v) { return v > 0; });
     }
-    if (!previous || previous->replay != m.replay)
+    if (!reuse)
         m.annotations = annotationRanges(*replay.snapshot, m);
     buildBands(m);
     return m;

@@ -1,13 +1,9 @@
 #pragma once
 
-#include "attribute/attribution.h"
-#include "query/metadata_spans.h"
-#include "query/pool_usage.h"
-#include "query/segment_lives.h"
-#include "replay/replay.h"
-#include "ui/document/band_set.h"
+#include "analysis/analysis.h"
 #include "common/compact_curve.h"
 #include "replay/minmax_pyramid.h"
+#include "ui/document/band_set.h"
 
 #include <array>
 #include <cstdint>
@@ -30,19 +26,20 @@ struct AnnotationRange {
 };
 
 /*
- * What the views need about one device, computed once on the loader's thread: the x
- * position of every event (time from the first event, made non-decreasing), min/max
- * pyramids of the requested and reserved curves for per-pixel drawing, annotation ranges
- * and segment lifetimes (replayed from segment_* events and the dump-time segments), the
- * private pools (CUDA graph / MemPool) and user_metadata spans, and the timeline's phase,
- * annotation, metadata and iteration bands in both x modes.
+ * The drawing structures of one device, computed once on the loader's thread: the x position
+ * of every event (time from the first event, made non-decreasing), min/max pyramids of the
+ * requested and reserved curves for per-pixel drawing, the annotation spans placed on the
+ * event axis, and the timeline's phase, annotation, metadata and iteration bands in both x
+ * modes. What the core computed (segments, pools, metadata spans, categories) is the
+ * analysis's, reached through replay, attribution and queries.
  */
 struct DeviceModel {
     size_t index = 0; // into replay->devices
     int device = 0;
     const DeviceReplay* replay = nullptr;
-    const DeviceAttribution* attribution = nullptr;
+    const DeviceAttribution* attribution = nullptr; // set once the categories are ready
     const EventTable* events = nullptr;
+    const DeviceQueries* queries = nullptr; // the analysis's: segments, pools, metadata spans
     int64_t t0Us = 0;
     // Each event's time in µs from t0, made non-decreasing (x = this / 1e6 in Time mode):
     // 4 bytes an event, shared by the models of every stage.
@@ -50,11 +47,7 @@ struct DeviceModel {
     MinMaxPyramid requested;
     MinMaxPyramid reserved;
     std::vector<AnnotationRange> annotations;
-    std::vector<SegmentLife> segments; // sorted by address
-    DevicePools pools; // private pools over the trace (empty: none)
-    std::vector<MetadataSpan> metadata; // user_metadata stretches and annotate markers
     std::array<bool, kCategoryCount> categoryPresent{};
-    bool hasCategoryCurves = false;
     // The category timeline's bands, per x mode, made here so the GUI thread only draws them:
     // lanes row 0, each iteration's phases (style: the phase); row 1, the annotations (style:
     // kPhaseCount + index into annotationLabels); row 2, only where the device has any, the
@@ -63,7 +56,10 @@ struct DeviceModel {
     std::array<std::shared_ptr<const BandSet>, 2> laneBands;
     std::array<std::shared_ptr<const BandSet>, 2> iterationLines;
     std::vector<std::string> annotationLabels; // distinct annotation names after any '#'
-    int laneRows() const { return metadata.empty() ? 2 : 3; }
+    const std::vector<SegmentLife>& segments() const { return queries->segments; } // sorted by address
+    const DevicePools& pools() const { return queries->pools; } // private pools (empty: none)
+    const std::vector<MetadataSpan>& metadata() const { return queries->metadata; }
+    int laneRows() const { return metadata().empty() ? 2 : 3; }
     uint32_t metadataStyle() const { return static_cast<uint32_t>(kPhaseCount + annotationLabels.size()); }
 
     int64_t eventCount() const { return replay->eventCount; }
@@ -83,9 +79,9 @@ struct DeviceModel {
     int iterationAt(int64_t event) const; // -1 outside any
 };
 
-// `attribution` may be null (a document of the Replayed stage: no phases or categories yet);
-// `previous`, the same device's model of an earlier stage, lends what does not change.
-DeviceModel buildDeviceModel(const Replay& replay, const Attribution* attribution, size_t deviceIndex,
-                             const DeviceModel* previous = nullptr);
+// Device `deviceIndex` of an analysis that has at least replayed (before Attributed: no
+// phases or categories yet); `previous`, the same device's model of an earlier stage, lends
+// what does not change.
+DeviceModel buildDeviceModel(const Analysis& analysis, size_t deviceIndex, const DeviceModel* previous = nullptr);
 
 } // namespace memscope

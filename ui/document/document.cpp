@@ -6,14 +6,9 @@ std::shared_ptr<const Document> makeDocument(std::shared_ptr<const Analysis> ana
 {
     auto doc = std::make_shared<Document>();
     doc->path = analysis->name;
-    doc->attribution = analysis->attribution;
-    doc->attributed = analysis->attributed;
-    doc->frames = analysis->frames;
-    doc->diagnosis = analysis->diagnosis;
-    doc->training = analysis->training;
     for (size_t i = 0; i < analysis->replay->devices.size(); ++i) {
         const DeviceModel* before = previous && i < previous->devices.size() ? &previous->devices[i] : nullptr;
-        doc->devices.push_back(buildDeviceModel(*analysis->replay, analysis->attribution.get(), i, before));
+        doc->devices.push_back(buildDeviceModel(*analysis, i, before));
     }
     doc->analysis = std::move(analysis);
     return doc;

@@ -10,30 +10,31 @@
 
 namespace memscope {
 
-// One opened snapshot: the core's analysis and what the views precomputed from it. Shared
-// read-only between the views of a tab and the exporters. A document made at the Replayed
-// stage has curves but no attribution, frames, diagnosis or training yet (attributed false).
+// One opened snapshot: the core's Analysis, and the drawing structures the views
+// precomputed from it (DeviceModel: x positions, pyramids, bands). Everything else is the
+// analysis's own, asked through it. Shared read-only between the views of a tab and the
+// exporters. A document of the Replayed stage has curves and no categories (attributed()
+// false), nor frames, findings or training measurements yet.
 struct Document {
     std::string path;
     std::shared_ptr<const Analysis> analysis;
-    std::shared_ptr<const Attribution> attribution; // analysis->attribution (null before Attributed)
-    bool attributed = false; // the core gave every allocation a category (false: shown as one)
     std::vector<DeviceModel> devices;
-    std::shared_ptr<const FrameClassifier> frames;
-    std::shared_ptr<const DiagnosisResult> diagnosis; // core/diagnose's findings, every device
-    std::vector<TrainingMeasurement> training; // per device: the estimator's measured inputs
 
-    // What has arrived: categories, phases and frames from Attributed, findings from Diagnosed.
-    bool categorised() const { return attribution != nullptr; }
-    bool diagnosed() const { return diagnosis != nullptr; }
+    // The categories are ready (Analysis::attributed): phases, categories and frames arrived.
+    bool attributed() const { return analysis->attributed; }
+    bool diagnosed() const { return analysis->diagnosis != nullptr; }
 
+    const std::shared_ptr<const Attribution>& attribution() const { return analysis->attribution; }
+    const std::shared_ptr<const FrameClassifier>& frames() const { return analysis->frames; }
+    const std::shared_ptr<const DiagnosisResult>& diagnosis() const { return analysis->diagnosis; }
+    const std::vector<TrainingMeasurement>& training() const { return analysis->training; }
     const Snapshot& snapshot() const { return *analysis->snapshot; }
     const Replay& replay() const { return *analysis->replay; }
 };
 
 // The views' data for an analysis that has at least replayed. `previous`, a document of an
 // earlier stage of the same analysis, lends the parts that do not change (x positions,
-// pyramids, segments).
+// pyramids, annotation ranges).
 std::shared_ptr<const Document> makeDocument(std::shared_ptr<const Analysis> analysis, const Document* previous = nullptr);
 
 // analyze() then makeDocument(), for callers that want the finished document at once.

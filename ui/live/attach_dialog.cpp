@@ -1,8 +1,9 @@
 #include "ui/live/attach_dialog.h"
 
+#include "live/agent_locator.h"
 #include "live/nvml.h"
 #include "ui/live/live_job_window.h"
-#include "ui/live/live_window.h"
+#include "ui/live/live_tab.h"
 #include "ui/style/text_format.h"
 
 #include <QAction>
@@ -98,24 +99,19 @@ void discard(QProcess*& p)
 
 } // namespace
 
-QString agentPackageDirectory()
+QString agentPackageDirectoryText()
 {
-    const QString env = qEnvironmentVariable("MEMSCOPE_AGENT_PATH");
-    if (!env.isEmpty())
-        return env;
-    const QString installed = QCoreApplication::applicationDirPath() + QStringLiteral("/../share/memscope/agent");
-    if (QFileInfo::exists(installed + QStringLiteral("/memscope_agent/__init__.py")))
-        return QDir(installed).canonicalPath();
-#ifdef MEMSCOPE_AGENT_SOURCE_DIR
-    return QStringLiteral(MEMSCOPE_AGENT_SOURCE_DIR);
-#else
-    return QStringLiteral("/path/to/memscope/agent");
-#endif
+    try {
+        return QString::fromStdString(agentPackageDirectory());
+    } catch (const std::runtime_error&) {
+        return QStringLiteral("/path/to/memscope/agent"); // a hint only; attaching needs no package here
+    }
 }
 
-QString liveRecoveryDirectory()
+QString windowRecoveryDirectory()
 {
-    return QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/recovery");
+    return QString::fromStdString(
+        memscope::liveRecoveryDirectory(QStandardPaths::writableLocation(QStandardPaths::CacheLocation).toStdString()));
 }
 
 AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent)
@@ -271,7 +267,7 @@ void AttachDialog::refresh()
     Nvml& nvml = Nvml::instance();
     if (!nvml.available()) {
         m_nvml->setText(tr("No list: %1. Start a program under the agent with\n  MEMSCOPE_AGENT=1 PYTHONPATH=%2 python3 train.py")
-                            .arg(QString::fromStdString(nvml.error()), shellQuote(agentPackageDirectory())));
+                            .arg(QString::fromStdString(nvml.error()), shellQuote(agentPackageDirectoryText())));
     } else {
         m_nvml->setText(tr("Processes the driver reports on the GPUs, with the line that starts each under the agent."));
         for (const GpuProcess& p : nvml.processes()) {
@@ -283,16 +279,15 @@ void AttachDialog::refresh()
             m_gpu->setItem(row, 0, item(QString::number(p.pid)));
             m_gpu->setItem(row, 1, item(QStringLiteral("%1: %2").arg(p.gpu).arg(QString::fromStdString(p.gpuName))));
             m_gpu->setItem(row, 2, item(p.usedKnown ? bytesText(static_cast<int64_t>(p.usedBytes)) : tr("?")));
-            m_gpu->setItem(
-                row, 3,
-                item(cmd.isEmpty()
-                         ? tr("(another user's process)")
-                         : QStringLiteral("MEMSCOPE_AGENT=1 PYTHONPATH=%1 %2").arg(shellQuote(agentPackageDirectory()), cmd)));
+            m_gpu->setItem(row, 3,
+                           item(cmd.isEmpty() ? tr("(another user's process)")
+                                              : QStringLiteral("MEMSCOPE_AGENT=1 PYTHONPATH=%1 %2")
+                                                    .arg(shellQuote(agentPackageDirectoryText()), cmd)));
         }
     }
 
     m_recoveredList->clear();
-    const QDir dir(liveRecoveryDirectory());
+    const QDir dir(windowRecoveryDirectory());
     for (const QFileInfo& f : dir.entryInfoList({QStringLiteral("*.mscp")}, QDir::Files, QDir::Time))
         m_recoveredList->addItem(f.absoluteFilePath());
 }
@@ -430,7 +425,7 @@ void AttachDialog::injectInto(unsigned pid)
         return;
     }
     m_script->write(QStringLiteral("import sys\nsys.path.insert(0, %1)\nimport memscope_agent\nmemscope_agent.start()\n")
-                        .arg(QStringLiteral("r'%1'").arg(agentPackageDirectory()))
+                        .arg(QStringLiteral("r'%1'").arg(agentPackageDirectoryText()))
                         .toUtf8());
     m_script->flush();
     m_injectPid = pid;
@@ -501,65 +496,53 @@ void AttachDialog::finishInjection(InjectState state, const QString& status)
     updateInjectButton();
 }
 
-LiveWindow* showAttachDialog(QWidget* parent)
+LiveTab* showAttachDialog(QWidget* parent, JobRunner* runner)
 {
     AttachDialog dialog(parent);
     if (dialog.exec() != QDialog::Accepted)
         return nullptr;
     if (dialog.choice() == AttachDialog::Choice::Job) {
-        attachLiveJob(parent, dialog.job());
+        attachLiveJob(parent, dialog.job(), runner);
         return nullptr;
     }
-    auto* window = new LiveWindow(nullptr);
+    auto* tab = new LiveTab(nullptr, runner);
     try {
         if (dialog.choice() == AttachDialog::Choice::Recovered)
-            window->showRecovered(dialog.recoveredFile());
+            tab->showRecovered(dialog.recoveredFile());
         else
-            window->attach(dialog.endpoint());
+            tab->attach(dialog.endpoint());
     } catch (const std::exception& e) {
         QMessageBox::warning(parent, dialog.windowTitle(), QString::fromUtf8(e.what()));
-        delete window;
+        delete tab;
         return nullptr;
     }
-    window->show();
-    return window;
+    showLiveTab(tab, tab->title());
+    return tab;
 }
 
-LiveWindow* attachLive(QWidget* parent, const QString& target, const QString& token)
+LiveTab* attachLive(QWidget* parent, const QString& target, const QString& token, JobRunner* runner)
 {
-    auto* window = new LiveWindow(nullptr);
+    auto* tab = new LiveTab(nullptr, runner);
     try {
         const std::optional<LiveEndpoint> tcp = parseTcpTarget(target.toStdString(), token.toStdString());
-        window->attach(tcp ? *tcp : resolveAttachTarget(target.toStdString()));
+        tab->attach(tcp ? *tcp : resolveAttachTarget(target.toStdString()));
     } catch (const std::exception& e) {
         QMessageBox::warning(parent, QObject::tr("Attach"), QString::fromUtf8(e.what()));
-        delete window;
+        delete tab;
         return nullptr;
     }
-    window->show();
-    return window;
+    showLiveTab(tab, tab->title());
+    return tab;
 }
 
-void installLiveMenu(QMainWindow* window)
+QAction* addAttachAction(QWidget* window, QMenu* menu, QAction* before, JobRunner* runner)
 {
-    QMenu* file = nullptr;
-    for (QAction* a : window->menuBar()->actions())
-        if (a->menu() && a->text().remove(QLatin1Char('&')) == QLatin1String("File"))
-            file = a->menu();
-    if (!file)
-        file = window->menuBar()->addMenu(QObject::tr("&File"));
     auto* attach = new QAction(QObject::tr("&Attach to Running Process…"), window);
     attach->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
     attach->setObjectName(QStringLiteral("actionAttach"));
-    QObject::connect(attach, &QAction::triggered, window, [window] { showAttachDialog(window); });
-    const auto actions = file->actions();
-    QAction* before = nullptr;
-    for (auto it = actions.rbegin(); it != actions.rend(); ++it)
-        if ((*it)->isSeparator()) {
-            before = *it;
-            break;
-        }
-    file->insertAction(before, attach);
+    QObject::connect(attach, &QAction::triggered, window, [window, runner] { showAttachDialog(window, runner); });
+    menu->insertAction(before, attach);
+    return attach;
 }
 
 } // namespace memscope

@@ -7,19 +7,24 @@
 
 #include <memory>
 
+class QAction;
 class QLabel;
+class QMenu;
 class QProcess;
 class QTemporaryFile;
 class QTimer;
 class QLineEdit;
 class QListWidget;
+class QAction;
 class QMainWindow;
+class QMenu;
 class QPushButton;
 class QTableWidget;
 
 namespace memscope {
 
-class LiveWindow;
+class JobRunner;
+class LiveTab;
 
 /*
  * File > Attach: the processes of this user that run a memscope agent (pid, command
@@ -107,18 +112,21 @@ private:
     QPushButton* m_attachJob = nullptr;
 };
 
-// The agent package directory shipped with memscope (for the "start it under the agent" line).
-QString agentPackageDirectory();
-// Where live sessions keep their recovery files.
-QString liveRecoveryDirectory();
+// core/live's agentPackageDirectory() for the "start it under the agent" hints, or a
+// placeholder path when no package is found.
+QString agentPackageDirectoryText();
+// core/live's liveRecoveryDirectory() under this application's cache folder.
+QString windowRecoveryDirectory();
 
-// Shows the dialog and opens a LiveWindow for the choice; returns it (nullptr if cancelled,
-// or when the choice was a whole job: a LiveJobWindow opens then).
-LiveWindow* showAttachDialog(QWidget* parent);
-// Opens a LiveWindow attached to `target` (a pid, a socket path, or HOST:PORT with its
+// Shows the dialog and opens a LiveTab for the choice (showLiveTab: a tab of the main
+// window); returns it (nullptr if cancelled, or when the choice was a whole job: a
+// LiveJobWindow opens then). runner: the window's.
+LiveTab* showAttachDialog(QWidget* parent, JobRunner* runner = nullptr);
+// Opens a LiveTab attached to `target` (a pid, a socket path, or HOST:PORT with its
 // `token`); shows errors in a message box.
-LiveWindow* attachLive(QWidget* parent, const QString& target, const QString& token = {});
-// Adds "Attach to Running Process…" to the window's File menu (before its last group).
-void installLiveMenu(QMainWindow* window);
+LiveTab* attachLive(QWidget* parent, const QString& target, const QString& token = {}, JobRunner* runner = nullptr);
+// Adds "Attach to Running Process…" (Ctrl+Shift+A, object name actionAttach) to `menu`
+// before `before` (null: at the end); it opens the attach dialog over `window`.
+QAction* addAttachAction(QWidget* window, QMenu* menu, QAction* before = nullptr, JobRunner* runner = nullptr);
 
 } // namespace memscope

@@ -1,9 +1,12 @@
 #include "ui/live/live_job_window.h"
 
+#include "ui/runner/job_runner.h"
+
 #include "analysis/analysis.h"
 #include "io/pickle_writer.h"
 #include "job/rank_summary.h"
 #include "ui/live/attach_dialog.h"
+#include "ui/live/live_tab.h"
 #include "ui/pages/job_tab.h"
 
 #include <QDir>
@@ -38,9 +41,9 @@ std::string liveText(const RankLiveStatus& s)
 
 } // namespace
 
-LiveJobWindow::LiveJobWindow(const QString& job, const QString& directory, int64_t lagMs, QWidget* parent)
+LiveJobWindow::LiveJobWindow(const QString& job, const QString& directory, int64_t lagMs, QWidget* parent, JobRunner* runner)
     : QWidget(parent), m_tab(nullptr), m_status(new QLabel(this)), m_detach(new QToolButton(this)), m_save(new QToolButton(this)),
-      m_set(RankSet::fromEntries({}))
+      m_runner(runner ? runner : new JobRunner(this)), m_set(RankSet::fromEntries({}))
 {
     JobLiveSession::Options o;
     o.job = job.toStdString();
@@ -48,9 +51,7 @@ LiveJobWindow::LiveJobWindow(const QString& job, const QString& directory, int64
         o.directory = directory.toStdString();
     o.lagMs = lagMs;
     m_session = std::make_unique<JobLiveSession>(o);
-    m_pool.setMaxThreadCount(1);
-    setAttribute(Qt::WA_DeleteOnClose);
-    setWindowTitle(tr("memscope — live job %1").arg(job));
+    setWindowTitle(tr("live job %1").arg(job));
     m_tab = new JobTab(m_set, tr("job %1").arg(job), this);
     m_detach->setText(tr("Detach"));
     m_detach->setToolTip(tr("Close every rank's connection; what arrived stays"));
@@ -67,7 +68,7 @@ LiveJobWindow::LiveJobWindow(const QString& job, const QString& directory, int64
             QMessageBox::warning(this, tr("Save all"), error);
     });
     // A rank's row opens that rank in its own live window.
-    connect(m_tab, &JobTab::openRank, this, [this](const QString& socket) { attachLive(this, socket); });
+    connect(m_tab, &JobTab::openRank, this, [this](const QString& socket) { attachLive(this, socket, {}, m_runner); });
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_status, 1);
     bar->addWidget(m_detach);
@@ -75,7 +76,6 @@ LiveJobWindow::LiveJobWindow(const QString& job, const QString& directory, int64
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addWidget(m_tab, 1);
-    resize(1100, 700);
     connect(&m_timer, &QTimer::timeout, this, &LiveJobWindow::tick);
     m_timer.start(250);
     tick();
@@ -85,7 +85,8 @@ LiveJobWindow::~LiveJobWindow()
 {
     m_timer.stop();
     m_session->detach();
-    m_pool.waitForDone();
+    if (m_summarizing)
+        m_runner->cancel(m_summarizing);
 }
 
 void LiveJobWindow::tick()
@@ -140,37 +141,45 @@ void LiveJobWindow::startSummaries()
     }
     if (work.empty())
         return;
-    m_summarizing = true;
     std::vector<int> ranks;
     for (const auto& w : work)
         ranks.push_back(m_session->rank(w.first));
-    m_pool.start([this, work = std::move(work), ranks]() {
-        std::vector<std::pair<size_t, RankSummary>> done;
-        std::vector<std::pair<size_t, std::string>> failed;
-        for (size_t k = 0; k < work.size(); ++k) {
+    using Done = std::vector<std::pair<size_t, RankSummary>>;
+    using Failed = std::vector<std::pair<size_t, std::string>>;
+    auto results = std::make_shared<std::pair<Done, Failed>>();
+    auto deliver = [this, results] {
+        m_summarizing = 0;
+        for (const auto& [i, summary] : results->first) {
+            m_entries[i].summary = summary;
+            m_entries[i].error.clear();
+        }
+        for (const auto& [i, why] : results->second)
+            m_entries[i].error = why; // shown in the rank's row
+        publish();
+    };
+    JobCallbacks callbacks;
+    callbacks.receiver = this;
+    callbacks.finished = deliver;
+    callbacks.cancelled = [this] { m_summarizing = 0; };
+    callbacks.failed = [this](const QString& message) {
+        m_summarizing = 0;
+        m_status->setText(message);
+    };
+    m_summarizing = m_runner->start(
+        tr("live job %1").arg(QString::fromStdString(m_session->job())),
+        [work = std::move(work), ranks, results](JobContext& job) {
+        for (size_t k = 0; k < work.size() && !job.cancelled(); ++k) {
             try {
                 AnalysisOptions o;
                 o.until = AnalysisStage::Attributed;
                 const auto a = analyze(AnalysisSource::recording(work[k].second, "rank " + std::to_string(ranks[k])), o);
-                done.emplace_back(work[k].first, summarizeRank(*a, a->focusDevice(), ranks[k]));
+                results->first.emplace_back(work[k].first, summarizeRank(*a, a->focusDevice(), ranks[k]));
             } catch (const std::exception& e) {
-                failed.emplace_back(work[k].first, e.what());
+                results->second.emplace_back(work[k].first, e.what());
             }
         }
-        QMetaObject::invokeMethod(
-            this,
-            [this, done = std::move(done), failed = std::move(failed)]() {
-            for (const auto& [i, summary] : done) {
-                m_entries[i].summary = summary;
-                m_entries[i].error.clear();
-            }
-            for (const auto& [i, why] : failed)
-                m_entries[i].error = why;
-            m_summarizing = false;
-            publish();
-            },
-            Qt::QueuedConnection);
-    });
+        },
+        std::move(callbacks));
 }
 
 void LiveJobWindow::publish()
@@ -199,7 +208,7 @@ bool LiveJobWindow::saveAll(const QString& folder, QString* error)
     return true;
 }
 
-LiveJobWindow* attachLiveJob(QWidget* parent, const QString& job)
+LiveJobWindow* attachLiveJob(QWidget* parent, const QString& job, JobRunner* runner)
 {
     std::vector<AgentInfo> agents;
     try {
@@ -214,8 +223,8 @@ LiveJobWindow* attachLiveJob(QWidget* parent, const QString& job)
                                  .arg(job, QString::fromStdString(agentDirectory())));
         return nullptr;
     }
-    auto* window = new LiveJobWindow(job);
-    window->show();
+    auto* window = new LiveJobWindow(job, {}, 5000, nullptr, runner);
+    showLiveTab(window, window->windowTitle());
     return window;
 }
 

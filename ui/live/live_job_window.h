@@ -3,7 +3,6 @@
 #include "job/rank_set.h"
 #include "live/job_live_session.h"
 
-#include <QThreadPool>
 #include <QTimer>
 #include <QWidget>
 
@@ -15,6 +14,7 @@ class QToolButton;
 
 namespace memscope {
 
+class JobRunner;
 class JobTab;
 
 /*
@@ -22,11 +22,11 @@ class JobTab;
  * the rank table and each rank's timeline) fed by a JobLiveSession instead of files.
  *
  *   timer (250 ms) ── session.poll(): new ranks attached, states updated
- *        └─ ranks whose recording grew ──> worker: copy, replay, summarizeRank ──> RankSet ──> JobTab
+ *        └─ ranks whose recording grew ──> a JobRunner job: replay, summarizeRank ──> RankSet ──> JobTab
  *
  * The State column says which rank streams, lags, died or ended; a dead rank keeps what it
- * sent and the others go on. Double-clicking a rank opens its own live window (a second
- * client of that rank's agent, which replays the whole stream to it). "Save all…" writes
+ * sent and the others go on. Double-clicking a rank opens it in a live tab of its own (a
+ * second client of that rank's agent, which replays the whole stream to it). "Save all…" writes
  * each rank's recording as rank<R>.pickle into a folder.
  */
 class LiveJobWindow : public QWidget {
@@ -34,7 +34,9 @@ class LiveJobWindow : public QWidget {
 public:
     // `directory`: where the agents are (empty: agentDirectory()); `lagMs`: quiet that long
     // while others stream, a rank is shown lagging.
-    explicit LiveJobWindow(const QString& job, const QString& directory = {}, int64_t lagMs = 5000, QWidget* parent = nullptr);
+    // `runner`: the window's (null: one of its own).
+    explicit LiveJobWindow(const QString& job, const QString& directory = {}, int64_t lagMs = 5000, QWidget* parent = nullptr,
+                           JobRunner* runner = nullptr);
     ~LiveJobWindow() override;
 
     JobLiveSession& session() { return *m_session; }
@@ -60,15 +62,16 @@ private:
     QToolButton* m_detach;
     QToolButton* m_save;
     QTimer m_timer;
-    QThreadPool m_pool;
-    bool m_summarizing = false;
+    JobRunner* m_runner;
+    uint64_t m_summarizing = 0; // the runner's job, 0: none
     std::vector<uint64_t> m_summarizedRevision; // per session index
     std::vector<RankEntry> m_entries; // per session index: the latest summary
     std::shared_ptr<const RankSet> m_set;
     int m_updates = 0;
 };
 
-// Opens a LiveJobWindow on job `job`; shows errors in a message box.
-LiveJobWindow* attachLiveJob(QWidget* parent, const QString& job);
+// Opens a LiveJobWindow on job `job` (showLiveTab: a tab of the main window); shows errors
+// in a message box. runner: the window's.
+LiveJobWindow* attachLiveJob(QWidget* parent, const QString& job, JobRunner* runner = nullptr);
 
 } // namespace memscope

@@ -1,7 +1,11 @@
 #include "ui/live/live_session.h"
 
+#include "ui/runner/job_runner.h"
+
 #include "io/pickle_writer.h"
+#include "live/agent_locator.h"
 #include "live/nvml.h"
+#include "ui/live/attach_dialog.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -27,9 +31,8 @@ bool hasEvents(const Snapshot& s)
 }
 } // namespace
 
-LiveSession::LiveSession(QObject* parent) : QObject(parent)
+LiveSession::LiveSession(QObject* parent, JobRunner* runner) : QObject(parent), m_runner(runner ? runner : new JobRunner(this))
 {
-    m_pool.setMaxThreadCount(1);
     m_timer.setInterval(40);
     connect(&m_timer, &QTimer::timeout, this, &LiveSession::poll);
 }
@@ -39,16 +42,11 @@ LiveSession::~LiveSession()
     m_timer.stop();
     if (m_client)
         m_client->detach();
-    m_pool.waitForDone();
 }
 
 void LiveSession::attach(const LiveEndpoint& endpoint)
 {
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/recovery");
-    QDir().mkpath(dir);
-    m_recoveryPath = dir + QStringLiteral("/live-%1-%2.mscp")
-                               .arg(::getpid())
-                               .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss-zzz")));
+    m_recoveryPath = QString::fromStdString(newRecoveryPath(windowRecoveryDirectory().toStdString()));
     LiveClient::Options options;
     options.recoveryPath = m_recoveryPath.toStdString();
     m_client = std::make_unique<LiveClient>(options);
@@ -99,6 +97,8 @@ QString LiveSession::stateText() const
     const std::string error = m_client->error();
     if (!error.empty())
         text += QStringLiteral(": ") + QString::fromStdString(error);
+    if (!m_updateError.isEmpty())
+        text += tr(" · update failed: %1").arg(m_updateError);
     return text;
 }
 
@@ -132,6 +132,8 @@ void LiveSession::poll()
     sampleNvml();
     const uint64_t revision = m_client->revision();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    if (revision != m_analyzedRevision && m_unshownSinceMs == 0)
+        m_unshownSinceMs = now;
     if (!m_paused && !m_analyzing && revision != m_analyzedRevision && now - m_lastStartMs >= 100) {
         auto snap = m_client->snapshot();
         m_analyzedRevision = revision;
@@ -148,26 +150,36 @@ void LiveSession::poll()
 void LiveSession::startAnalysis(std::shared_ptr<const Snapshot> snapshot)
 {
     m_analyzing = true;
+    const qint64 arrival = m_unshownSinceMs ? m_unshownSinceMs : QDateTime::currentMSecsSinceEpoch();
+    m_unshownSinceMs = 0;
     const std::string name = snapshot->path;
-    m_pool.start([this, snapshot = std::move(snapshot), name]() {
-        std::shared_ptr<const Document> doc;
-        try {
-            doc = analyzeSnapshot(snapshot, name);
-        } catch (const std::exception&) {
+    auto result = std::make_shared<std::shared_ptr<const Document>>();
+    JobCallbacks callbacks;
+    callbacks.receiver = this;
+    callbacks.finished = [this, result, arrival] {
+        m_analyzing = false;
+        m_updateError.clear();
+        if (*result && !m_paused) {
+            m_document = *result;
+            m_documentArrivalMs = arrival;
+            ++m_delivered;
+            emit documentUpdated();
         }
-        QMetaObject::invokeMethod(
-            this,
-            [this, doc]() {
-            m_analyzing = false;
-            if (doc && !m_paused) {
-                m_document = doc;
-                ++m_delivered;
-                emit documentUpdated();
-            }
-            poll();
-            },
-            Qt::QueuedConnection);
-    });
+        poll();
+    };
+    callbacks.failed = [this](const QString& message) {
+        m_analyzing = false;
+        m_updateError = message;
+        emit updateFailed(message);
+        poll();
+    };
+    callbacks.cancelled = [this] { m_analyzing = false; };
+    m_runner->start(
+        tr("live update"),
+        [snapshot = std::move(snapshot), name, result, analyzer = m_analyzer](JobContext&) {
+        *result = analyzer ? analyzer(snapshot, name) : analyzeSnapshot(snapshot, name);
+        },
+        std::move(callbacks));
 }
 
 bool LiveSession::save(const QString& path, QString* error)

@@ -4,20 +4,22 @@
 #include "live/live_client.h"
 
 #include <QObject>
-#include <QThreadPool>
 #include <QTimer>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
 namespace memscope {
 
+class JobRunner;
+
 /*
  * The GUI's side of one live recording: a LiveClient (its own reader thread) plus the
  * analysis that turns what arrived into a Document for the views.
  *
- *   LiveClient ──revision──> poll() every 40 ms ──> analysis on m_pool (copy, replay,
- *   attribute, view models) ──queued──> documentUpdated()
+ *   LiveClient ──revision──> poll() every 40 ms ──> a JobRunner job (replay, attribute,
+ *   view models) ──> documentUpdated(), or updateFailed() with the message
  *
  * At most one analysis runs at a time, and one starts at most every 100 ms, so the view
  * updates up to 10 times a second while analysing the whole recording takes under ~100 ms;
@@ -27,7 +29,8 @@ namespace memscope {
 class LiveSession : public QObject {
     Q_OBJECT
 public:
-    explicit LiveSession(QObject* parent = nullptr);
+    // runner: the window's (null: one of its own).
+    explicit LiveSession(QObject* parent = nullptr, JobRunner* runner = nullptr);
     ~LiveSession() override;
 
     // Connects (throws std::runtime_error). The raw stream goes to a recovery file.
@@ -37,15 +40,23 @@ public:
     void detach();
 
     void setPaused(bool paused);
+    // What turns a recording into a document on the runner's thread (default: analyzeSnapshot);
+    // tests give one that fails, to see the failure shown.
+    using Analyzer = std::function<std::shared_ptr<const Document>(std::shared_ptr<const Snapshot>, const std::string&)>;
+    void setAnalyzer(Analyzer analyzer) { m_analyzer = std::move(analyzer); }
     bool paused() const { return m_paused; }
 
     LiveState state() const;
-    QString stateText() const; // "streaming", "ended", "lost: …"
+    QString stateText() const; // "streaming", "ended", "lost: …", and the last update's error
+    // The last update's error (empty when it succeeded): the view keeps the one before.
+    QString updateError() const { return m_updateError; }
     LiveStats stats() const;
     LiveHello hello() const;
     std::shared_ptr<const Snapshot> snapshot() const;
     std::shared_ptr<const Document> document() const { return m_document; }
     int documentsDelivered() const { return m_delivered; }
+    // When the newest events the current document shows were first seen (ms since the epoch).
+    qint64 documentArrivalMs() const { return m_documentArrivalMs; }
     // Device memory NVML sees the process use (all GPUs); empty when NVML cannot tell.
     std::optional<uint64_t> deviceMemoryInUse() const { return m_nvmlUsed; }
     QString nvmlNote() const { return m_nvmlNote; }
@@ -58,6 +69,7 @@ public:
 
 signals:
     void documentUpdated();
+    void updateFailed(const QString& message);
     void statusChanged();
 
 private:
@@ -68,7 +80,9 @@ private:
     std::unique_ptr<LiveClient> m_client;
     std::shared_ptr<const Snapshot> m_recovered;
     QString m_recoveredNote;
-    QThreadPool m_pool;
+    JobRunner* m_runner;
+    Analyzer m_analyzer;
+    QString m_updateError;
     QTimer m_timer;
     std::shared_ptr<const Document> m_document;
     uint64_t m_analyzedRevision = 0;
@@ -77,6 +91,8 @@ private:
     bool m_paused = false;
     bool m_saved = false;
     int m_delivered = 0;
+    qint64 m_unshownSinceMs = 0; // events arrived that no analysis has started on, since then
+    qint64 m_documentArrivalMs = 0;
     qint64 m_lastNvmlMs = 0;
     std::optional<uint64_t> m_nvmlUsed;
     QString m_nvmlNote;

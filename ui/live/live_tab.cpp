@@ -1,35 +1,80 @@
-#include "ui/live/live_window.h"
+#include "ui/live/live_tab.h"
 
-#include "ui/plot/category_timeline_view.h"
 #include "live/live_client.h"
 #include "ui/live/live_session.h"
 #include "ui/live/memory_gap_bar.h"
+#include "ui/pages/snapshot_tab.h"
+#include "ui/plot/category_timeline_view.h"
 #include "ui/style/text_format.h"
 
 #include <QCloseEvent>
-#include <QComboBox>
 #include <QDateTime>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMessageBox>
 #include <QSplitter>
+#include <QStackedWidget>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <fstream>
+
+#include <unistd.h>
+
 namespace memscope {
 
-LiveWindow::LiveWindow(QWidget* parent) : QWidget(parent, Qt::Window), m_session(new LiveSession(this))
-{
-    setAttribute(Qt::WA_DeleteOnClose);
-    setWindowTitle(tr("memscope — live"));
-    resize(1400, 820);
+namespace {
 
+std::function<void(QWidget*, const QString&)>& host()
+{
+    static std::function<void(QWidget*, const QString&)> h;
+    return h;
+}
+
+int64_t residentBytes()
+{
+    std::ifstream f("/proc/self/statm");
+    long long pages = 0, resident = 0;
+    f >> pages >> resident;
+    return resident * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+int64_t shownEvents(const Document& doc)
+{
+    int64_t n = 0;
+    for (const DeviceModel& d : doc.devices)
+        n += d.eventCount();
+    return n;
+}
+
+} // namespace
+
+void setLiveTabHost(std::function<void(QWidget*, const QString&)> h) { host() = std::move(h); }
+
+void showLiveTab(QWidget* tab, const QString& title)
+{
+    if (host()) {
+        host()(tab, title);
+        return;
+    }
+    tab->setParent(nullptr, Qt::Window);
+    tab->setAttribute(Qt::WA_DeleteOnClose);
+    tab->setWindowTitle(QStringLiteral("memscope — %1").arg(title));
+    tab->resize(1400, 900);
+    tab->show();
+}
+
+LiveTab::LiveTab(QWidget* parent, JobRunner* runner)
+    : QWidget(parent), m_session(new LiveSession(this, runner)), m_stack(new QStackedWidget(this)), m_waiting(new QLabel(this))
+{
     m_title = new QLabel(this);
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
     QFont big = m_title->font();
-    big.setPointSizeF(big.pointSizeF() * 1.15);
+    big.setPointSizeF(big.pointSizeF() * 1.1);
     big.setBold(true);
     m_title->setFont(big);
     m_status = new QLabel(this);
@@ -37,6 +82,7 @@ LiveWindow::LiveWindow(QWidget* parent) : QWidget(parent, Qt::Window), m_session
     m_status->setWordWrap(true);
     m_numbers = new QLabel(this);
     m_numbers->setTextFormat(Qt::RichText);
+    m_numbers->setWordWrap(true);
 
     auto button = [this](const QString& text, const QString& tip, bool checkable) {
         auto* b = new QToolButton(this);
@@ -52,77 +98,79 @@ LiveWindow::LiveWindow(QWidget* parent) : QWidget(parent, Qt::Window), m_session
     m_detach = button(tr("Detach"), tr("Close the connection; keep what arrived"), false);
     m_save = button(tr("Save recording…"), tr("Write a protocol-4 pickle snapshot (memscope and PyTorch's viewer open it)"),
                     false);
-    m_device = new QComboBox(this);
-    m_device->setToolTip(tr("Device"));
-    m_device->hide();
+    m_gap = new MemoryGapBar(this);
+    m_gap->setMaximumHeight(64);
 
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_pause);
     bar->addWidget(m_follow);
     bar->addWidget(m_detach);
     bar->addWidget(m_save);
-    bar->addWidget(m_device);
     bar->addSpacing(12);
     bar->addWidget(m_numbers, 1);
 
-    m_timeline = new CategoryTimelineView(this);
-    m_gap = new MemoryGapBar(this);
-    auto* split = new QSplitter(Qt::Horizontal, this);
-    split->addWidget(m_timeline);
-    split->addWidget(m_gap);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 0);
+    m_waiting->setText(tr("Waiting for the first allocator events…"));
+    m_waiting->setAlignment(Qt::AlignCenter);
+    m_stack->addWidget(m_waiting);
 
     auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 4, 6, 0);
+    layout->setSpacing(2);
     layout->addWidget(m_title);
     layout->addWidget(m_status);
     layout->addLayout(bar);
-    layout->addWidget(split, 1);
+    layout->addWidget(m_gap);
+    layout->addWidget(m_stack, 1);
 
-    connect(m_pause, &QToolButton::toggled, this, &LiveWindow::setPaused);
+    m_statsPath = qEnvironmentVariable("MEMSCOPE_LIVE_STATS");
+
+    connect(m_pause, &QToolButton::toggled, this, &LiveTab::setPaused);
     connect(m_follow, &QToolButton::toggled, this, [this](bool on) {
-        if (on)
-            m_timeline->resetZoom();
+        if (on && timeline())
+            timeline()->resetZoom();
     });
     connect(m_detach, &QToolButton::clicked, m_session, &LiveSession::detach);
-    connect(m_save, &QToolButton::clicked, this, &LiveWindow::saveRecording);
-    connect(m_device, qOverload<int>(&QComboBox::currentIndexChanged), this, &LiveWindow::onDocument);
-    connect(m_session, &LiveSession::documentUpdated, this, &LiveWindow::onDocument);
-    connect(m_session, &LiveSession::statusChanged, this, &LiveWindow::onStatus);
-    // The user zooming or panning stops following; Follow brings it back.
-    connect(m_timeline, &CategoryTimelineView::xRangeChanged, this, [this](double, double upper) {
-        if (!m_follow->isChecked() || !m_session->document())
-            return;
-        const auto* model = m_timeline->model();
-        if (model && upper < model->xMax(m_timeline->xAxisMode()) * 0.999)
-            m_follow->setChecked(false);
-    });
+    connect(m_save, &QToolButton::clicked, this, &LiveTab::saveRecording);
+    connect(m_session, &LiveSession::documentUpdated, this, &LiveTab::onDocument);
+    connect(m_session, &LiveSession::statusChanged, this, &LiveTab::onStatus);
+    connect(m_session, &LiveSession::updateFailed, this, &LiveTab::onStatus);
     onStatus();
 }
 
-LiveWindow::~LiveWindow() = default;
+LiveTab::~LiveTab() = default;
 
-void LiveWindow::attach(const LiveEndpoint& endpoint)
+CategoryTimelineView* LiveTab::timeline() const { return m_tab ? m_tab->timeline() : nullptr; }
+
+void LiveTab::attach(const LiveEndpoint& endpoint)
 {
     m_session->attach(endpoint);
-    m_rateT0 = QDateTime::currentMSecsSinceEpoch();
+    m_attachedMs = m_rateT0 = QDateTime::currentMSecsSinceEpoch();
     onStatus();
 }
 
-void LiveWindow::showRecovered(const QString& recoveryFile)
+void LiveTab::showRecovered(const QString& recoveryFile)
 {
     std::string note;
     auto snap = readLiveStreamFile(recoveryFile.toStdString(), &note);
     m_session->showRecovered(std::move(snap), QString::fromStdString(note));
     m_detach->setEnabled(false);
-    setWindowTitle(tr("memscope — recovered %1").arg(QFileInfo(recoveryFile).fileName()));
+    m_title->setText(tr("recovered %1").arg(QFileInfo(recoveryFile).fileName()));
+    emit titleChanged(title());
 }
 
-bool LiveWindow::following() const { return m_follow->isChecked(); }
+QString LiveTab::title() const
+{
+    const LiveHello h = m_session->hello();
+    if (h.pid)
+        return tr("live: pid %1").arg(h.pid);
+    return m_session->recoveryPath().isEmpty() && !m_title->text().isEmpty() ? m_title->text() : tr("live");
+}
 
-void LiveWindow::setFollowing(bool follow) { m_follow->setChecked(follow); }
+bool LiveTab::following() const { return m_follow->isChecked(); }
 
-void LiveWindow::setPaused(bool paused)
+void LiveTab::setFollowing(bool follow) { m_follow->setChecked(follow); }
+
+void LiveTab::setPaused(bool paused)
 {
     if (m_pause->isChecked() != paused)
         m_pause->setChecked(paused);
@@ -130,57 +178,73 @@ void LiveWindow::setPaused(bool paused)
     m_pause->setText(paused ? tr("Resume") : tr("Pause"));
 }
 
-size_t LiveWindow::deviceIndex() const
-{
-    const auto doc = m_session->document();
-    if (!doc || doc->devices.empty())
-        return 0;
-    const int i = m_device->currentIndex();
-    if (i >= 0 && static_cast<size_t>(i) < doc->devices.size())
-        return static_cast<size_t>(i);
-    for (size_t d = 0; d < doc->devices.size(); ++d)
-        if (doc->devices[d].eventCount() > 0)
-            return d;
-    return 0;
-}
-
-void LiveWindow::onDocument()
+void LiveTab::onDocument()
 {
     const auto doc = m_session->document();
     if (!doc)
         return;
-    if (static_cast<size_t>(m_device->count()) != doc->devices.size()) {
-        QSignalBlocker block(m_device);
-        m_device->clear();
-        for (const DeviceModel& d : doc->devices)
-            m_device->addItem(tr("cuda:%1").arg(d.device));
-        m_device->setVisible(doc->devices.size() > 1);
-        m_device->setCurrentIndex(static_cast<int>(deviceIndex()));
-    }
-    const bool follow = m_follow->isChecked();
-    const auto range = m_timeline->xRange();
-    const bool hadModel = m_timeline->model() != nullptr;
-    {
-        QSignalBlocker block(m_timeline);
-        m_timeline->setDocument(doc, deviceIndex());
-        if (follow || !hadModel)
-            m_timeline->resetZoom();
+    const qint64 arrival = m_session->documentArrivalMs();
+    if (!m_tab) {
+        m_tab = new SnapshotTab(doc, this);
+        m_stack->addWidget(m_tab);
+        m_stack->setCurrentWidget(m_tab);
+        // The user zooming or panning stops following; Follow brings it back.
+        connect(m_tab->timeline(), &CategoryTimelineView::xRangeChanged, this, [this](double, double upper) {
+            const auto* model = timeline()->model();
+            if (m_follow->isChecked() && model && upper < model->xMax(timeline()->xAxisMode()) * 0.999)
+                m_follow->setChecked(false);
+        });
+    } else {
+        const auto range = timeline()->xRange();
+        QSignalBlocker block(timeline());
+        m_tab->setGrownDocument(doc);
+        if (m_follow->isChecked())
+            timeline()->resetZoom();
         else
-            m_timeline->setXRange(range.first, range.second);
+            timeline()->setXRange(range.first, range.second);
     }
     onStatus();
+    emit documentShown();
+    if (!m_statsPath.isEmpty())
+        QTimer::singleShot(0, this, [this, arrival] { writeStats(arrival); }); // after the queued replot
 }
 
-QString LiveWindow::statusText() const { return m_status->text() + QLatin1Char('\n') + m_numbers->text(); }
+void LiveTab::writeStats(qint64 arrivalMs)
+{
+    const auto doc = m_session->document();
+    if (!doc)
+        return;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const LiveStats st = m_session->stats();
+    const int64_t shown = shownEvents(*doc);
+    const int64_t received = static_cast<int64_t>(st.events);
+    QFile f(m_statsPath);
+    if (!f.open(QIODevice::Append | QIODevice::Text))
+        return;
+    const QString line = QStringLiteral("{\"t_s\": %1, \"events\": %2, \"update_ms\": %3, \"rss_bytes\": %4, "
+                                        "\"dropped\": %5, \"lag_events\": %6}\n")
+                             .arg((now - m_attachedMs) / 1000.0, 0, 'f', 3)
+                             .arg(shown)
+                             .arg(arrivalMs > 0 ? now - arrivalMs : -1)
+                             .arg(residentBytes())
+                             .arg(static_cast<qulonglong>(st.agentDropped))
+                             .arg(std::max<int64_t>(0, received - shown));
+    f.write(line.toUtf8());
+}
 
-void LiveWindow::onStatus()
+QString LiveTab::statusText() const { return m_status->text() + QLatin1Char('\n') + m_numbers->text(); }
+
+void LiveTab::onStatus()
 {
     const LiveHello h = m_session->hello();
     const LiveStats st = m_session->stats();
+    const QString before = m_title->text();
     if (h.pid)
         m_title->setText(tr("pid %1 — %2").arg(h.pid).arg(QString::fromStdString(h.commandLine)));
     else if (m_title->text().isEmpty())
         m_title->setText(tr("waiting for the agent…"));
+    if (m_title->text() != before)
+        emit titleChanged(title());
     QStringList info;
     info << tr("state: %1").arg(m_session->stateText());
     if (!h.mode.empty())
@@ -192,6 +256,7 @@ void LiveWindow::onStatus()
     if (m_session->paused())
         info << tr("paused (events keep arriving)");
     m_status->setText(info.join(QStringLiteral(" · ")));
+    m_status->setStyleSheet(m_session->updateError().isEmpty() ? QString() : QStringLiteral("color: #c0392b"));
 
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     if (now - m_rateT0 >= 1000) {
@@ -200,11 +265,10 @@ void LiveWindow::onStatus()
         m_rateEvents = st.events;
     }
     QStringList nums;
-    const auto snap = m_session->document();
+    const auto doc = m_session->document();
     uint64_t events = st.events;
-    if (!m_session->stats().messages && snap)
-        for (const DeviceModel& d : snap->devices)
-            events += static_cast<uint64_t>(d.eventCount());
+    if (!st.messages && doc)
+        events = static_cast<uint64_t>(shownEvents(*doc));
     nums << tr("<b>%1</b> events").arg(countText(static_cast<int64_t>(events)));
     if (m_session->state() == LiveState::Streaming)
         nums << tr("%1/s").arg(countText(static_cast<int64_t>(m_rate)));
@@ -212,8 +276,9 @@ void LiveWindow::onStatus()
         << (st.agentDropped
                 ? tr("<span style='color:#c0392b'><b>%1 dropped</b></span>").arg(countText(static_cast<int64_t>(st.agentDropped)))
                 : tr("0 dropped"));
-    if (snap && !snap->devices.empty()) {
-        const DeviceModel& d = snap->devices[std::min(deviceIndex(), snap->devices.size() - 1)];
+    if (doc && !doc->devices.empty()) {
+        const size_t index = m_tab ? std::min(m_tab->deviceIndex(), doc->devices.size() - 1) : doc->analysis->focusDevice();
+        const DeviceModel& d = doc->devices[index];
         nums << tr("peak <b>%1</b>").arg(bytesText(d.replay->peakRequested.bytes));
         nums << tr("reserved %1").arg(bytesText(d.reservedAfter(d.eventCount() - 1)));
         m_gap->setValues(d.reservedAfter(d.eventCount() - 1), m_session->deviceMemoryInUse(), m_session->nvmlNote());
@@ -228,9 +293,9 @@ void LiveWindow::onStatus()
     m_detach->setEnabled(m_session->state() == LiveState::Streaming);
 }
 
-bool LiveWindow::saveTo(const QString& path, QString* error) { return m_session->save(path, error); }
+bool LiveTab::saveTo(const QString& path, QString* error) { return m_session->save(path, error); }
 
-void LiveWindow::saveRecording()
+void LiveTab::saveRecording()
 {
     const LiveHello h = m_session->hello();
     const QString suggested = QStringLiteral("live_%1.pickle").arg(h.pid ? QString::number(h.pid) : QStringLiteral("recording"));
@@ -242,26 +307,33 @@ void LiveWindow::saveRecording()
         QMessageBox::warning(this, tr("Save recording"), error);
 }
 
-void LiveWindow::closeEvent(QCloseEvent* event)
+bool LiveTab::confirmClose()
 {
+    if (m_closed)
+        return true;
     if (m_ask && !m_session->saved() && m_session->snapshot()) {
         const auto answer = QMessageBox::question(this, tr("Close live recording"), tr("Save the recording before closing?"),
                                                   QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
-        if (answer == QMessageBox::Cancel) {
-            event->ignore();
-            return;
-        }
+        if (answer == QMessageBox::Cancel)
+            return false;
         if (answer == QMessageBox::Save) {
             saveRecording();
-            if (!m_session->saved()) {
-                event->ignore();
-                return;
-            }
+            if (!m_session->saved())
+                return false;
         }
     }
     m_session->detach();
     m_session->discardRecovery(); // saved, or the user chose to discard it
-    event->accept();
+    m_closed = true;
+    return true;
+}
+
+void LiveTab::closeEvent(QCloseEvent* event)
+{
+    if (confirmClose())
+        event->accept();
+    else
+        event->ignore();
 }
 
 } // namespace memscope

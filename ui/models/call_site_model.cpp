@@ -17,8 +17,8 @@ void CallSiteModel::setReport(const Document* document, const PointReport* repor
     m_stack.clear();
     if (report)
         for (const CallSite& s : report->callSites) {
-            const std::string top = document->frames->frameText(document->frames->topUserFrame(s.stack));
-            const QString summary = callSiteText(*document->frames, s.stack, 6);
+            const std::string top = document->frames()->frameText(document->frames()->topUserFrame(s.stack));
+            const QString summary = callSiteText(*document->frames(), s.stack, 6);
             m_top.push_back(top.empty() ? (s.stack.valid() ? tr("(library only)") : tr("(no stack recorded)"))
                                         : QString::fromStdString(top));
             m_stack.push_back(summary);
@@ -62,7 +62,7 @@ QVariant CallSiteModel::data(const QModelIndex& index, int role) const
     if (role == Qt::DecorationRole && index.column() == CategoryColumn)
         return categoryQColor(s.category);
     if (role == Qt::ToolTipRole && (index.column() == StackColumn || index.column() == TopFrame))
-        return QString::fromStdString(m_document->frames->stackSummary(s.stack, 16));
+        return QString::fromStdString(m_document->frames()->stackSummary(s.stack, 16));
     if (role == SortRole) {
         switch (index.column()) {
         case Bytes: return static_cast<qlonglong>(s.bytes);
@@ -80,7 +80,7 @@ QVariant CallSiteModel::data(const QModelIndex& index, int role) const
     case Bytes: return bytesText(s.bytes);
     case Share: return percentText(share);
     case Count: return countText(s.count);
-    case CategoryColumn: return m_document->attributed ? categoryText(s.category) : tr("Not attributed");
+    case CategoryColumn: return m_document->attributed() ? categoryText(s.category) : tr("Not attributed");
     case TopFrame: return m_top[row];
     case StackColumn: return m_stack[row];
     default: return {};

@@ -18,9 +18,9 @@ void LiveAllocationModel::setReport(const Document* document, const DeviceModel*
     if (report) {
         m_topFrames.reserve(report->live.size());
         for (const LiveAllocation& l : report->live) {
-            std::string s = document->frames->frameText(document->frames->topUserFrame(l.stack));
+            std::string s = document->frames()->frameText(document->frames()->topUserFrame(l.stack));
             if (s.empty())
-                s = document->frames->stackSummary(l.stack, 1);
+                s = document->frames()->stackSummary(l.stack, 1);
             m_topFrames.push_back(s.empty() ? tr("(no stack recorded)") : QString::fromStdString(s));
         }
     }
@@ -70,7 +70,7 @@ QVariant LiveAllocationModel::data(const QModelIndex& index, int role) const
     if (role == Qt::DecorationRole && index.column() == CategoryColumn)
         return categoryQColor(l.category);
     if (role == Qt::ToolTipRole && index.column() == TopFrame)
-        return QString::fromStdString(m_document->frames->stackSummary(l.stack, 12));
+        return QString::fromStdString(m_document->frames()->stackSummary(l.stack, 12));
     if (role == SortRole) {
         switch (index.column()) {
         case Size: return static_cast<qlonglong>(l.size);
@@ -87,7 +87,7 @@ QVariant LiveAllocationModel::data(const QModelIndex& index, int role) const
         return {};
     switch (index.column()) {
     case Size: return bytesText(l.size);
-    case CategoryColumn: return m_document->attributed ? categoryText(l.category) : tr("Not attributed");
+    case CategoryColumn: return m_document->attributed() ? categoryText(l.category) : tr("Not attributed");
     case PhaseColumn: return before ? tr("before recording") : phaseText(l.phase);
     case AllocatedAt: return before ? tr("—") : secondsText(seconds(l.allocEvent));
     case Lifetime:

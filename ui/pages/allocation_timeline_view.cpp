@@ -350,13 +350,13 @@ QString AllocationTimelineView::detailsText() const
     };
     QString html = tr("<b>%1</b> %2 <b>%3</b><br>")
                        .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
-                            m_document->attributed      ? categoryText(c)
-                            : m_document->categorised() ? tr("(not attributed)")
-                                                        : tr("(categorising…)"));
+                            m_document->attributed()   ? categoryText(c)
+                            : m_document->attributed() ? tr("(not attributed)")
+                                                       : tr("(categorising…)"));
     html +=
         tr("allocation #%1 · address 0x%2 · stream %3<br>").arg(m_selected.value).arg(QString::number(a.addr, 16)).arg(a.stream);
     html += a.allocEvent.valid() ? tr("allocated at %1").arg(when(a.allocEvent)) : tr("existed before recording began");
-    if (m_document->attributed && ph != Phase::Other)
+    if (m_document->attributed() && ph != Phase::Other)
         html += tr(" in %1").arg(phaseText(ph));
     html += QStringLiteral("<br>");
     if (a.freeEvent.valid()) {
@@ -377,7 +377,7 @@ QString AllocationTimelineView::fieldsText(const DeviceModel& m, const Allocatio
     // (torch.cuda.memory._set_memory_metadata), its torch.compile context.
     QString html;
     const AllocationId id = m_selected;
-    if (const PoolUsage* pool = m.pools.poolOf(id))
+    if (const PoolUsage* pool = m.pools().poolOf(id))
         html += tr("<br>in <b>%1</b> %2")
                     .arg(TimelinePlotter::poolLabel(*pool).toHtmlEscaped(), QString::fromStdString(pool->idText()));
     if (!a.allocEvent.valid() || !m.events)
@@ -421,11 +421,11 @@ void AllocationTimelineView::onMouseMove(QMouseEvent* event)
     const DeviceModel& m = m_document->devices[m_deviceIndex];
     const Allocation& a = m.replay->allocation(id);
     const Category c = m.attribution ? m.attribution->category(id) : Category::Other;
-    const QString frame = stackSummaryText(m_document->frames.get(), a.stack, 2);
+    const QString frame = stackSummaryText(m_document->frames().get(), a.stack, 2);
     QToolTip::showText(event->globalPosition().toPoint(),
                        tr("%1 <b>%2</b> %3<br>%4")
                            .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
-                                m_document->attributed ? categoryText(c) : QString(),
+                                m_document->attributed() ? categoryText(c) : QString(),
                                 frame.isEmpty() ? tr("(no stack)") : frame.toHtmlEscaped()),
                        m_plot);
 }

@@ -102,7 +102,7 @@ void AllocatorStateView::refresh()
     if (!m_document)
         return;
     const DeviceModel& m = m_document->devices[m_deviceIndex];
-    AllocatorState st = computeAllocatorState(*m.replay, m.segments, m_event);
+    AllocatorState st = computeAllocatorState(*m.replay, m.segments(), m_event);
     const bool peak = m_event == peakEvent(*m.replay);
     QString html = tr("<b>At %1</b> (event %2)%3<br>")
                        .arg(secondsText(m.x(std::max<int64_t>(m_event, 0), XAxisMode::Time)), countText(m_event),
@@ -116,7 +116,7 @@ void AllocatorStateView::refresh()
                      percentText(st.reserved ? static_cast<double>(st.free.bytes) / static_cast<double>(st.reserved) : 0.0),
                      countText(st.free.count), bytesText(static_cast<int64_t>(st.free.largest)), percentText(st.fragmentation()),
                      bytesText(static_cast<int64_t>(st.inUse - st.requested)));
-    if (!m.pools.empty()) {
+    if (!m.pools().empty()) {
         // Free space inside private pools is not cache the allocator can give to anyone else.
         uint64_t poolReserved = 0, poolFree = 0;
         int64_t poolSegments = 0;
@@ -140,15 +140,15 @@ void AllocatorStateView::refresh()
     for (Category c : kAllCategories)
         if (m.categoryPresent[static_cast<size_t>(c)])
             legend += colorSwatchHtml(categoryQColor(c)) + QLatin1Char(' ') +
-                      (m_document->attributed ? categoryText(c) : tr("Live allocation")) + QStringLiteral("&nbsp;&nbsp; ");
-    if (!m_document->categorised())
+                      (m_document->attributed() ? categoryText(c) : tr("Live allocation")) + QStringLiteral("&nbsp;&nbsp; ");
+    if (!m_document->attributed())
         legend += colorSwatchHtml(categoryQColor(Category::Other)) + QLatin1Char(' ') + tr("Live allocation (categorising…)") +
                   QStringLiteral("&nbsp;&nbsp; ");
     legend += tr("<span style=\"color:#999\">&#9638;</span> Gap");
     const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    for (size_t k = 0; k < m.pools.pools.size(); ++k)
+    for (size_t k = 0; k < m.pools().pools.size(); ++k)
         legend += QStringLiteral("&nbsp;&nbsp; ") + colorSwatchHtml(poolQColor(k, dark)) + QLatin1Char(' ') +
-                  TimelinePlotter::poolLabel(m.pools.pools[k]).toHtmlEscaped();
+                  TimelinePlotter::poolLabel(m.pools().pools[k]).toHtmlEscaped();
     m_legend->setText(legend);
     m_map->setState(m_document.get(), &m, std::move(st));
 }

@@ -130,11 +130,11 @@ void PeakPanel::setEvent(int64_t event)
     m_event = event;
     m_liveModel->setReport(nullptr, nullptr, nullptr);
     m_siteModel->setReport(nullptr, nullptr);
-    if (!m_document->categorised()) {
+    if (!m_document->attributed()) {
         refreshPending(event);
         return;
     }
-    m_report = buildPointReport(*m_document->attribution, m_deviceIndex, event);
+    m_report = buildPointReport(*m_document->attribution(), m_deviceIndex, event);
     refresh();
 }
 
@@ -177,16 +177,16 @@ void PeakPanel::refresh()
     const DeviceModel& m = m_document->devices[m_deviceIndex];
     const PointReport& r = m_report;
     QString where = tr("at %1 (event %2)").arg(secondsText(static_cast<double>(r.relativeUs) / 1e6), countText(r.event));
-    if (m_document->attributed && r.phase != Phase::Other)
+    if (m_document->attributed() && r.phase != Phase::Other)
         where += QStringLiteral(" · ") + phaseText(r.phase);
     if (r.iteration >= 0)
         where += tr(" · iteration %1 of %2").arg(r.iteration + 1).arg(m.attribution->iterations.size());
     m_header->setText(tr("<span style=\"font-size:large\"><b>%1 %2</b></span> requested · %3 reserved<br>%4%5")
                           .arg(r.globalPeak ? tr("Global peak:") : tr("Selected time:"), bytesText(r.requested),
                                bytesText(r.reserved), where,
-                               m_document->attributed ? QString()
-                                                      : tr("<br><i>No category attribution is available for this "
-                                                           "snapshot: all bytes are shown as one category.</i>")));
+                               m_document->attributed() ? QString()
+                                                        : tr("<br><i>No category attribution is available for this "
+                                                             "snapshot: all bytes are shown as one category.</i>")));
     m_peakButton->setEnabled(!r.globalPeak);
 
     std::vector<Category> rows;
@@ -208,7 +208,7 @@ void PeakPanel::refresh()
         const size_t k = static_cast<size_t>(c);
         const int row = static_cast<int>(i);
         const double share = r.requested > 0 ? static_cast<double>(r.byCategory[k]) / static_cast<double>(r.requested) : 0;
-        QTableWidgetItem* name = put(row, 0, m_document->attributed ? categoryText(c) : tr("Not attributed"), Qt::AlignLeft);
+        QTableWidgetItem* name = put(row, 0, m_document->attributed() ? categoryText(c) : tr("Not attributed"), Qt::AlignLeft);
         name->setData(Qt::DecorationRole, categoryQColor(c));
         name->setData(Qt::UserRole, static_cast<int>(c));
         put(row, 1, bytesText(r.byCategory[k]), Qt::AlignRight)->setData(Qt::UserRole, static_cast<qlonglong>(r.byCategory[k]));
@@ -246,7 +246,7 @@ void PeakPanel::showLiveRow(const QModelIndex& proxyIndex)
     const LiveAllocation& l = m_report.live[static_cast<size_t>(src.row())];
     m_stack->setAllocation(m_document.get(), m_deviceIndex, l.id,
                            tr("<b>%1</b> %2 · allocation #%3")
-                               .arg(bytesText(l.size), m_document->attributed ? categoryText(l.category) : QString())
+                               .arg(bytesText(l.size), m_document->attributed() ? categoryText(l.category) : QString())
                                .arg(l.id.value));
     emit allocationSelected(l.id);
 }

@@ -31,7 +31,7 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
                            .arg(m.device)
                            .arg(bytesText(m.replay->peakReserved.bytes), countText(m.eventCount()),
                                 countText(static_cast<int64_t>(m.replay->allocations.size())));
-    if (document.attributed && m.phaseAt(pe) != Phase::Other)
+    if (document.attributed() && m.phaseAt(pe) != Phase::Other)
         subtitle = QObject::tr("peak in %1 · ").arg(phaseText(m.phaseAt(pe))) + subtitle;
 
     QCPAxisRect* main = plot->axisRect();
@@ -67,7 +67,7 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
     plot->legend->setMargins(QMargins(8, 2, 8, 2));
 
     m_plotter = std::make_unique<TimelinePlotter>(plot, main);
-    m_plotter->setModel(&m, XAxisMode::Time, document.attributed);
+    m_plotter->setModel(&m, XAxisMode::Time, document.attributed());
     m_plotter->applyTheme(theme);
     main->axis(QCPAxis::atBottom)->setTicker(QSharedPointer<TimeAxisTicker>(new TimeAxisTicker));
     main->axis(QCPAxis::atBottom)->setLabel(QObject::tr("Time since the first event"));
@@ -124,7 +124,7 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
     QString peakText = QObject::tr("Peak %1\nat %2")
                            .arg(bytesText(m.replay->peakRequested.bytes),
                                 secondsText(m.x(std::max<int64_t>(pe, 0), XAxisMode::Time)));
-    if (document.attributed && m.phaseAt(pe) != Phase::Other)
+    if (document.attributed() && m.phaseAt(pe) != Phase::Other)
         peakText += QStringLiteral(" · ") + phaseText(m.phaseAt(pe));
     mark(pe, m.replay->peakRequested.bytes, peakText, theme.peak);
     if (!at.globalPeak)
@@ -156,7 +156,7 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
         bar->setBrush(categoryQColor(c));
         bar->addData(static_cast<double>(i + 1), static_cast<double>(b));
         ticker->addTick(static_cast<double>(i + 1),
-                        document.attributed || c != Category::Other ? categoryText(c) : QObject::tr("Not attributed"));
+                        document.attributed() || c != Category::Other ? categoryText(c) : QObject::tr("Not attributed"));
         auto* text = new QCPItemText(plot);
         text->setClipAxisRect(bars);
         text->position->setAxes(value, key);
@@ -181,10 +181,10 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
             ? QObject::tr("At the peak: %1").arg(bytesText(at.requested))
             : QObject::tr("At %1: %2").arg(secondsText(static_cast<double>(at.relativeUs) / 1e6), bytesText(at.requested)));
     // The findings, one line each, under the charts.
-    if (document.diagnosis) {
+    if (document.diagnosis()) {
         constexpr int kMaxLines = 4;
         int more = 0;
-        for (const Diagnostic& d : document.diagnosis->items) {
+        for (const Diagnostic& d : document.diagnosis()->items) {
             if (d.deviceIndex != deviceIndex)
                 continue;
             if (m_findings.size() >= kMaxLines) {

@@ -14,8 +14,8 @@ ReportFiles writeReport(const Document& document, size_t deviceIndex, int64_t ev
 {
     if (deviceIndex >= document.devices.size())
         throw std::runtime_error(document.path + ": has no device index " + std::to_string(deviceIndex));
-    const PointReport at = buildPointReport(*document.attribution, deviceIndex, event);
-    const ReportDataFiles data = writeReportData(*document.attribution, at, *document.frames, document.diagnosis.get(),
+    const PointReport at = buildPointReport(*document.attribution(), deviceIndex, event);
+    const ReportDataFiles data = writeReportData(*document.attribution(), at, *document.frames(), document.diagnosis().get(),
                                                  directory.toStdString());
     ReportFiles files;
     files.peakCsv = QString::fromStdString(data.peakCsv);

@@ -25,7 +25,7 @@ int SegmentMapWidget::poolIndex(const SegmentLife& segment) const
 {
     if (!m_model || segment.pool.isDefault())
         return -1;
-    const auto& pools = m_model->pools.pools;
+    const auto& pools = m_model->pools().pools;
     for (size_t k = 0; k < pools.size(); ++k)
         if (pools[k].id == segment.pool)
             return static_cast<int>(k);
@@ -114,7 +114,7 @@ void SegmentMapWidget::paintEvent(QPaintEvent* event)
             p.setPen(poolColor);
         p.drawText(QRect(6 + sizeW, row * h, labelWidth() - sizeW, h), Qt::AlignVCenter | Qt::AlignLeft,
                    QStringLiteral("%1  0x%2")
-                       .arg(pool >= 0                 ? tr("pool %1").arg(m_model->pools.pools[static_cast<size_t>(pool)].number)
+                       .arg(pool >= 0 ? tr("pool %1").arg(m_model->pools().pools[static_cast<size_t>(pool)].number)
                             : seg.segment->expandable ? tr("exp.")
                             : seg.segment->largePool  ? tr("large")
                                                       : tr("small"))
@@ -197,7 +197,7 @@ bool SegmentMapWidget::event(QEvent* event)
                                 bytesText(static_cast<int64_t>(seg.free.bytes)), countText(seg.free.count),
                                 bytesText(static_cast<int64_t>(seg.free.largest)));
         if (const int pool = poolIndex(*seg.segment); pool >= 0) {
-            const PoolUsage& u = m_model->pools.pools[static_cast<size_t>(pool)];
+            const PoolUsage& u = m_model->pools().pools[static_cast<size_t>(pool)];
             text += tr("<br>%1 <b>%2</b> %3: its free space is the pool's alone, not cache the allocator can hand out")
                         .arg(colorSwatchHtml(
                                  poolQColor(static_cast<size_t>(pool), palette().color(QPalette::Window).lightness() < 128)),
@@ -208,9 +208,9 @@ bool SegmentMapWidget::event(QEvent* event)
             const Category c = m_model->attribution ? m_model->attribution->category(id) : Category::Other;
             text += tr("<br>%1 <b>%2</b> %3 at +0x%4<br>%5")
                         .arg(colorSwatchHtml(categoryQColor(c)), bytesText(static_cast<int64_t>(a.size)),
-                             m_document && m_document->attributed ? categoryText(c) : QString(),
+                             m_document && m_document->attributed() ? categoryText(c) : QString(),
                              QString::number(a.addr - seg.segment->addr, 16),
-                             stackSummaryText(m_document ? m_document->frames.get() : nullptr, a.stack, 2).toHtmlEscaped());
+                             stackSummaryText(m_document ? m_document->frames().get() : nullptr, a.stack, 2).toHtmlEscaped());
         } else if (gap) {
             text += tr("<br>Gap: %1 reserved, not requested by any live allocation").arg(bytesText(static_cast<int64_t>(gap)));
         }

@@ -154,19 +154,42 @@ void SnapshotTab::setDocument(std::shared_ptr<const Document> document)
     updateInfo();
 }
 
+void SnapshotTab::setGrownDocument(std::shared_ptr<const Document> document)
+{
+    if (!document || !document->analysis || document->devices.empty())
+        return;
+    const bool devicesChanged = document->devices.size() != m_document->devices.size();
+    m_document = std::move(document);
+    if (devicesChanged) {
+        QSignalBlocker block(m_device);
+        m_device->clear();
+        for (const DeviceModel& d : m_document->devices)
+            m_device->addItem(tr("Device %1").arg(d.device));
+        m_device->setEnabled(m_document->devices.size() > 1);
+        m_deviceIndex = std::min(m_deviceIndex, m_document->devices.size() - 1);
+        m_device->setCurrentIndex(static_cast<int>(m_deviceIndex));
+    }
+    m_timeline->updateDocument(m_document);
+    m_allocations->updateDocument(m_document);
+    m_peak->updateDocument(m_document);
+    m_allocator->updateDocument(m_document);
+    applyStagedParts();
+    updateInfo();
+}
+
 void SnapshotTab::applyStagedParts()
 {
     const size_t index = m_deviceIndex;
     if (m_document->diagnosed())
-        m_diagnostics->setDiagnostics(m_document->diagnosis, m_document->analysis->replay, m_document->frames.get(), index);
+        m_diagnostics->setDiagnostics(m_document->diagnosis(), m_document->analysis->replay, m_document->frames().get(), index);
     else
-        m_diagnostics->clear(m_document->categorised() ? tr("Diagnosing…") : tr("Categorising…"));
-    if (index < m_document->training.size())
-        m_estimator->setMeasurement(m_document->training[index]);
+        m_diagnostics->clear(m_document->attributed() ? tr("Diagnosing…") : tr("Categorising…"));
+    if (index < m_document->training().size())
+        m_estimator->setMeasurement(m_document->training()[index]);
     else
         m_estimator->clear(m_document->diagnosed() ? QString() : tr("Measuring the run…"));
-    if (m_document->attribution)
-        m_whatIf->setAttribution(m_document->attribution, index);
+    if (m_document->attribution())
+        m_whatIf->setAttribution(m_document->attribution(), index);
     else
         m_whatIf->clear();
     const DeviceModel& m = deviceModel();

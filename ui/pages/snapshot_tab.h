@@ -40,6 +40,9 @@ public:
 
     // A later stage of the same analysis (same replay); ignored when it is another file's.
     void setDocument(std::shared_ptr<const Document> document);
+    // The same recording grown (a live tab's update): more events, maybe more devices; the
+    // views keep the device, zoom, selected time and range as setDocument() does.
+    void setGrownDocument(std::shared_ptr<const Document> document);
 
     const Document& document() const { return *m_document; }
     std::shared_ptr<const Document> documentPtr() const { return m_document; }

@@ -108,13 +108,13 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
         addForwardFrames(document, events, eventRow);
         return;
     }
-    if (!document->frames) { // before the Attributed stage: no frame is told user or library yet
+    if (!document->frames()) { // before the Attributed stage: no frame is told user or library yet
         auto* wait = new QTreeWidgetItem(m_tree, {tr("Categorising…"), QString()});
         wait->setFirstColumnSpanned(true);
         return;
     }
     const Snapshot& s = document->snapshot();
-    const FrameClassifier& fc = *document->frames;
+    const FrameClassifier& fc = *document->frames();
     auto* user = new QTreeWidgetItem(m_tree);
     auto* library = new QTreeWidgetItem(m_tree);
     std::vector<QString> libraries;

@@ -1,5 +1,6 @@
 #include "ui/pages/what_if_panel.h"
 
+#include "ui/runner/job_runner.h"
 #include "ui/style/text_format.h"
 
 #include <QApplication>
@@ -30,18 +31,10 @@ QDoubleSpinBox* spin(QWidget* parent, double lo, double hi, int decimals, double
     return s;
 }
 
-// Busy cursor while a replay runs on this thread.
-struct BusyCursor {
-    BusyCursor() { QApplication::setOverrideCursor(Qt::WaitCursor); }
-    ~BusyCursor() { QApplication::restoreOverrideCursor(); }
-    BusyCursor(const BusyCursor&) = delete;
-    BusyCursor& operator=(const BusyCursor&) = delete;
-};
-
 } // namespace
 
-WhatIfPanel::WhatIfPanel(QWidget* parent)
-    : QWidget(parent), m_settings(new QLineEdit(this)),
+WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
+    : QWidget(parent), m_runner(runner ? runner : new JobRunner(this)), m_settings(new QLineEdit(this)),
       m_capacity(spin(this, 0, 1e6, 2, 0,
                       tr("Memory the allocator may reserve, in GiB (0: unlimited). On a real card, "
                          "leave room for the CUDA context."))),
@@ -89,6 +82,8 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
 
 void WhatIfPanel::clear()
 {
+    if (m_job)
+        m_runner->cancel(m_job); // its end restores the cursor
     m_attribution.reset();
     m_result.reset();
     m_maxBatch.reset();
@@ -134,12 +129,64 @@ bool WhatIfPanel::options(SimulationOptions& out)
     return true;
 }
 
-void WhatIfPanel::showExact()
+bool WhatIfPanel::start(SimulationOptions o, bool search)
 {
-    SimulationOptions exact;
-    exact.settings = m_recorded;
-    exact.followRecording = true;
-    const SimulationResult r = simulateDevice(*m_attribution->replay, m_index, nullptr, exact);
+    struct Result {
+        SimulationResult exact;
+        std::optional<SimulationResult> result;
+        std::optional<MaxBatchResult> maxBatch;
+    };
+    auto out = std::make_shared<Result>();
+    const double batch = m_batch->value();
+    const double recordedBatch = m_recordedBatch->value();
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    m_run->setEnabled(false);
+    m_search->setEnabled(false);
+    auto end = [this] {
+        m_job = 0;
+        QApplication::restoreOverrideCursor();
+        m_run->setEnabled(m_attribution != nullptr);
+        m_search->setEnabled(m_attribution != nullptr);
+    };
+    JobCallbacks callbacks;
+    callbacks.receiver = this;
+    callbacks.finished = [this, out, end] {
+        end();
+        showExact(out->exact);
+        m_maxBatch = out->maxBatch;
+        m_result = m_maxBatch ? std::optional<SimulationResult>(m_maxBatch->atMax) : out->result;
+        if (m_maxBatch && m_maxBatch->maxBatch > 0)
+            m_batch->setValue(static_cast<double>(m_maxBatch->maxBatch));
+        showResult();
+        emit simulated();
+    };
+    callbacks.failed = [this, end](const QString& message) {
+        end();
+        m_output->setText(tr("<b>The simulation failed:</b> %1").arg(message.toHtmlEscaped()));
+        emit simulated();
+    };
+    callbacks.cancelled = end;
+    const std::shared_ptr<const Attribution> attribution = m_attribution;
+    const size_t index = m_index;
+    const AllocatorSettings recorded = m_recorded;
+    m_job = m_runner->start(
+        search ? tr("largest batch") : tr("what-if"),
+        [=](JobContext&) {
+        SimulationOptions exact;
+        exact.settings = recorded;
+        exact.followRecording = true;
+        out->exact = simulateDevice(*attribution->replay, index, nullptr, exact);
+        if (search)
+            out->maxBatch = findMaxBatch(*attribution->replay, index, attribution->devices[index], o, recordedBatch);
+        else
+            out->result = simulateBatch(*attribution->replay, index, attribution->devices[index], o, batch, recordedBatch);
+        },
+        std::move(callbacks));
+    return true;
+}
+
+void WhatIfPanel::showExact(const SimulationResult& r)
+{
     const DeviceReplay& dr = m_attribution->replay->devices[m_index];
     const std::string conf = m_recorded.toConf();
     QString text = tr("Recorded settings: %1. ").arg(conf.empty() ? tr("torch's defaults") : QString::fromStdString(conf));
@@ -158,24 +205,17 @@ void WhatIfPanel::showExact()
 
 bool WhatIfPanel::simulate()
 {
-    if (!m_attribution)
+    if (!m_attribution || m_job)
         return false;
     SimulationOptions o;
     if (!options(o))
         return false;
-    const BusyCursor busy;
-    showExact();
-    m_maxBatch.reset();
-    m_result = simulateBatch(*m_attribution->replay, m_index, m_attribution->devices[m_index], o, m_batch->value(),
-                             m_recordedBatch->value());
-    showResult();
-    emit simulated();
-    return true;
+    return start(o, false);
 }
 
 bool WhatIfPanel::findLargestBatch()
 {
-    if (!m_attribution)
+    if (!m_attribution || m_job)
         return false;
     SimulationOptions o;
     if (!options(o))
@@ -184,15 +224,7 @@ bool WhatIfPanel::findLargestBatch()
         m_output->setText(tr("Set a capacity: the largest batch is the largest that fits it."));
         return false;
     }
-    const BusyCursor busy;
-    showExact();
-    m_maxBatch = findMaxBatch(*m_attribution->replay, m_index, m_attribution->devices[m_index], o, m_recordedBatch->value());
-    m_result = m_maxBatch->atMax;
-    if (m_maxBatch->maxBatch > 0)
-        m_batch->setValue(static_cast<double>(m_maxBatch->maxBatch));
-    showResult();
-    emit simulated();
-    return true;
+    return start(o, true);
 }
 
 QString WhatIfPanel::resultText() const { return m_output->text(); }

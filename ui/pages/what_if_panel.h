@@ -15,6 +15,8 @@ class QPushButton;
 
 namespace memscope {
 
+class JobRunner;
+
 /*
  * The allocator what-if (core/allocator) for one device, next to the estimator: the
  * allocator settings (PYTORCH_CUDA_ALLOC_CONF text on top of the recorded ones), a capacity
@@ -23,12 +25,13 @@ namespace memscope {
  * peak and where it runs out of memory; "Largest batch" searches the largest batch that fits
  * the capacity. The exact replay under the recorded settings is shown first, as the measure
  * of how far the model can be trusted on this trace. Nothing runs until asked: a replay of a
- * long trace takes a while.
+ * long trace takes a while, so it runs as a JobRunner job and simulated() says when it is shown.
  */
 class WhatIfPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit WhatIfPanel(QWidget* parent = nullptr);
+    // runner: the window's (null: one of the panel's own).
+    explicit WhatIfPanel(QWidget* parent = nullptr, JobRunner* runner = nullptr);
 
     void setAttribution(std::shared_ptr<const Attribution> attribution, size_t deviceIndex);
     void clear();
@@ -38,9 +41,11 @@ public:
     void setRecordedBatch(double batch);
     void setBatch(double batch);
 
-    // Run with the fields as they are; false (and a message in resultText()) on bad settings.
+    // Start a run with the fields as they are: false (and a message in resultText()) on bad
+    // settings or while one runs; simulated() follows with the result shown.
     bool simulate();
     bool findLargestBatch();
+    bool busy() const { return m_job != 0; }
 
     const std::optional<SimulationResult>& result() const { return m_result; }
     const std::optional<MaxBatchResult>& maxBatch() const { return m_maxBatch; }
@@ -51,8 +56,12 @@ signals:
 
 private:
     bool options(SimulationOptions& out);
-    void showExact();
+    bool start(SimulationOptions options, bool search);
+    void showExact(const SimulationResult& exact);
     void showResult();
+
+    JobRunner* m_runner;
+    uint64_t m_job = 0;
 
     std::shared_ptr<const Attribution> m_attribution;
     size_t m_index = 0;

@@ -246,9 +246,9 @@ void CategoryTimelineView::setXAxisMode(XAxisMode mode)
 void CategoryTimelineView::rebuild()
 {
     const DeviceModel* m = model();
-    m_plotter->setModel(m, m_mode, m_document && m_document->attributed);
+    m_plotter->setModel(m, m_mode, m_document && m_document->attributed());
     m_lastWidth = -1; // the new graphs are empty: the next layout samples them whatever the range
-    m_pendingLabel->setVisible(m && !m_document->categorised());
+    m_pendingLabel->setVisible(m && !m_document->attributed());
     if (m_mode == XAxisMode::Time) {
         m_plot->xAxis->setTicker(QSharedPointer<TimeAxisTicker>(new TimeAxisTicker));
         m_plot->xAxis->setLabel(tr("Time since the first event"));
@@ -317,8 +317,8 @@ void CategoryTimelineView::rebuildBands()
     colors.push_back(m_theme.dark ? QColor(240, 160, 60) : QColor(226, 120, 20));
     m_laneBands->setColors(std::move(colors));
     std::vector<QString> metadata;
-    metadata.reserve(m->metadata.size());
-    for (const MetadataSpan& md : m->metadata) {
+    metadata.reserve(m->metadata().size());
+    for (const MetadataSpan& md : m->metadata()) {
         const std::string_view text = m_document->snapshot().str(md.text);
         metadata.push_back(QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())).simplified());
     }
@@ -338,9 +338,9 @@ QString CategoryTimelineView::bandTooltip(const BandLayer::Band& b) const
     if (!m || b.source < 0)
         return {};
     if (b.row == 2) {
-        if (static_cast<size_t>(b.source) >= m->metadata.size())
+        if (static_cast<size_t>(b.source) >= m->metadata().size())
             return {};
-        const MetadataSpan& md = m->metadata[static_cast<size_t>(b.source)];
+        const MetadataSpan& md = m->metadata()[static_cast<size_t>(b.source)];
         const std::string_view text = m_document->snapshot().str(md.text);
         const QString t = QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size())).toHtmlEscaped();
         if (md.marker)
@@ -444,7 +444,7 @@ QString CategoryTimelineView::peakLabelText() const
     if (m_mode == XAxisMode::EventIndex)
         where = tr("at event %1").arg(countText(pe));
     const Phase phase = m->phaseAt(pe);
-    if (m_document->attributed && phase != Phase::Other)
+    if (m_document->attributed() && phase != Phase::Other)
         where += QStringLiteral(" · ") + phaseText(phase);
     return tr("Peak %1\n%2").arg(bytesText(m->replay->peakRequested.bytes), where);
 }
@@ -798,7 +798,7 @@ QString CategoryTimelineView::hoverText(int64_t event) const
     const int64_t requested = m->requestedAfter(event);
     QString head = QStringLiteral("<b>%1</b> · event %2")
                        .arg(secondsText(m->x(std::max<int64_t>(event, 0), XAxisMode::Time)), countText(event));
-    if (m_document->attributed) {
+    if (m_document->attributed()) {
         const Phase phase = m->phaseAt(event);
         if (phase != Phase::Other)
             head += QStringLiteral(" · ") + phaseText(phase);
@@ -808,12 +808,12 @@ QString CategoryTimelineView::hoverText(int64_t event) const
     }
     if (event == peakEvent(*m->replay))
         head += tr(" · <b>global peak</b>");
-    if (!m_document->categorised())
+    if (!m_document->attributed())
         head += tr("<br><i>Categorising…</i>");
     QString rows;
     rows += QStringLiteral("<tr><td>Requested</td><td align=right><b>%1</b></td><td></td></tr>").arg(bytesText(requested));
     rows += QStringLiteral("<tr><td>Reserved</td><td align=right>%1</td><td></td></tr>").arg(bytesText(m->reservedAfter(event)));
-    for (const PoolUsage& pool : m->pools.pools) {
+    for (const PoolUsage& pool : m->pools().pools) {
         const int64_t reserved = pool.reservedAfter(event);
         if (reserved == 0 && pool.usedAfter(event) == 0)
             continue;
@@ -826,7 +826,7 @@ QString CategoryTimelineView::hoverText(int64_t event) const
         if (!m->categoryPresent[static_cast<size_t>(c)])
             continue;
         const int64_t b = m->categoryBytes(c, event);
-        const QString name = m_document->attributed || c != Category::Other ? categoryText(c) : tr("Not attributed");
+        const QString name = m_document->attributed() || c != Category::Other ? categoryText(c) : tr("Not attributed");
         rows += QStringLiteral("<tr><td>%1 %2</td><td align=right>%3</td><td align=right>%4</td></tr>")
                     .arg(colorSwatchHtml(categoryQColor(c)), name, bytesText(b),
                          requested > 0 ? percentText(static_cast<double>(b) / static_cast<double>(requested)) : QString());

@@ -75,7 +75,7 @@ void TimelinePlotter::setModel(const DeviceModel* model, XAxisMode mode, bool at
     m_reserved->setName(QStringLiteral("Reserved"));
     m_reserved->setSelectable(QCP::stNone);
     m_reserved->setAdaptiveSampling(false);
-    for (const PoolUsage& pool : model->pools.pools) {
+    for (const PoolUsage& pool : model->pools().pools) {
         QCPGraph* g = m_plot->addGraph(x, y);
         g->setLineStyle(QCPGraph::lsStepLeft);
         g->setAntialiased(false);
@@ -205,7 +205,7 @@ void TimelinePlotter::refresh()
         // Each pool's band sits on the one below it (the first on the requested total), so
         // its value is the requested total plus the held bytes of it and the pools before.
         const std::vector<int64_t> at = highestPerPixel(*m_model, events, m_mode, r.lower, r.upper, pixels);
-        const auto& pools = m_model->pools.pools;
+        const auto& pools = m_model->pools().pools;
         std::vector<int64_t> below(at.size());
         for (size_t i = 0; i < at.size(); ++i)
             below[i] = m_model->requestedAfter(at[i]);

@@ -98,8 +98,7 @@ private slots:
     void initTestCase()
     {
         m_python = QStandardPaths::findExecutable(QStringLiteral("python3"));
-        if (m_python.isEmpty())
-            QSKIP("python3 is needed to run the agent");
+        QVERIFY2(!m_python.isEmpty(), "python3 runs the agent (scripts/install-deps.sh installs it)");
     }
 
     void replayedRecordingEqualsFile_data()
@@ -376,8 +375,7 @@ private slots:
     void recordCommand()
     {
         const QString memscope = QStringLiteral(MEMSCOPE_APP);
-        if (memscope.isEmpty() || !QFileInfo::exists(memscope))
-            QSKIP("memscope binary not built");
+        QVERIFY2(QFileInfo::exists(memscope), "the memscope binary is built before the tests");
         QTemporaryDir dir;
         // --attach SOCKET: ends with the agent; the file equals the replayed one.
         const QString socket = dir.filePath(QStringLiteral("a.sock"));
@@ -478,11 +476,9 @@ private slots:
     void remoteRecordThroughForward()
     {
         const QString memscope = QStringLiteral(MEMSCOPE_APP);
-        if (memscope.isEmpty() || !QFileInfo::exists(memscope))
-            QSKIP("memscope binary not built");
+        QVERIFY2(QFileInfo::exists(memscope), "the memscope binary is built before the tests");
         const QString socat = QStandardPaths::findExecutable(QStringLiteral("socat"));
-        if (socat.isEmpty())
-            QSKIP("socat is needed to forward a port (scripts/install-deps.sh installs it)");
+        QVERIFY2(!socat.isEmpty(), "socat forwards a port (scripts/install-deps.sh installs it)");
         QTemporaryDir dir;
         const QString file = sample("llm_bs16.pickle");
         auto agent = startAgent(file, dir.filePath(QStringLiteral("a.sock")), QStringLiteral("0"),

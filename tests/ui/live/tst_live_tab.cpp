@@ -1,19 +1,25 @@
 #include "support/snapshot_compare.h"
 
-#include "ui/live/attach_dialog.h"
-#include "ui/plot/category_timeline_view.h"
+#include "analysis/analysis.h"
 #include "live/live_client.h"
-#include "ui/live/live_session.h"
-#include "ui/live/live_window.h"
-#include "ui/live/memory_gap_bar.h"
 #include "snapshot/snapshot_reader.h"
+#include "ui/live/attach_dialog.h"
+#include "ui/live/live_session.h"
+#include "ui/live/live_tab.h"
+#include "ui/live/memory_gap_bar.h"
+#include "ui/main_window.h"
+#include "ui/pages/snapshot_tab.h"
+#include "ui/plot/category_timeline_view.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMainWindow>
 #include <QMenuBar>
 #include <QProcess>
 #include <QScreen>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -25,7 +31,10 @@ using namespace memscope;
 // The live window attached to real `python3 -m memscope_agent --replay` agents.
 // MEMSCOPE_LIVE_SCREENSHOT=PATH saves a screenshot of the window mid-stream (run under
 // xvfb-run with QT_QPA_PLATFORM=xcb for a real window).
-class TestLiveWindow : public QObject {
+// Events the tab's timeline shows (0 before its first document).
+int64_t shownEvents(const LiveTab& w) { return w.timeline() && w.timeline()->model() ? w.timeline()->model()->eventCount() : 0; }
+
+class TestLiveTab : public QObject {
     Q_OBJECT
     QString m_python;
 
@@ -53,8 +62,7 @@ private slots:
     void initTestCase()
     {
         m_python = QStandardPaths::findExecutable(QStringLiteral("python3"));
-        if (m_python.isEmpty())
-            QSKIP("python3 is needed to run the agent");
+        QVERIFY2(!m_python.isEmpty(), "python3 runs the agent (scripts/install-deps.sh installs it)");
         QStandardPaths::setTestModeEnabled(true);
         qputenv("MEMSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
     }
@@ -65,7 +73,7 @@ private slots:
         const QString socket = dir.filePath(QStringLiteral("a.sock"));
         auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("1"));
         QVERIFY(agent);
-        auto* w = new LiveWindow;
+        auto* w = new LiveTab;
         QElapsedTimer analysis;
         w->setAskBeforeClosing(false);
         w->attach(endpoint(socket));
@@ -76,8 +84,8 @@ private slots:
         bool shot = false;
         while (w->session()->state() == LiveState::Streaming && clock.elapsed() < 60000) {
             QTest::qWait(50);
-            if (const auto* m = w->timeline()->model(); m && (counts.empty() || counts.back() != m->eventCount()))
-                counts.push_back(m->eventCount());
+            if (const int64_t n = shownEvents(*w); n > 0 && (counts.empty() || counts.back() != n))
+                counts.push_back(n);
             const QString shotPath = qEnvironmentVariable("MEMSCOPE_LIVE_SCREENSHOT");
             if (!shot && !shotPath.isEmpty() && !counts.empty() && counts.back() > 50000) {
                 QTest::qWait(100);
@@ -100,7 +108,7 @@ private slots:
         QVERIFY2(counts.size() >= 3, "the timeline should grow while events arrive");
         QCOMPARE(liveStateName(w->session()->state()), std::string_view("ended"));
         // The data stays after the process exits, and the view catches up with all of it.
-        QTRY_COMPARE_WITH_TIMEOUT(w->timeline()->model() ? w->timeline()->model()->eventCount() : 0, int64_t(93702), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(shownEvents(*w), int64_t(93702), 30000);
         QVERIFY(w->statusText().contains(QLatin1String("93,702")));
         QVERIFY(w->statusText().contains(QLatin1String("0 dropped")));
         QVERIFY(w->gapBar()->gapText().isEmpty()); // no NVML here: a note, no numbers
@@ -124,7 +132,7 @@ private slots:
         QTemporaryDir dir;
         const QString socket = dir.filePath(QStringLiteral("a.sock"));
         auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.5"));
-        LiveWindow w;
+        LiveTab w;
         w.setAskBeforeClosing(false);
         w.attach(endpoint(socket));
         QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > 0, 30000);
@@ -154,12 +162,90 @@ private slots:
         agent->waitForFinished();
     }
 
+    // Attaching from the main window opens a tab like any other: the live recording goes
+    // through the same Document path as a file, and once the stream ends its tab holds what
+    // the file's analysis holds (categories, phases, findings) and the window's actions
+    // (export, the detail views) work on it. MEMSCOPE_LIVE_STATS logs each update.
+    void aLiveTabIsATabOfTheMainWindow()
+    {
+        QTemporaryDir dir;
+        const QString socket = dir.filePath(QStringLiteral("a.sock"));
+        const QString stats = dir.filePath(QStringLiteral("stats.jsonl"));
+        qputenv("MEMSCOPE_LIVE_STATS", stats.toLocal8Bit());
+        auto agent = startAgent(QStringLiteral("llm_bs16.pickle"), socket, QStringLiteral("0"));
+        QVERIFY(agent);
+        MainWindow main;
+        LiveTab* live = attachLive(&main, socket, {}, main.runner());
+        qunsetenv("MEMSCOPE_LIVE_STATS");
+        QVERIFY(live);
+        live->setAskBeforeClosing(false);
+        QCOMPARE(main.tabCount(), 1);
+        QCOMPARE(main.liveTab(0), live);
+        const auto file = analyze(AnalysisSource::file(MEMSCOPE_SAMPLES_DIR "/llm_bs16.pickle"));
+        const int64_t all = static_cast<int64_t>(file->snapshot->devices[0].events.count());
+        QTRY_VERIFY_WITH_TIMEOUT(live->session()->state() != LiveState::Streaming, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(main.tab(0) && shownEvents(*live) == all && main.tab(0)->document().diagnosed(), 60000);
+        SnapshotTab* t = main.tab(0);
+        const Document& d = t->document();
+        QVERIFY(d.attributed());
+        const DeviceReplay& fr = file->replay->devices[0];
+        QCOMPARE(d.devices[0].replay->peakRequested.bytes, fr.peakRequested.bytes);
+        QCOMPARE(d.attribution()->devices[0].iterations.size(), file->attribution->devices[0].iterations.size());
+        for (Category c : kAllCategories)
+            QCOMPARE(d.devices[0].categoryBytes(c, fr.peakRequested.event.value),
+                     file->attribution->devices[0]
+                         .categoryBytes[static_cast<size_t>(c)][static_cast<size_t>(fr.peakRequested.event.value)]);
+        QCOMPARE(d.diagnosis()->items.size(), file->diagnosis->items.size());
+        // The window's export works on the live tab.
+        QString message;
+        QVERIFY2(main.exportReport(dir.filePath(QStringLiteral("report")), &message), qPrintable(message));
+        QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("report/report.json"))));
+        QFile f(stats);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = f.readAll().split('\n');
+        QVERIFY(lines.size() >= 2);
+        const QJsonObject first = QJsonDocument::fromJson(lines.front()).object();
+        for (const char* key : {"t_s", "events", "update_ms", "rss_bytes", "dropped", "lag_events"})
+            QVERIFY2(first.contains(QLatin1String(key)), key);
+        QVERIFY(first.value(QStringLiteral("events")).toDouble() > 0);
+        agent->kill();
+        agent->waitForFinished();
+    }
+
+    // An update that fails is shown in the tab, and the view keeps the document before it.
+    void aFailedUpdateIsShown()
+    {
+        QTemporaryDir dir;
+        const QString socket = dir.filePath(QStringLiteral("a.sock"));
+        auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.5"));
+        LiveTab w;
+        w.setAskBeforeClosing(false);
+        w.attach(endpoint(socket));
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > 0, 30000);
+        const int delivered = w.session()->documentsDelivered();
+        QSignalSpy failed(w.session(), &LiveSession::updateFailed);
+        w.session()->setAnalyzer([](std::shared_ptr<const Snapshot>, const std::string&) -> std::shared_ptr<const Document> {
+            throw std::runtime_error("the analysis ran out of disk");
+        });
+        QVERIFY(failed.wait(30000));
+        QCOMPARE(failed.at(0).at(0).toString(), QStringLiteral("live update: the analysis ran out of disk"));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            w.statusText().contains(QLatin1String("update failed: live update: the analysis ran out of disk")), 5000);
+        QCOMPARE(w.session()->documentsDelivered(), delivered);
+        QVERIFY(shownEvents(w) > 0);
+        w.session()->setAnalyzer({}); // the next update succeeds and clears the message
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > delivered, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.statusText().contains(QLatin1String("update failed")), 5000);
+        agent->kill();
+        agent->waitForFinished();
+    }
+
     void killedAgentKeepsTheWindowWorking()
     {
         QTemporaryDir dir;
         const QString socket = dir.filePath(QStringLiteral("a.sock"));
         auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.5"));
-        LiveWindow w;
+        LiveTab w;
         w.setAskBeforeClosing(false);
         w.attach(endpoint(socket));
         QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > 0, 30000);
@@ -171,10 +257,10 @@ private slots:
         // The recovery file holds what arrived and opens as a recovered recording.
         const QString recovery = w.session()->recoveryPath();
         QVERIFY(QFileInfo::exists(recovery));
-        LiveWindow again;
+        LiveTab again;
         again.setAskBeforeClosing(false);
         again.showRecovered(recovery);
-        QTRY_VERIFY_WITH_TIMEOUT(again.timeline()->model() != nullptr, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(again.timeline() && again.timeline()->model() != nullptr, 30000);
         QCOMPARE(static_cast<size_t>(again.timeline()->model()->eventCount()),
                  w.session()->snapshot()->devices[0].events.count());
         agent->waitForFinished();
@@ -196,11 +282,13 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT((dialog.refresh(), dialog.agentRows() == 1), 30000);
         QCOMPARE(dialog.gpuProcessRows(), 0);
         QVERIFY(dialog.nvmlText().contains(QLatin1String("MEMSCOPE_AGENT=1")));
-        // File > Attach is added to a window's File menu.
+        // File > Attach is added to a menu, before the action asked.
         QMainWindow main;
-        main.menuBar()->addMenu(QStringLiteral("&File"))->addAction(QStringLiteral("Quit"));
-        installLiveMenu(&main);
-        QVERIFY(main.findChild<QAction*>(QStringLiteral("actionAttach")));
+        QMenu* file = main.menuBar()->addMenu(QStringLiteral("&File"));
+        QAction* quit = file->addAction(QStringLiteral("Quit"));
+        QAction* attach = addAttachAction(&main, file, quit);
+        QVERIFY(main.findChild<QAction*>(QStringLiteral("actionAttach")) == attach);
+        QCOMPARE(file->actions().indexOf(attach), 0);
         agent.kill();
         agent.waitForFinished();
         qunsetenv("TMPDIR");
@@ -229,7 +317,7 @@ private slots:
         }
         const QStringList words = line.trimmed().split(QLatin1Char(' '));
         QVERIFY2(words.size() == 5, qPrintable(line));
-        LiveWindow* w = attachLive(nullptr, words[2], words[4]);
+        LiveTab* w = attachLive(nullptr, words[2], words[4]);
         QVERIFY(w);
         w->setAskBeforeClosing(false);
         QTRY_COMPARE_WITH_TIMEOUT(liveStateName(w->session()->state()), std::string_view("ended"), 60000);
@@ -241,5 +329,5 @@ private slots:
     }
 };
 
-QTEST_MAIN(TestLiveWindow)
-#include "tst_live_window.moc"
+QTEST_MAIN(TestLiveTab)
+#include "tst_live_tab.moc"
