@@ -17,6 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <filesystem>
 #include <iostream>
 #include <list>
@@ -157,7 +160,14 @@ bool hasType(const Json& v, ArgType t)
     switch (t) {
     case ArgType::String: return v.is_string();
     case ArgType::Integer:
-        return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<double>(v.get<int64_t>()));
+        // 3 and 3.0 are integers; 2^63 and past, 1.5 and 1e300 are not.
+        if (v.is_number_unsigned())
+            return v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+        if (v.is_number_float()) {
+            const double x = v.get<double>();
+            return std::isfinite(x) && std::trunc(x) == x && std::fabs(x) < 9.2e18;
+        }
+        return v.is_number_integer();
     case ArgType::Number: return v.is_number();
     case ArgType::Boolean: return v.is_boolean();
     case ArgType::Strings:
@@ -185,10 +195,12 @@ void checkArguments(const Tool& tool, const Json& args)
             continue;
         }
         if (!hasType(*it, a.type))
-            throw RpcError(-32602,
-                           std::string(tool.name) + ": argument '" + a.name + "' must be " +
-                               (a.type == ArgType::Strings ? "an array of strings" : std::string("a ") + typeName(a.type)) +
-                               ", got " + it->dump(-1, ' ', false, Json::error_handler_t::replace).substr(0, 80));
+            throw RpcError(-32602, std::string(tool.name) + ": argument '" + a.name + "' must be " +
+                                       (a.type == ArgType::Strings   ? std::string("an array of strings")
+                                        : a.type == ArgType::Integer ? std::string("an integer")
+                                                                     : std::string("a ") + typeName(a.type)) +
+                                       ", got " +
+                                       (it->is_string() ? std::string("a string") : std::string("a JSON ") + it->type_name()));
     }
     for (auto it = args.begin(); it != args.end(); ++it) {
         bool known = false;
@@ -262,6 +274,34 @@ void compact(Json& j, size_t top)
 }
 
 Json parseWriter(const std::string& text) { return Json::parse(text); }
+
+// How deeply a line's arrays and objects nest, strings skipped. Copying, printing and
+// comparing a parsed value recurse once a level, so a message nested deeper than any request
+// needs is refused before it is parsed.
+constexpr size_t kMaxNesting = 64;
+
+size_t nesting(const std::string& line)
+{
+    size_t depth = 0, deepest = 0;
+    bool inString = false, escaped = false;
+    for (char c : line) {
+        if (inString) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            deepest = std::max(deepest, ++depth);
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return deepest;
+}
 
 // The analyses of the last few files, so that several questions about one file read it once;
 // a file changed on disk (size or time) is read again.
@@ -504,7 +544,11 @@ void serveMcp(std::istream& in, std::ostream& out)
             continue;
         Json answer;
         try {
-            answer = handle(Json::parse(line), cache);
+            if (nesting(line) > kMaxNesting)
+                answer = errorResponse(nullptr, -32600,
+                                       "a message nested deeper than " + std::to_string(kMaxNesting) + " levels is refused");
+            else
+                answer = handle(Json::parse(line), cache);
         } catch (const Json::parse_error& e) {
             answer = errorResponse(nullptr, -32700, std::string("parse error: ") + e.what());
         } catch (const std::exception& e) {

@@ -180,6 +180,7 @@ def test_ranks(server, cli):
 @pytest.mark.parametrize("path", ["tests/data/evil_global_os_system.pickle", "tests/data/not_a_snapshot.pickle",
                                   "tests/data/no_such_file.pickle"])
 def test_unreadable_file_is_a_tool_error_with_the_cli_message(server, cli, path):
+    """Tool execution errors are results with isError (the specification's rule), not JSON-RPC errors."""
     result = server.call("summary", path=path)
     assert result["isError"] is True
     r = subprocess.run([cli, "summary", path], cwd=ROOT, capture_output=True, text=True)
@@ -215,6 +216,19 @@ BAD = [
      '"arguments": {"path": "samples/oom.pickle", "top": -1}}}', -32602),
     ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "allocations_at", '
      '"arguments": {"path": "samples/oom.pickle", "time_us": "soon"}}}', -32602),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "allocations_at", '
+     '"arguments": {"path": "samples/oom.pickle", "time_us": 1.5}}}', -32602),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "allocations_at", '
+     '"arguments": {"path": "samples/oom.pickle", "time_us": 1e300}}}', -32602),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "allocations_at", '
+     '"arguments": {"path": "samples/oom.pickle", "time_us": 18446744073709551615}}}', -32602),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "summary", "arguments": {"path": '
+     + "[" * 100000 + "]" * 100000 + "}}}", -32600),
+    ("[" * 1000000 + "]" * 1000000, -32600),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whatif", '
+     '"arguments": {"path": "samples/oom.pickle", "batch": -3}}}', -32602),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whatif", '
+     '"arguments": {"path": "samples/oom.pickle", "capacity": "lots"}}}', -32602),
     ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whatif", '
      '"arguments": {"path": "samples/oom.pickle", "set": ["no_such_setting:1"]}}}', -32602),
     ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whatif", '
@@ -224,7 +238,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("line,code", BAD)
+@pytest.mark.parametrize("line,code", BAD, ids=range(len(BAD)))
 def test_malformed_requests_get_json_rpc_errors(server, line, code):
     server.send_line(line)
     answer = server.receive()
