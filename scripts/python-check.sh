@@ -29,6 +29,8 @@ echo "== python-check: pip install ./python (MEMSCOPE_BUILD_DIR=build/cli)"
 MEMSCOPE_BUILD_DIR="$root/build/cli" PIP_FIND_LINKS= "$tmp/venv/bin/pip" install --quiet --no-index \
   --no-build-isolation "$root/python" || fail "pip install ./python failed"
 (cd "$tmp" && "$tmp/venv/bin/python" -c "import memscope, sys; print('memscope', memscope.__version__, memscope.__file__)")
+# setup.py configured build/cli with the venv's interpreter, which goes with $tmp: back to the preset's.
+cmake --preset ci-cli >/dev/null
 
 echo "== python-check: pytest tests/python on the installed module"
 set +e
