@@ -40,6 +40,12 @@ class CMakeBuild(build_ext):
                           "-DMEMSCOPE_BUILD_TESTS=OFF", "-DMEMSCOPE_BUILD_BENCH=OFF"]
             if shutil.which("ninja") and not (build / "CMakeCache.txt").exists():
                 configure += ["-G", "Ninja"]
+        try:  # pybind11 from a package index (an isolated build) is found through its module
+            import pybind11
+
+            configure.append(f"-Dpybind11_DIR={pybind11.get_cmake_dir()}")
+        except (ImportError, AttributeError, RuntimeError):
+            pass  # Debian's pybind11-dev: CMake finds it in /usr/lib/cmake
         configure += os.environ.get("MEMSCOPE_CMAKE_ARGS", "").split()
         subprocess.run(configure, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
