@@ -9,6 +9,7 @@
 #include "io/allocations_csv.h"
 #include "io/summary_writer.h"
 #include "job_commands.h"
+#include "mcp_command.h"
 #include "record_command.h"
 #include "whatif_command.h"
 
@@ -42,6 +43,7 @@ const std::vector<HeadlessCommand>& headlessCommands()
         {"whatif", runWhatIf, kWhatIfUsage, "the caching allocator replayed under other settings, capacity or batch"},
         {"diff", runDiff, kDiffUsage, "two runs compared by iteration and phase"},
         {"check", runCheck, kCheckUsage, "the memory gate for CI: fail when a peak passes a limit"},
+        {"mcp", runMcp, kMcpUsage, "an MCP server on stdio: an assistant's tools over a snapshot"},
     };
     return commands;
 }

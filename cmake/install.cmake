@@ -53,4 +53,10 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The agent runs in the user's Python; `memscope record -- python …` and the replay agent need one.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3")
+if(MEMSCOPE_BUILD_PYTHON)
+  # `import memscope` (python/CMakeLists.txt) is built for one python3 ABI; numpy and pandas for
+  # its frames, matplotlib for its plot.
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3 (>= ${MEMSCOPE_PYTHON_VERSION}), python3 (<< ${MEMSCOPE_PYTHON_NEXT_VERSION})")
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, python3-numpy, python3-pandas, python3-matplotlib")
+endif()
 include(CPack)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Formats our C++ (core/ ui/ app/ tests/ bench/ fuzz/, the agent's tracker and the libtorch
+# Formats our C++ (core/ ui/ app/ tests/ bench/ fuzz/ python/, the agent's tracker and the libtorch
 # sample; tracked and new files) with
 # clang-format 14 and the repository's .clang-format, in place. With --check it changes
 # nothing: it lists the files that need formatting and fails if there are any
@@ -20,7 +20,7 @@ fi
 mapfile -t files < <(git ls-files --cached --others --exclude-standard -- \
   'core/*.cpp' 'core/*.h' 'ui/*.cpp' 'ui/*.h' 'app/*.cpp' 'app/*.h' \
   'tests/*.cpp' 'tests/*.h' 'bench/*.cpp' 'bench/*.h' 'fuzz/*.cpp' 'fuzz/*.h' 'tools/*.cpp' 'tools/*.h' \
-  'agent/*.cpp' 'agent/*.h' 'samples/*.cpp' 'samples/*.h' | sort -u)
+  'agent/*.cpp' 'agent/*.h' 'samples/*.cpp' 'samples/*.h' 'python/*.cpp' 'python/*.h' | sort -u)
 existing=()
 for f in "${files[@]}"; do [ -f "$f" ] && existing+=("$f"); done
 if [ "$check" -eq 0 ]; then

@@ -10,6 +10,9 @@ packages=(
   clang libclang-rt-14-dev clang-format-14
   ccache dpkg-dev socat locales
   python3-venv python3-setuptools python3-wheel
+  # the Python module (python/, docs/PYTHON.md) and its tests (scripts/python-check.sh)
+  pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pandas python3-matplotlib
+  python3-pytest python3-nbclient python3-ipykernel jupyter-nbconvert
 )
 missing=()
 for p in "${packages[@]}"; do

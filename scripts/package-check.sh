@@ -41,6 +41,19 @@ MEMSCOPE_AGENT_REPLAY="$usr/share/memscope/samples/oom.pickle" MEMSCOPE_AGENT_SP
   || fail "packaged memscope record did not run the packaged agent"
 "$usr/bin/memscope" summary "$tmp/launched.pickle" | grep -q "device 0: 69 events" \
   || fail "packaged memscope record did not record oom.pickle's 69 events through the packaged agent"
+# import memscope for the system python3 (issue 31): the packaged module answers what the
+# packaged binary prints; `memscope mcp` answers an MCP initialize.
+pkg="$usr/lib/python3/dist-packages/memscope"
+ls "$pkg"/_memscope*.so >/dev/null 2>&1 || fail "$deb lacks /usr/lib/python3/dist-packages/memscope/_memscope*.so"
+[ -e "$pkg/__init__.py" ] || fail "$deb lacks /usr/lib/python3/dist-packages/memscope/__init__.py"
+(cd "$tmp" && PYTHONPATH="$usr/lib/python3/dist-packages" /usr/bin/python3 -c "
+import json, subprocess, sys, memscope
+assert memscope.__file__.startswith('$usr/'), memscope.__file__
+f = '$usr/share/memscope/samples/llm_bs16.pickle'
+cli = json.loads(subprocess.run(['$usr/bin/memscope', 'summary', f, '--json'], capture_output=True, check=True).stdout)
+sys.exit(0 if memscope.open(f).summary() == cli else 4)") || fail "the packaged Python module's summary() differs from memscope summary --json"
+echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"ci","version":"1"}}}' \
+  | env -u DISPLAY "$usr/bin/memscope" mcp | grep -q '"protocolVersion":"2025-06-18"' || fail "packaged memscope mcp did not answer initialize"
 
 step "Qt-free command line (preset ci-cli: cli with warnings as errors)"
 cmake --preset ci-cli >/dev/null

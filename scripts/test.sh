@@ -3,6 +3,7 @@
 # runs): the formatting check, the suite (preset ci: the default build, warnings as errors),
 # the packaging checks (scripts/package-check.sh: the .deb run from an unpacked root, the
 # Qt-free `cli` build and the headless tests against it, the agent pip-installed offline),
+# pytest on the pip-installed Python module and `memscope mcp` (scripts/python-check.sh),
 # the suite again under ASan + UBSan (preset ci-asan), then the libFuzzer harnesses over
 # their corpus and the regression inputs and a short fuzz (docs/SECURITY.md). Ends with one
 # line counting the test programs that passed and failed across all of them.
@@ -59,6 +60,17 @@ fi
 count "the Qt-free build's tests" "$log/cli_ctest.txt"
 if [ "$package_ok" -eq 0 ]; then
   echo "scripts/test.sh: the packaging checks failed (see above)" >&2
+  failed=$((failed + 1))
+fi
+# The Python module and `memscope mcp` (issue 31): pip-installed from the `cli` build above.
+if PY_LOG="$log/python.txt" bash scripts/python-check.sh; then
+  python_ok=1
+else
+  python_ok=0
+fi
+count "the Python tests" "$log/python.txt"
+if [ "$python_ok" -eq 0 ]; then
+  echo "scripts/test.sh: the Python checks failed (see above)" >&2
   failed=$((failed + 1))
 fi
 build ci-asan || exit 1

@@ -1,9 +1,11 @@
 #include "io/allocations_csv.h"
+#include "io/allocation_table.h"
 
 #include "io/csv_field.h"
 #include "snapshot/frame_classifier.h"
 
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace memscope {
@@ -51,7 +53,7 @@ std::string describe(const Snapshot& s, FrameId id)
 
 } // namespace
 
-void writeAllocationsCsv(std::ostream& out, const Attribution& attribution, size_t deviceIndex)
+AllocationTable allocationTable(const Attribution& attribution, size_t deviceIndex)
 {
     const Replay& replay = *attribution.replay;
     const Snapshot& s = *replay.snapshot;
@@ -60,16 +62,30 @@ void writeAllocationsCsv(std::ostream& out, const Attribution& attribution, size
     const DeviceTrace* trace = s.device(d.device);
     const FrameClassifier frames(s);
 
-    // The text of each distinct stack, made once.
-    std::vector<std::string> stackText(s.stacks.size());
-    std::vector<uint8_t> done(s.stacks.size(), 0);
-    auto topFrame = [&](StackId stack) -> const std::string& {
-        static const std::string none;
+    AllocationTable t;
+    const size_t n = d.allocations.size();
+    t.allocEvent.resize(n);
+    t.freeRequestedEvent.resize(n);
+    t.freeEvent.resize(n);
+    t.allocTimeUs.resize(n);
+    t.hasTime.resize(n);
+    t.addr.resize(n);
+    t.size.resize(n);
+    t.stream.resize(n);
+    t.category.resize(n);
+    t.phase.resize(n);
+    t.iteration.resize(n);
+    t.topFrame.resize(n);
+
+    // The text of each distinct stack, made once: -2 not yet looked at, -1 none.
+    std::vector<int32_t> stackText(s.stacks.size(), -2);
+    std::unordered_map<std::string, int32_t> textIndex;
+    auto topFrame = [&](StackId stack) -> int32_t {
         if (!stack.valid())
-            return none;
-        const size_t k = static_cast<size_t>(stack.value);
-        if (!done[k]) {
-            done[k] = 1;
+            return -1;
+        int32_t& k = stackText[static_cast<size_t>(stack.value)];
+        if (k == -2) {
+            k = -1;
             FrameId f = frames.topUserFrame(stack);
             if (!f.valid())
                 for (FrameId g : s.stacks.frames(stack))
@@ -77,39 +93,70 @@ void writeAllocationsCsv(std::ostream& out, const Attribution& attribution, size
                         f = g;
                         break;
                     }
-            if (f.valid())
-                stackText[k] = csvField(describe(s, f));
+            if (f.valid()) {
+                std::string text = describe(s, f);
+                const auto [it, added] = textIndex.try_emplace(text, static_cast<int32_t>(t.frameTexts.size()));
+                if (added)
+                    t.frameTexts.push_back(std::move(text));
+                k = it->second;
+            }
         }
-        return stackText[k];
+        return k;
     };
+
+    for (size_t j = 0; j < n; ++j) {
+        const Allocation& al = d.allocations[j];
+        t.allocEvent[j] = al.allocEvent.value;
+        t.freeRequestedEvent[j] = al.freeRequestedEvent.value;
+        t.freeEvent[j] = al.freeEvent.value;
+        t.hasTime[j] = !al.preexisting() && trace;
+        t.allocTimeUs[j] = t.hasTime[j] ? trace->events.timeUs[static_cast<size_t>(al.allocEvent.value)] : 0;
+        t.addr[j] = al.addr;
+        t.size[j] = al.size;
+        t.stream[j] = al.stream;
+        t.category[j] = static_cast<uint8_t>(a.allocationCategory[j]);
+        t.phase[j] = static_cast<uint8_t>(a.allocationPhase[j]);
+        t.iteration[j] = a.allocationIteration[j];
+        t.topFrame[j] = topFrame(al.stack);
+    }
+    return t;
+}
+
+void writeAllocationsCsv(std::ostream& out, const Attribution& attribution, size_t deviceIndex)
+{
+    const AllocationTable t = allocationTable(attribution, deviceIndex);
+    std::vector<std::string> frameFields;
+    frameFields.reserve(t.frameTexts.size());
+    for (const std::string& text : t.frameTexts)
+        frameFields.push_back(csvField(text));
 
     out << "alloc_event,free_requested_event,free_event,alloc_time_us,addr,size,stream,category,phase,iteration,top_frame\n";
     std::string line;
-    for (size_t j = 0; j < d.allocations.size(); ++j) {
-        const Allocation& al = d.allocations[j];
+    for (size_t j = 0; j < t.rows(); ++j) {
         line.clear();
-        line += std::to_string(al.allocEvent.value);
+        line += std::to_string(t.allocEvent[j]);
         line += ',';
-        line += std::to_string(al.freeRequestedEvent.value);
+        line += std::to_string(t.freeRequestedEvent[j]);
         line += ',';
-        line += std::to_string(al.freeEvent.value);
+        line += std::to_string(t.freeEvent[j]);
         line += ',';
-        line += al.preexisting() || !trace ? std::string()
-                                           : std::to_string(trace->events.timeUs[static_cast<size_t>(al.allocEvent.value)]);
+        if (t.hasTime[j])
+            line += std::to_string(t.allocTimeUs[j]);
         line += ',';
-        line += std::to_string(al.addr);
+        line += std::to_string(t.addr[j]);
         line += ',';
-        line += std::to_string(al.size);
+        line += std::to_string(t.size[j]);
         line += ',';
-        line += std::to_string(al.stream);
+        line += std::to_string(t.stream[j]);
         line += ',';
-        line += categoryName(a.allocationCategory[j]);
+        line += categoryName(static_cast<Category>(t.category[j]));
         line += ',';
-        line += phaseName(a.allocationPhase[j]);
+        line += phaseName(static_cast<Phase>(t.phase[j]));
         line += ',';
-        line += std::to_string(a.allocationIteration[j]);
+        line += std::to_string(t.iteration[j]);
         line += ',';
-        line += topFrame(al.stack);
+        if (t.topFrame[j] >= 0)
+            line += frameFields[static_cast<size_t>(t.topFrame[j])];
         line += '\n';
         out << line;
     }
