@@ -160,6 +160,22 @@ LiveRecording::LiveRecording() : m_snapshot(std::make_unique<Snapshot>())
 
 std::shared_ptr<const Snapshot> LiveRecording::snapshot() const { return copySnapshot(*m_snapshot); }
 
+void LiveRecording::releaseEvents()
+{
+    auto& devices = m_snapshot->devices;
+    if (m_released.size() < devices.size())
+        m_released.resize(devices.size(), 0);
+    for (size_t d = 0; d < devices.size(); ++d) {
+        EventTable& t = devices[d].events;
+        if (t.count() == 0)
+            continue;
+        m_released[d] += static_cast<int64_t>(t.count());
+        EventTable fresh;
+        fresh.hasTime = t.hasTime;
+        t = std::move(fresh);
+    }
+}
+
 StringId LiveRecording::stringRef(uint32_t wire, const char* what) const
 {
     auto it = m_strings.find(wire);

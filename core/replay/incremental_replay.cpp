@@ -28,15 +28,16 @@ void IncrementalDeviceReplay::closeTraced(int32_t ref)
         --m_tracedLiveByChunk[static_cast<size_t>(ref) >> ChunkedSeries<Allocation>::kShift];
 }
 
-void IncrementalDeviceReplay::append(const EventTable& ev, size_t last)
+void IncrementalDeviceReplay::append(const EventTable& ev, size_t rowBase, size_t last)
 {
     const size_t first = static_cast<size_t>(eventCount());
     if (first == 0 && last > 0) {
         m_firstAction = ev.action[0];
         m_firstTime = ev.timeUs[0];
     }
-    for (size_t k = first; k < last; ++k) {
-        const int64_t i = static_cast<int64_t>(k);
+    for (size_t abs = first; abs < last; ++abs) {
+        const int64_t i = static_cast<int64_t>(abs);
+        const size_t k = abs - rowBase;
         const uint64_t addr = ev.addr[k];
         const int64_t size = static_cast<int64_t>(ev.size[k]);
         int32_t eventRef = INT32_MIN;

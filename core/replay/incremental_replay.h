@@ -75,7 +75,9 @@ public:
 
     // Applies rows [eventCount(), last) of the device's table (columns action, addr, size,
     // stream, timeUs, stack). The table may have grown by any amount since the last call.
-    void append(const EventTable& events, size_t last);
+    void append(const EventTable& events, size_t last) { append(events, 0, last); }
+    // The same for a table whose row r is event rowBase + r (LiveRecording::releaseEvents).
+    void append(const EventTable& events, size_t rowBase, size_t last);
     // The dump-time segments of the recording (the agent sends them at the end), which raise
     // the baselines like a whole-file replay's; and the ring buffer's figures.
     void setSegments(const std::vector<Segment>& allSegments);
