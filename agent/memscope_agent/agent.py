@@ -121,9 +121,9 @@ def recording_context():
     return "alloc" if env("MEMSCOPE_AGENT_LIGHT") == "1" else "all"
 
 
-def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context="all"):
+def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context="all", rate=None):
     if replay:
-        return ReplaySource(replay, speed=speed, max_gap=max_gap)
+        return ReplaySource(replay, speed=speed, max_gap=max_gap, rate=rate)
     import torch  # noqa: the target's torch
 
     if _torch_version(torch.__version__) < MIN_TORCH:
@@ -176,7 +176,7 @@ def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, 
 
 
 def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, replay=None, speed=None, max_gap=None,
-          wait_client=False, history_mb=None, queue_log2=None, context=None):
+          wait_client=False, history_mb=None, queue_log2=None, context=None, rate=None):
     """Starts the agent in this process (once); returns it. Settings default to the
     MEMSCOPE_AGENT_* environment variables (docs/LIVE.md)."""
     global _agent
@@ -195,7 +195,7 @@ def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, 
         tcp = tcp or env("MEMSCOPE_AGENT_TCP") or None
         history_mb = history_mb or int(env("MEMSCOPE_AGENT_HISTORY_MB", "2048"))
         queue_log2 = queue_log2 or int(env("MEMSCOPE_AGENT_QUEUE_LOG2", "18"))
-        source = _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context)
+        source = _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context, rate)
         agent = Agent(source, socket_path=socket_path, tcp=tcp, history_mb=history_mb)
         agent.start()
         if isinstance(source, ReplaySource) and not wait_client:
