@@ -76,6 +76,10 @@ class Agent:
         s = {"events": self.journal.total_events, "dropped": self.source.dropped(), "clients": self.server.client_count(),
              "mode": self.source.mode}
         s.update(self.source.extra_status())
+        from . import checkpoint_guard
+
+        if checkpoint_guard.notes:
+            s["notes"] = list(checkpoint_guard.notes)
         if self.source.error:
             s["error"] = self.source.error
         return s
@@ -167,12 +171,24 @@ def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, 
         from . import markers
 
         markers.install(torch)
+    else:
+        from . import checkpoint_guard
+
+        checkpoint_guard.install(torch, max_entries, stacks, _note)
     if lib is not None:
         # Light: torch hands a free its allocation's stack; the stream sends none.
         return tracker.TrackerSource(torch, lib, queue_log2=queue_log2,
                                      batch_ms=int(os.environ.get("MEMSCOPE_AGENT_BATCH_MS", "50")),
                                      free_stacks=context == "all")
     return PollSource(torch)
+
+
+def _note(text):
+    """A switch the agent made to keep the training running: logged, sent as ERROR, kept in STATUS."""
+    _log(text)
+    a = _agent
+    if a is not None:
+        a.journal.append(a.journal.OTHER, P.json_message(P.ERROR, {"message": text}))
 
 
 def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, replay=None, speed=None, max_gap=None,
