@@ -157,7 +157,9 @@ int main(int argc, char** argv)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     inc.stop();
-    const auto v = inc.view();
+    // The last rows (those after the last update) and the final state.
+    client.withRecording([&](LiveRecording& r) { inc.ingest(r); });
+    const auto v = inc.publish(&client);
     const int64_t rssEnd = rssBytes();
     if (stats)
         std::fclose(stats);
