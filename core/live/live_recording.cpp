@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -378,7 +379,10 @@ void LiveRecording::applyEvents(std::span<const uint8_t> p)
             throw LiveProtocolError("EVENTS for device " + std::to_string(device) + ", event " + std::to_string(i) + ": " + e);
     m_sizeTotal[device] = total;
     EventTable& t = deviceTrace(device).events;
-    t.reserve(t.count() + rows.size());
+    // Grow geometrically: reserving exactly what each message needs reallocated every column
+    // on every message, quadratic in the recording (a 10M-event stream took minutes to read).
+    if (t.count() + rows.size() > t.action.capacity())
+        t.reserve(std::max(t.count() + rows.size(), 2 * t.action.capacity()));
     for (const Row& row : rows) {
         uint64_t addr = row.addr;
         if (row.action == Action::Oom) {
