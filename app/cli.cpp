@@ -11,6 +11,7 @@
 #include "job_commands.h"
 #include "mcp_command.h"
 #include "record_command.h"
+#include "replay_serve_command.h"
 #include "whatif_command.h"
 
 #include <algorithm>
@@ -40,6 +41,7 @@ const std::vector<HeadlessCommand>& headlessCommands()
         {"estimate", runEstimate, kEstimateUsage, "the training-memory model, predicted next to measured"},
         {"report", runReport, kReportUsage, "peak_report.png/.csv, timeline.csv and report.json at the peak"},
         {"record", runRecord, kRecordUsage, "record a program, or attach to a running agent"},
+        {"replay-serve", runReplayServe, kReplayServeUsage, "serve a recording over the live protocol at a fixed event rate"},
         {"whatif", runWhatIf, kWhatIfUsage, "the caching allocator replayed under other settings, capacity or batch"},
         {"diff", runDiff, kDiffUsage, "two runs compared by iteration and phase"},
         {"check", runCheck, kCheckUsage, "the memory gate for CI: fail when a peak passes a limit"},

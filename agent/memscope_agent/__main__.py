@@ -32,6 +32,10 @@ def _parser():
     p.add_argument("--replay", metavar="FILE", help="serve a recorded snapshot's events instead (no torch needed)")
     p.add_argument("--speed", type=float, default=1.0, help="replay pace: 1 = as recorded, 0 = as fast as possible")
     p.add_argument("--max-gap", type=float, default=1.0, help="replay: longest pause between events, seconds")
+    p.add_argument("--rate", type=float, default=None, metavar="EVENTS_PER_S",
+                   help="replay at a fixed event rate (0 = as fast as possible) instead of the recorded pace; "
+                        "runs the native sender `memscope replay-serve` when a memscope binary is found "
+                        "(MEMSCOPE_BIN, PATH, or this checkout's build folders), else paces in Python")
     p.add_argument("--no-wait", action="store_true", help="replay: start at once, not when the first client has said hello")
     p.add_argument("--linger", type=float, default=None, help="seconds to let clients finish reading at the end")
     p.add_argument("--list", action="store_true", help="list the agents running for this user")
@@ -65,6 +69,39 @@ def _list():
     return 0
 
 
+def _native_memscope():
+    """The memscope binary that has `replay-serve`, or None."""
+    import shutil
+    candidates = [os.environ.get("MEMSCOPE_BIN"), shutil.which("memscope")]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for build in ("build/dev", "build/cli", "build/default", "build"):
+        candidates.append(os.path.join(root, build, "app", "memscope"))
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def _exec_native_replay(args):
+    """memscope-agent --replay FILE --rate N: becomes `memscope replay-serve` (same pid, so the
+    socket keeps the agent's name agent-PID.sock). Returns only when that is not possible."""
+    if args.tcp or os.environ.get("MEMSCOPE_AGENT_NATIVE_REPLAY") == "0":
+        return
+    exe = _native_memscope()
+    if not exe:
+        return
+    from . import transport
+    socket_path = args.socket
+    if not socket_path:
+        d = transport.default_directory()
+        transport.check_private_directory(d)
+        socket_path = os.path.join(d, "agent-%d.sock" % os.getpid())
+    info = os.path.splitext(socket_path)[0] + ".json"
+    print("memscope-agent: native replay sender %s, socket %s" % (exe, socket_path), file=sys.stderr, flush=True)
+    os.execv(exe, [exe, "replay-serve", args.replay, "--socket", socket_path, "--rate", repr(float(args.rate)),
+                   "--info", info])
+
+
 _script_globals = None  # the script's globals live until exit: its tensors are not freed before the agent's end
 
 
@@ -77,9 +114,11 @@ def main(argv=None):
         os.environ["MEMSCOPE_AGENT_LINGER"] = str(args.linger)
     from . import agent
 
+    if args.replay and args.rate is not None:
+        _exec_native_replay(args)
     if args.replay:
         a = agent.start(socket_path=args.socket, tcp=args.tcp, replay=args.replay, speed=args.speed,
-                        max_gap=args.max_gap, wait_client=not args.no_wait)
+                        max_gap=args.max_gap, wait_client=not args.no_wait, rate=args.rate)
         if a.server.token:
             print("memscope-agent: tcp %s token %s" % (a.server.tcp_address, a.server.token), flush=True)
         if not args.no_wait:

@@ -76,6 +76,10 @@ class Agent:
         s = {"events": self.journal.total_events, "dropped": self.source.dropped(), "clients": self.server.client_count(),
              "mode": self.source.mode}
         s.update(self.source.extra_status())
+        from . import checkpoint_guard
+
+        if checkpoint_guard.notes:
+            s["notes"] = list(checkpoint_guard.notes)
         if self.source.error:
             s["error"] = self.source.error
         return s
@@ -121,9 +125,9 @@ def recording_context():
     return "alloc" if env("MEMSCOPE_AGENT_LIGHT") == "1" else "all"
 
 
-def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context="all"):
+def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context="all", rate=None):
     if replay:
-        return ReplaySource(replay, speed=speed, max_gap=max_gap)
+        return ReplaySource(replay, speed=speed, max_gap=max_gap, rate=rate)
     import torch  # noqa: the target's torch
 
     if _torch_version(torch.__version__) < MIN_TORCH:
@@ -167,6 +171,10 @@ def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, 
         from . import markers
 
         markers.install(torch)
+    else:
+        from . import checkpoint_guard
+
+        checkpoint_guard.install(torch, max_entries, stacks, _note)
     if lib is not None:
         # Light: torch hands a free its allocation's stack; the stream sends none.
         return tracker.TrackerSource(torch, lib, queue_log2=queue_log2,
@@ -175,8 +183,16 @@ def _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, 
     return PollSource(torch)
 
 
+def _note(text):
+    """A switch the agent made to keep the training running: logged, sent as ERROR, kept in STATUS."""
+    _log(text)
+    a = _agent
+    if a is not None:
+        a.journal.append(a.journal.OTHER, P.json_message(P.ERROR, {"message": text}))
+
+
 def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, replay=None, speed=None, max_gap=None,
-          wait_client=False, history_mb=None, queue_log2=None, context=None):
+          wait_client=False, history_mb=None, queue_log2=None, context=None, rate=None):
     """Starts the agent in this process (once); returns it. Settings default to the
     MEMSCOPE_AGENT_* environment variables (docs/LIVE.md)."""
     global _agent
@@ -195,7 +211,7 @@ def start(socket_path=None, tcp=None, mode=None, stacks=None, max_entries=None, 
         tcp = tcp or env("MEMSCOPE_AGENT_TCP") or None
         history_mb = history_mb or int(env("MEMSCOPE_AGENT_HISTORY_MB", "2048"))
         queue_log2 = queue_log2 or int(env("MEMSCOPE_AGENT_QUEUE_LOG2", "18"))
-        source = _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context)
+        source = _make_source(mode, stacks, max_entries, replay, speed, max_gap, queue_log2, context, rate)
         agent = Agent(source, socket_path=socket_path, tcp=tcp, history_mb=history_mb)
         agent.start()
         if isinstance(source, ReplaySource) and not wait_client:

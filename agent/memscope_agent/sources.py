@@ -60,12 +60,13 @@ class Source:
 class ReplaySource(Source):
     mode = "replay"
 
-    def __init__(self, path, speed=1.0, max_gap=1.0):
+    def __init__(self, path, speed=1.0, max_gap=1.0, rate=None):
         super().__init__()
         self.path = path
         self.snapshot = safe_pickle.load_file(path)
         self.speed = speed
         self.max_gap = max_gap
+        self.rate = rate  # events a second (None: the recorded pace times speed; 0: unpaced)
         self.done = threading.Event()
         self.go = threading.Event()
 
@@ -84,7 +85,9 @@ class ReplaySource(Source):
         enc.settings(self.snapshot.get("allocator_settings") or {})
         self._push(enc)
         self.go.wait()
-        paced = self.speed and self.speed > 0
+        paced = self.speed and self.speed > 0 and self.rate is None
+        by_rate = bool(self.rate)
+        sent = 0
         t_prev = None
         virtual = 0.0
         wall0 = time.monotonic()
@@ -102,7 +105,14 @@ class ReplaySource(Source):
                     self._push(enc)
                     last_flush = time.monotonic()
                     self.stop_event.wait(target - last_flush)
+            if by_rate and kind == 0:
+                target = wall0 + sent / self.rate
+                if target > time.monotonic() + 0.002:
+                    self._push(enc)
+                    last_flush = time.monotonic()
+                    self.stop_event.wait(target - last_flush)
             if kind == 0:
+                sent += 1
                 enc.event(device, entry)
             else:
                 enc.annotation(entry)

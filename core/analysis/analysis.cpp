@@ -3,13 +3,32 @@
 #include "attribute/attributor.h"
 #include "common/load_error.h"
 #include "common/page_warmer.h"
+#include "live/live_client.h"
 #include "replay/replay.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 
 namespace memscope {
+
+namespace {
+
+// A live session's on-disk stream (LiveClient's recovery file, written as events arrive) opens
+// like any recording: up to its last whole message.
+bool isLiveStreamFile(const std::string& path)
+{
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return false;
+    uint8_t head[9] = {};
+    const size_t n = std::fread(head, 1, sizeof head, f);
+    std::fclose(f);
+    return looksLikeLiveStream({head, n});
+}
+
+} // namespace
 
 const char* analysisStageName(AnalysisStage stage)
 {
@@ -152,7 +171,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisSource& source, const Anal
         const uintmax_t fileBytes = std::filesystem::file_size(source.path, error);
         if (options.until != AnalysisStage::Loaded && !error)
             warmer.start(static_cast<size_t>(fileBytes / 96 * 28));
-        a->snapshot = readSnapshotFile(source.path, load);
+        a->snapshot = isLiveStreamFile(source.path) ? readLiveStreamFile(source.path) : readSnapshotFile(source.path, load);
     }
     if (publish(a))
         return a;

@@ -344,6 +344,12 @@ std::shared_ptr<const Snapshot> LiveClient::snapshot() const
     return m_recording.snapshot();
 }
 
+void LiveClient::withRecording(const std::function<void(LiveRecording&)>& f)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    f(m_recording);
+}
+
 LiveStats LiveClient::stats() const
 {
     std::lock_guard<std::mutex> lock(m_mutex);

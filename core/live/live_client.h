@@ -73,6 +73,9 @@ public:
 
     // An immutable copy of what was received so far.
     std::shared_ptr<const Snapshot> snapshot() const;
+    // Runs f on the recording under the reader thread's lock: the way to take only the new
+    // rows (IncrementalAnalysis::ingest), in O(new rows). f must be quick; the reader waits.
+    void withRecording(const std::function<void(LiveRecording&)>& f);
     LiveStats stats() const;
     LiveHello hello() const;
     // Incremented after every batch of applied messages; cheap to poll.

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -159,6 +160,22 @@ LiveRecording::LiveRecording() : m_snapshot(std::make_unique<Snapshot>())
 }
 
 std::shared_ptr<const Snapshot> LiveRecording::snapshot() const { return copySnapshot(*m_snapshot); }
+
+void LiveRecording::releaseEvents()
+{
+    auto& devices = m_snapshot->devices;
+    if (m_released.size() < devices.size())
+        m_released.resize(devices.size(), 0);
+    for (size_t d = 0; d < devices.size(); ++d) {
+        EventTable& t = devices[d].events;
+        if (t.count() == 0)
+            continue;
+        m_released[d] += static_cast<int64_t>(t.count());
+        EventTable fresh;
+        fresh.hasTime = t.hasTime;
+        t = std::move(fresh);
+    }
+}
 
 StringId LiveRecording::stringRef(uint32_t wire, const char* what) const
 {
@@ -362,7 +379,10 @@ void LiveRecording::applyEvents(std::span<const uint8_t> p)
             throw LiveProtocolError("EVENTS for device " + std::to_string(device) + ", event " + std::to_string(i) + ": " + e);
     m_sizeTotal[device] = total;
     EventTable& t = deviceTrace(device).events;
-    t.reserve(t.count() + rows.size());
+    // Grow geometrically: reserving exactly what each message needs reallocated every column
+    // on every message, quadratic in the recording (a 10M-event stream took minutes to read).
+    if (t.count() + rows.size() > t.action.capacity())
+        t.reserve(std::max(t.count() + rows.size(), 2 * t.action.capacity()));
     for (const Row& row : rows) {
         uint64_t addr = row.addr;
         if (row.action == Action::Oom) {

@@ -85,6 +85,15 @@ public:
 
     std::shared_ptr<const Snapshot> snapshot() const;
 
+    // The bounded live mode: drops the event rows applied so far, once a consumer (the
+    // IncrementalAnalysis, analysis/incremental_analysis.h) has taken them, so the recording
+    // holds only what arrived since (and the strings, frames, stacks, annotations and
+    // segments, which do not grow with the run). Row r of device index d's table is then
+    // event eventBase(d) + r of that device; `oom` rows' deviceFree is keyed by the row.
+    // snapshot() then holds only the rows since; the whole recording is the on-disk stream.
+    void releaseEvents();
+    int64_t eventBase(size_t deviceIndex) const { return deviceIndex < m_released.size() ? m_released[deviceIndex] : 0; }
+
 private:
     void applyHello(std::span<const uint8_t> p);
     void applyString(std::span<const uint8_t> p);
@@ -110,6 +119,7 @@ private:
     std::unordered_map<uint32_t, FrameId> m_frames;
     std::unordered_map<uint32_t, StackId> m_stacks;
     std::vector<FrameId> m_scratch;
+    std::vector<int64_t> m_released; // per device index: rows dropped by releaseEvents()
 };
 
 // A copy of a snapshot (StringPool cannot be copied; its strings are re-interned in id order).

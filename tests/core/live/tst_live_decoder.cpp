@@ -227,6 +227,30 @@ private slots:
         QCOMPARE(t.deviceFree.at(0), uint64_t(123456));
         QCOMPARE(rec.model().devices.at(1).device, 1);
     }
+
+    // Regression: every EVENTS message reserved exactly the rows it needed, so each one
+    // reallocated (and copied) every column: a long stream cost time quadratic in its length.
+    // Thousands of small messages now move the columns a logarithmic number of times.
+    void manySmallMessagesGrowGeometrically()
+    {
+        Stream s = validPrefix();
+        LiveRecording rec;
+        LiveDecoder dec(rec);
+        dec.feed(s.span());
+        int moves = 0;
+        const Action* before = rec.model().devices.at(0).events.action.data();
+        for (int m = 0; m < 4000; ++m) {
+            Stream one;
+            one.events(
+                0, Stream::event(0, 0x100000 + uint64_t(m) * 512, 512) + Stream::event(2, 0x100000 + uint64_t(m) * 512, 512), 2);
+            dec.feed(one.span());
+            const Action* now = rec.model().devices.at(0).events.action.data();
+            moves += now != before;
+            before = now;
+        }
+        QCOMPARE(rec.model().devices.at(0).events.count(), size_t(2 + 8000));
+        QVERIFY2(moves <= 20, qPrintable(QString::number(moves)));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLiveDecoder)

@@ -1,0 +1,161 @@
+// The on-disk recording survives a crash of the app: `memscope record --attach` (the app's
+// live client, writing OUT.pickle.mscp as events arrive, flushed to disk every 500 ms) is
+// killed with SIGKILL in mid-stream while `memscope replay-serve` paces a real recording;
+// the stream it was writing opens (readLiveStreamFile, and analyze() like any recording) and
+// holds a prefix of the source, event for event. Also: the native sender serves a whole
+// recording equal to the file, at a fixed rate and unpaced.
+#include "analysis/analysis.h"
+#include "live/live_client.h"
+#include "snapshot/snapshot_reader.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+#include <thread>
+
+using namespace memscope;
+
+namespace {
+
+QString socketIn(const QTemporaryDir& dir, const char* name) { return dir.filePath(QString::fromUtf8(name)); }
+
+bool waitForFile(const QString& path, int ms)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!QFile::exists(path) && t.elapsed() < ms)
+        QTest::qWait(20);
+    return QFile::exists(path);
+}
+
+QString comparePrefix(const Snapshot& got, const Snapshot& source)
+{
+    const EventTable& g = got.devices.at(0).events;
+    const EventTable& s = source.devices.at(0).events;
+    if (g.count() > s.count())
+        return QStringLiteral("more events than the source");
+    for (size_t k = 0; k < g.count(); ++k)
+        if (g.action[k] != s.action[k] || g.addr[k] != s.addr[k] || g.size[k] != s.size[k] || g.timeUs[k] != s.timeUs[k] ||
+            g.stream[k] != s.stream[k])
+            return QStringLiteral("event %1 differs").arg(k);
+    return {};
+}
+
+} // namespace
+
+class TestLiveCrash : public QObject {
+    Q_OBJECT
+private slots:
+    void killedAppLeavesAnOpenableRecording()
+    {
+        if (QString::fromUtf8(MEMSCOPE_APP).isEmpty())
+            QFAIL("the memscope executable is not built");
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const QString source = QStringLiteral(MEMSCOPE_SAMPLES_DIR "/many_small.pickle");
+        const auto full = readSnapshotFile(source.toStdString());
+        const size_t total = full->devices.at(0).events.count();
+        const QString sock = socketIn(dir, "a.sock");
+        QProcess server;
+        server.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        // ~3 s for the whole recording: the kill lands in mid-stream.
+        server.start(QStringLiteral(MEMSCOPE_APP), {QStringLiteral("replay-serve"), source, QStringLiteral("--socket"), sock,
+                                                    QStringLiteral("--rate"), QString::number(total / 3)});
+        QVERIFY(server.waitForStarted());
+        QVERIFY(waitForFile(sock, 10000));
+        const QString out = dir.filePath(QStringLiteral("out.pickle"));
+        QProcess app;
+        app.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        app.start(QStringLiteral(MEMSCOPE_APP),
+                  {QStringLiteral("record"), QStringLiteral("--attach"), sock, QStringLiteral("-o"), out});
+        QVERIFY(app.waitForStarted());
+        QTest::qWait(1700);
+        QCOMPARE(app.state(), QProcess::Running);
+        ::kill(static_cast<pid_t>(app.processId()), SIGKILL);
+        QVERIFY(app.waitForFinished(5000));
+        QCOMPARE(app.exitStatus(), QProcess::CrashExit);
+        QVERIFY(!QFile::exists(out)); // the app never got to write its pickle
+        const QString stream = out + QStringLiteral(".mscp");
+        QVERIFY(QFile::exists(stream));
+        std::string note;
+        const auto got = readLiveStreamFile(stream.toStdString(), &note);
+        const size_t n = got->devices.at(0).events.count();
+        // At 1/3 of the recording a second, 1.7 s in and flushed every 0.5 s: more than the
+        // first second's worth is on disk, and not the end.
+        QVERIFY2(n >= total / 3 && n < total, qPrintable(QStringLiteral("%1 of %2 events").arg(n).arg(total)));
+        qInfo("%zu of %zu events on disk after the kill", n, total);
+        QVERIFY(!note.empty()); // it says the recording stops before its end
+        const QString diff = comparePrefix(*got, *full);
+        QVERIFY2(diff.isEmpty(), qPrintable(diff));
+        // The same file opens through the one pipeline, as any recording.
+        const auto a = analyze(AnalysisSource::file(stream.toStdString()));
+        QCOMPARE(a->replay->devices.at(0).eventCount, static_cast<int64_t>(n));
+        QVERIFY(a->reached(AnalysisStage::Diagnosed));
+        server.kill();
+        server.waitForFinished(5000);
+    }
+
+    // The native sender's whole stream equals the file: unpaced, and paced by --rate.
+    void replayServeEqualsTheFile_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("rate");
+        QTest::newRow("oracle_qwen_bs16 unpaced") << QStringLiteral(MEMSCOPE_SAMPLES_DIR "/oracle_qwen_bs16.pickle") << "0";
+        QTest::newRow("two_gpus paced") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/multi/two_gpus.pickle") << "200000";
+        QTest::newRow("oom unpaced") << QStringLiteral(MEMSCOPE_SAMPLES_DIR "/oom.pickle") << "0";
+    }
+    void replayServeEqualsTheFile()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, rate);
+        QTemporaryDir dir;
+        QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        const QString sock = socketIn(dir, "s.sock");
+        QProcess server;
+        server.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        server.start(QStringLiteral(MEMSCOPE_APP),
+                     {QStringLiteral("replay-serve"), file, QStringLiteral("--socket"), sock, QStringLiteral("--rate"), rate});
+        QVERIFY(server.waitForStarted());
+        LiveClient client;
+        client.connect(LiveEndpoint{sock.toStdString(), {}, 0, {}});
+        QVERIFY(client.waitFinished(30000));
+        QCOMPARE(client.state(), LiveState::Ended);
+        const auto got = client.snapshot();
+        const auto want = readSnapshotFile(file.toStdString());
+        QCOMPARE(got->devices.size(), want->devices.size());
+        for (size_t d = 0; d < want->devices.size(); ++d) {
+            const EventTable& g = got->devices[d].events;
+            const EventTable& w = want->devices[d].events;
+            QCOMPARE(g.count(), w.count());
+            for (size_t k = 0; k < w.count(); ++k) {
+                QCOMPARE(g.action[k], w.action[k]);
+                QCOMPARE(g.addr[k], w.addr[k]);
+                QCOMPARE(g.size[k], w.size[k]);
+                QCOMPARE(g.timeUs[k], w.timeUs[k]);
+                QCOMPARE(g.stack[k], w.stack[k]); // ids as the file's: definitions go out in id order
+            }
+        }
+        QCOMPARE(got->annotations.size(), want->annotations.size());
+        QCOMPARE(got->segments.size(), want->segments.size());
+        // The same peaks as the file.
+        AnalysisOptions replayOnly;
+        replayOnly.until = AnalysisStage::Replayed;
+        const auto a = analyze(AnalysisSource::recording(got, "served"), replayOnly);
+        const auto b = analyze(AnalysisSource::file(file.toStdString()), replayOnly);
+        for (size_t d = 0; d < b->replay->devices.size(); ++d) {
+            QCOMPARE(a->replay->devices[d].peakRequested.bytes, b->replay->devices[d].peakRequested.bytes);
+            QCOMPARE(a->replay->devices[d].peakReserved.bytes, b->replay->devices[d].peakReserved.bytes);
+        }
+        QVERIFY(server.waitForFinished(10000));
+        QCOMPARE(server.exitCode(), 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLiveCrash)
+#include "tst_live_crash.moc"
