@@ -10,7 +10,8 @@
 #include "io/summary_writer.h"
 #include "live/live_decoder.h"
 #include "live/live_recording.h"
-#include "pickle_bytes.h"
+#include "pickle/pickle_opcodes.h"
+#include "pickle/py_value.h"
 #include "replay/replay.h"
 #include "snapshot/snapshot_limits.h"
 #include "snapshot/snapshot_reader.h"
@@ -36,7 +37,7 @@
 
 using namespace memscope;
 using namespace std::string_literals;
-using test::Py;
+using tools::Py;
 
 namespace {
 
@@ -129,7 +130,8 @@ std::string analysisReport(const std::string& bytes)
 std::string le(uint64_t v, int bytes)
 {
     std::string s;
-    test::putLE(s, v, bytes);
+    for (int k = 0; k < bytes; ++k)
+        s += static_cast<char>((v >> (8 * k)) & 0xff);
     return s;
 }
 
@@ -143,12 +145,7 @@ std::string repeat(const std::string& unit, size_t n)
 }
 
 // "X<len>text": a BINUNICODE string.
-std::string ustr(std::string_view s)
-{
-    std::string out;
-    test::writeStr(out, s);
-    return out;
-}
+std::string ustr(std::string_view s) { return static_cast<char>(pickle_op::kBinUnicode) + le(s.size(), 4) + std::string(s); }
 
 // An empty snapshot's opening: PROTO 2, {"segments": [], "device_traces": [...
 std::string emptySegmentsPrefix() { return "\x80\x02}" + ustr("segments") + "]s"; }
@@ -238,7 +235,7 @@ std::string validAfter(std::string prefix) { return prefix + "}" + ustr("segment
 
 std::string events(std::vector<Py> evs, std::vector<Py> segs = {})
 {
-    return test::pickled(test::snapshotOf(std::move(evs), std::move(segs)));
+    return tools::pickled(tools::snapshotOf(std::move(evs), std::move(segs)));
 }
 
 Py alloc(uint64_t addr, uint64_t size)
@@ -477,7 +474,7 @@ private slots:
                                                                  {"size", Py::uinteger(uint64_t(1) << 63)}})})}})}),
             "at segments[0].blocks[0].address: address 0x8000000000000000");
         row("annotation time_us of 2^62",
-            test::pickled(
+            tools::pickled(
                 Py::dict({{"segments", Py::list({})},
                           {"device_traces", Py::list({})},
                           {"external_annotations",
@@ -591,7 +588,7 @@ private slots:
         QTest::addColumn<QString>("keyPath");
         QTest::addColumn<QString>("message");
         auto row = [](const char* name, const Py& root, const char* path, const char* message) {
-            const std::string b = test::pickled(root);
+            const std::string b = tools::pickled(root);
             QTest::newRow(name) << QByteArray(b.data(), static_cast<qsizetype>(b.size())) << QString::fromUtf8(path)
                                 << QString::fromUtf8(message);
         };
@@ -599,16 +596,16 @@ private slots:
         const Py frameA = Py::dict({{"filename", Py::str("a.py")}, {"line", Py::integer(1)}, {"name", Py::str("f")}});
         auto ev = [](std::vector<std::pair<std::string, Py>> kv) { return Py::dict(std::move(kv)); };
         row("addr is a string",
-            test::snapshotOf({ev({{"action", Py::str("alloc")}, {"addr", Py::str("0x10")}, {"size", Py::integer(5)}})}),
+            tools::snapshotOf({ev({{"action", Py::str("alloc")}, {"addr", Py::str("0x10")}, {"size", Py::integer(5)}})}),
             "device_traces[0][0].addr", "expected a non-negative integer, found str '0x10'");
         row("size is negative",
-            test::snapshotOf({ev({{"action", Py::str("alloc")}, {"addr", Py::integer(16)}, {"size", Py::integer(-5)}})}),
+            tools::snapshotOf({ev({{"action", Py::str("alloc")}, {"addr", Py::integer(16)}, {"size", Py::integer(-5)}})}),
             "device_traces[0][0].size", "expected a non-negative integer, found int -5");
-        row("time_us is a float", test::snapshotOf({withKey(ok, "time_us", Py::real(1.5))}), "device_traces[0][0].time_us",
+        row("time_us is a float", tools::snapshotOf({withKey(ok, "time_us", Py::real(1.5))}), "device_traces[0][0].time_us",
             "expected an integer, found float 1.5");
-        row("action is an int", test::snapshotOf({ev({{"action", Py::integer(3)}, {"addr", Py::integer(16)}})}),
+        row("action is an int", tools::snapshotOf({ev({{"action", Py::integer(3)}, {"addr", Py::integer(16)}})}),
             "device_traces[0][0].action", "expected a string, found int 3");
-        row("frames is a dict", test::snapshotOf({withKey(ok, "frames", frameA)}), "device_traces[0][0].frames",
+        row("frames is a dict", tools::snapshotOf({withKey(ok, "frames", frameA)}), "device_traces[0][0].frames",
             "expected a list of frames, found a dict");
         row("the second device's entry",
             Py::dict({{"segments", Py::list({})},
@@ -631,18 +628,18 @@ private slots:
         row("segments is a dict", Py::dict({{"segments", Py::dict({})}, {"device_traces", Py::list({})}}), "segments",
             "expected a list of segments");
         row("a segment's total_size is a string",
-            test::snapshotOf({}, {Py::dict({{"address", Py::integer(0)}, {"total_size", Py::str("2MB")}})}),
+            tools::snapshotOf({}, {Py::dict({{"address", Py::integer(0)}, {"total_size", Py::str("2MB")}})}),
             "segments[0].total_size", "expected a non-negative integer, found str '2MB'");
         row("a block's size is a string",
-            test::snapshotOf(
+            tools::snapshotOf(
                 {},
                 {Py::dict({{"blocks", Py::list({Py::dict({{"size", Py::integer(512)}}), Py::dict({{"size", Py::str("x")}})})}})}),
             "segments[0].blocks[1].size", "found str 'x'");
         row("a block's frames is an int",
-            test::snapshotOf({}, {Py::dict({{"blocks", Py::list({Py::dict({{"frames", Py::integer(1)}})})}})}),
+            tools::snapshotOf({}, {Py::dict({{"blocks", Py::list({Py::dict({{"frames", Py::integer(1)}})})}})}),
             "segments[0].blocks[0].frames", "expected a list of frames, found int 1");
         row("a 2.0 history's real_size is a string",
-            test::snapshotOf(
+            tools::snapshotOf(
                 {}, {Py::dict(
                         {{"blocks", Py::list({Py::dict({{"size", Py::integer(512)},
                                                         {"history", Py::list({Py::dict({{"real_size", Py::str("?")}})})}})})}})}),
@@ -686,11 +683,11 @@ private slots:
         const QByteArray hello = readAll(QString::fromStdString(testdata("not_a_snapshot.pickle")));
         row("a dict of other keys", hello.toStdString(),
             "not a CUDA memory snapshot: top-level keys are 'hello', 'world'; expected 'segments' and 'device_traces'");
-        row("a pickled int", test::pickled(Py::integer(42)), "not a CUDA memory snapshot: the pickle holds a single int");
-        row("a pickled string", test::pickled(Py::str("hi")), "not a CUDA memory snapshot: the pickle holds a single str");
-        row("a pickled tuple", test::pickled(Py::tuple({Py::integer(1)})),
+        row("a pickled int", tools::pickled(Py::integer(42)), "not a CUDA memory snapshot: the pickle holds a single int");
+        row("a pickled string", tools::pickled(Py::str("hi")), "not a CUDA memory snapshot: the pickle holds a single str");
+        row("a pickled tuple", tools::pickled(Py::tuple({Py::integer(1)})),
             "not a CUDA memory snapshot: the top level is a tuple");
-        row("an empty dict", test::pickled(Py::dict({})), "not a CUDA memory snapshot: top-level keys are (none)");
+        row("an empty dict", tools::pickled(Py::dict({})), "not a CUDA memory snapshot: top-level keys are (none)");
         row("a JSON object of other keys", "{\"a\": 1, \"b\": [2]}", "not a CUDA memory snapshot: top-level keys are 'a', 'b'");
         row("a JSON number", " 42", "unknown pickle opcode 0x20");
         row("a JSON string at the top", "[\"x\"]", "at segments[0]: expected a segment object, found string");

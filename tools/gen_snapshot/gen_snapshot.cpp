@@ -16,7 +16,7 @@
 // Next to the pickle it writes NAME.expected.json: the event count and the peaks of the
 // requested and reserved curves as the simulation knew them, for checking a replay.
 
-#include "py_pickler.h"
+#include "pickle/py_pickler.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-using memscope::bench::PyPickler;
+using memscope::tools::PyPickler;
 
 namespace {
 

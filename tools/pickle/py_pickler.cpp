@@ -1,10 +1,10 @@
-#include "py_pickler.h"
+#include "pickle/py_pickler.h"
 
 #include <bit>
 #include <cstring>
 #include <stdexcept>
 
-namespace memscope::bench {
+namespace memscope::tools {
 
 namespace {
 constexpr size_t kFrameTarget = 64 * 1024;
@@ -127,6 +127,19 @@ void PyPickler::integer(int64_t v)
     }
 }
 
+void PyPickler::uinteger(uint64_t v)
+{
+    if (v <= static_cast<uint64_t>(INT64_MAX)) {
+        integer(static_cast<int64_t>(v));
+        return;
+    }
+    boundary();
+    put(0x8a);
+    put(9);
+    putLE(v, 8);
+    put(0);
+}
+
 void PyPickler::boolean(bool b)
 {
     boundary();
@@ -174,4 +187,22 @@ void PyPickler::tuple2(Obj* o)
     memoize(o);
 }
 
-} // namespace memscope::bench
+void PyPickler::tuple(size_t n, Obj* o)
+{
+    if (n == 0) {
+        put(')');
+        return;
+    }
+    if (n > 3)
+        throw std::logic_error("a tuple of more than 3 items closes a mark(): tupleFromMark()");
+    put(static_cast<uint8_t>(0x84 + n)); // TUPLE1 0x85, TUPLE2 0x86, TUPLE3 0x87
+    memoize(o);
+}
+
+void PyPickler::tupleFromMark(Obj* o)
+{
+    put('t');
+    memoize(o);
+}
+
+} // namespace memscope::tools

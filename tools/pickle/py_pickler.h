@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace memscope::bench {
+namespace memscope::tools {
 
 /*
  * Writes a protocol-4 pickle byte for byte the way CPython's C pickler (_pickle.c) does:
@@ -19,6 +19,10 @@ namespace memscope::bench {
  *
  * Identity (Python's `is`) is the caller's: an Obj remembers the memo index it was
  * stored at, so writing the same Obj twice gives a BINGET, as sharing does in Python.
+ *
+ * The one pickle writer of the tests and the benchmarks (the product's is core/io's
+ * pickle_writer): tools/gen_snapshot streams large recordings with it, and py_value.h writes
+ * a small value tree through it for the robustness tests.
  */
 class PyPickler {
 public:
@@ -39,6 +43,7 @@ public:
 
     void str(std::string_view s, Obj* identity = nullptr); // identity: shared string object
     void integer(int64_t v);
+    void uinteger(uint64_t v); // past INT64_MAX: LONG1 of 9 bytes, as Python writes 2**63 and up
     void boolean(bool b);
     void none();
     void floating(double d);
@@ -52,6 +57,10 @@ public:
     void appends(); // closes a MARK of items
     void append(); // one item, no MARK
     void tuple2(Obj* o = nullptr); // after its two items
+    // A tuple of n items after them: () EMPTY_TUPLE, 1-3 TUPLE1-3; more: TUPLE closing a
+    // mark() written before the items (tupleFromMark). Python memoizes all but the empty one.
+    void tuple(size_t n, Obj* o = nullptr);
+    void tupleFromMark(Obj* o = nullptr);
 
     uint64_t bytesWritten() const { return m_written + m_frame.size(); }
     int64_t memoSize() const { return m_memo; }
@@ -68,4 +77,4 @@ private:
     int64_t m_memo = 0;
 };
 
-} // namespace memscope::bench
+} // namespace memscope::tools
