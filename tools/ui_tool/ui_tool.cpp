@@ -19,6 +19,9 @@
 #include "ui/pages/diagnostics_panel.h"
 #include "query/point_report.h"
 #include "ui/loader.h"
+#include "ui/live/attach_dialog.h"
+#include "ui/live/live_session.h"
+#include "ui/live/live_tab.h"
 #include "ui/main_window.h"
 #include "ui/pages/peak_panel.h"
 #include "ui/pages/segment_map_widget.h"
@@ -27,7 +30,10 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QPainter>
@@ -571,6 +577,88 @@ int lodbench(const QString& file, int copies)
     return 0;
 }
 
+// The live tab as a user gets it: the main window attached to SOCKET (a `memscope
+// replay-serve FILE --rate R` or an agent), each update logged to STATS (MEMSCOPE_LIVE_STATS
+// is set here), until the stream ends and the last full analysis is shown; a screenshot of the
+// window at the end. Prints what the targets ask: update cost p50/p99, updates a
+// second and the longest gap while events arrived, the largest lag, dropped, events shown
+// against received, and resident memory at the end.
+int live(const QString& socket, const QString& stats, const QString& shot)
+{
+    QFile::remove(stats);
+    qputenv("MEMSCOPE_LIVE_STATS", QFile::encodeName(stats));
+    MainWindow window;
+    window.resize(1600, 1000);
+    window.show();
+    LiveTab* tab = attachLive(&window, socket, {}, window.runner());
+    if (!tab)
+        return 1;
+    tab->setAskBeforeClosing(false);
+    QElapsedTimer clock;
+    clock.start();
+    LiveSession* s = tab->session();
+    // Streaming, then until the views and the last full analysis caught up (or 30 min).
+    while (clock.elapsed() < 30 * 60 * 1000) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        if (s->state() == LiveState::Streaming || s->state() == LiveState::Idle)
+            continue;
+        const auto v = s->view();
+        const auto d = s->document();
+        int64_t analysed = 0;
+        if (d)
+            for (const DeviceTrace& trace : d->analysis->snapshot->devices)
+                analysed += static_cast<int64_t>(trace.events.count());
+        if (v && d && v->events >= static_cast<int64_t>(s->stats().events) && analysed == v->events)
+            break;
+    }
+    QTest::qWait(300);
+    if (!shot.isEmpty())
+        window.grab().save(shot);
+    QFile f(stats);
+    if (!f.open(QIODevice::ReadOnly))
+        return 1;
+    std::vector<double> ms, t;
+    std::vector<int64_t> events, lag, rss;
+    int64_t dropped = 0;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        if (o.isEmpty())
+            continue;
+        ms.push_back(o.value(QStringLiteral("update_ms")).toDouble());
+        t.push_back(o.value(QStringLiteral("t_s")).toDouble());
+        events.push_back(static_cast<int64_t>(o.value(QStringLiteral("events")).toDouble()));
+        lag.push_back(static_cast<int64_t>(o.value(QStringLiteral("lag_events")).toDouble()));
+        rss.push_back(static_cast<int64_t>(o.value(QStringLiteral("rss_bytes")).toDouble()));
+        dropped = static_cast<int64_t>(o.value(QStringLiteral("dropped")).toDouble());
+    }
+    if (ms.empty())
+        return 1;
+    // While events arrived: from the first update to the first that showed them all.
+    size_t end = events.size() - 1;
+    for (size_t i = 0; i < events.size(); ++i)
+        if (events[i] == events.back()) {
+            end = i;
+            break;
+        }
+    double gap = 0;
+    for (size_t i = 1; i <= end; ++i)
+        gap = std::max(gap, t[i] - t[i - 1]);
+    std::vector<double> sorted(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(end + 1));
+    std::sort(sorted.begin(), sorted.end());
+    auto pct = [&](double q) { return sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * (sorted.size() - 1) + 0.5))]; };
+    const double span = end > 0 ? t[end] - t[0] : 0;
+    std::printf("updates %zu over %.2f s while streaming (%.1f a second), longest gap %.0f ms; update_ms p50 %.1f, p99 %.1f, "
+                "max %.1f; largest lag %lld events; dropped %lld; events shown %lld of %llu received; full analyses %d; "
+                "RSS at the end %.0f MiB (largest %.0f MiB)\n",
+                end + 1, span, span > 0 ? static_cast<double>(end) / span : 0.0, gap * 1000, pct(0.5), pct(0.99), sorted.back(),
+                static_cast<long long>(*std::max_element(lag.begin(), lag.begin() + static_cast<std::ptrdiff_t>(end + 1))),
+                static_cast<long long>(dropped), static_cast<long long>(events.back()),
+                static_cast<unsigned long long>(s->stats().events), s->documentsDelivered(),
+                static_cast<double>(rss.back()) / (1 << 20),
+                static_cast<double>(*std::max_element(rss.begin(), rss.end())) / (1 << 20));
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -592,10 +680,13 @@ int main(int argc, char** argv)
         return appopen(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 1000);
     if (args.size() >= 3 && args[1] == QStringLiteral("lodbench"))
         return lodbench(args[2], args.size() > 3 ? std::max(1, args[3].toInt()) : 1);
+    if (args.size() >= 4 && args[1] == QStringLiteral("live"))
+        return live(args[2], args[3], args.size() > 4 ? args[4] : QString());
     if (args.size() >= 3 && args[1] == QStringLiteral("frametime"))
         return frametime(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 600);
     std::fprintf(
         stderr,
-        "usage: memscope_ui_tool screenshots OUTDIR FILE... | frametime FILE [W H] | firstpaint FILE [W H] | appopen FILE [W H]\n");
+        "usage: memscope_ui_tool screenshots OUTDIR FILE... | frametime FILE [W H] | firstpaint FILE [W H] | appopen FILE [W H] | "
+        "live SOCKET STATS.jsonl [SHOT.png]\n");
     return 2;
 }

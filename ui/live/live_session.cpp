@@ -1,18 +1,17 @@
 #include "ui/live/live_session.h"
 
-#include "ui/runner/job_runner.h"
-
 #include "io/pickle_writer.h"
 #include "live/agent_locator.h"
 #include "live/nvml.h"
 #include "ui/live/attach_dialog.h"
+#include "ui/runner/job_runner.h"
 
 #include <QDateTime>
-#include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
-#include <QStandardPaths>
 
-#include <unistd.h>
+#include <algorithm>
+#include <stdexcept>
 
 namespace memscope {
 
@@ -29,9 +28,20 @@ bool hasEvents(const Snapshot& s)
             return true;
     return false;
 }
+
+int64_t eventsOf(const Analysis& a)
+{
+    int64_t n = 0;
+    for (const DeviceTrace& d : a.snapshot->devices)
+        n += static_cast<int64_t>(d.events.count());
+    return n;
+}
+
+qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
 } // namespace
 
-LiveSession::LiveSession(QObject* parent, JobRunner* runner) : QObject(parent), m_runner(runner ? runner : new JobRunner(this))
+LiveSession::LiveSession(QObject* parent, JobRunner* runner, int64_t detailEvents)
+    : QObject(parent), m_runner(runner ? runner : new JobRunner(this)), m_detailEvents(std::max<int64_t>(0, detailEvents))
 {
     m_timer.setInterval(40);
     connect(&m_timer, &QTimer::timeout, this, &LiveSession::poll);
@@ -49,15 +59,19 @@ void LiveSession::attach(const LiveEndpoint& endpoint)
     m_recoveryPath = QString::fromStdString(newRecoveryPath(windowRecoveryDirectory().toStdString()));
     LiveClient::Options options;
     options.recoveryPath = m_recoveryPath.toStdString();
-    m_client = std::make_unique<LiveClient>(options);
+    auto client = std::make_shared<LiveClient>(options);
     try {
-        m_client->connect(endpoint);
+        client->connect(endpoint);
     } catch (...) {
-        m_client.reset();
         QFile::remove(m_recoveryPath);
         m_recoveryPath.clear();
         throw;
     }
+    IncrementalAnalysis::Options o;
+    o.name = m_recoveryPath.toStdString();
+    o.detailEvents = m_detailEvents;
+    m_model = std::make_shared<IncrementalAnalysis>(o);
+    m_client = std::move(client);
     m_timer.start();
     poll();
 }
@@ -67,7 +81,7 @@ void LiveSession::showRecovered(std::shared_ptr<const Snapshot> snapshot, const 
     m_recovered = std::move(snapshot);
     m_recoveredNote = note;
     if (m_recovered && hasEvents(*m_recovered))
-        startAnalysis(m_recovered);
+        startRecoveredAnalysis();
     emit statusChanged();
 }
 
@@ -81,8 +95,11 @@ void LiveSession::detach()
 void LiveSession::setPaused(bool paused)
 {
     m_paused = paused;
-    if (!paused)
+    if (!paused) {
+        if (m_view)
+            emit viewUpdated();
         poll();
+    }
     emit statusChanged();
 }
 
@@ -90,13 +107,16 @@ LiveState LiveSession::state() const { return m_client ? m_client->state() : Liv
 
 QString LiveSession::stateText() const
 {
-    if (!m_client)
-        return m_recoveredNote.isEmpty() ? tr("recovered") : tr("recovered (%1)").arg(m_recoveredNote);
-    const LiveState s = m_client->state();
-    QString text = QString::fromLatin1(liveStateName(s).data(), static_cast<int>(liveStateName(s).size()));
-    const std::string error = m_client->error();
-    if (!error.empty())
-        text += QStringLiteral(": ") + QString::fromStdString(error);
+    QString text;
+    if (!m_client) {
+        text = m_recoveredNote.isEmpty() ? tr("recovered") : tr("recovered (%1)").arg(m_recoveredNote);
+    } else {
+        const LiveState s = m_client->state();
+        text = QString::fromLatin1(liveStateName(s).data(), static_cast<int>(liveStateName(s).size()));
+        const std::string error = m_client->error();
+        if (!error.empty())
+            text += QStringLiteral(": ") + QString::fromStdString(error);
+    }
     if (!m_updateError.isEmpty())
         text += tr(" · update failed: %1").arg(m_updateError);
     return text;
@@ -106,11 +126,19 @@ LiveStats LiveSession::stats() const { return m_client ? m_client->stats() : Liv
 
 LiveHello LiveSession::hello() const { return m_client ? m_client->hello() : LiveHello{}; }
 
-std::shared_ptr<const Snapshot> LiveSession::snapshot() const { return m_client ? m_client->snapshot() : m_recovered; }
+std::shared_ptr<const Snapshot> LiveSession::snapshot() const
+{
+    if (!m_model)
+        return m_recovered;
+    if (auto s = m_model->mirroredSnapshot())
+        return s;
+    // The bounded mode let the detail go: the stream on disk holds every event.
+    return m_recoveryPath.isEmpty() ? nullptr : readLiveStreamFile(m_recoveryPath.toStdString());
+}
 
 void LiveSession::sampleNvml()
 {
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const qint64 now = nowMs();
     if (now - m_lastNvmlMs < 500)
         return;
     m_lastNvmlMs = now;
@@ -125,72 +153,159 @@ void LiveSession::sampleNvml()
     m_nvmlNote = m_nvmlUsed ? QString() : tr("NVML does not see process %1 on any GPU").arg(pid);
 }
 
+void LiveSession::fail(const QString& message)
+{
+    m_updateError = message;
+    emit updateFailed(message);
+    emit statusChanged();
+}
+
 void LiveSession::poll()
 {
     if (!m_client)
         return;
     sampleNvml();
     const uint64_t revision = m_client->revision();
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    if (revision != m_analyzedRevision && m_unshownSinceMs == 0)
+    const qint64 now = nowMs();
+    if (revision != m_ingestedRevision && m_unshownSinceMs == 0)
         m_unshownSinceMs = now;
-    if (!m_paused && !m_analyzing && revision != m_analyzedRevision && now - m_lastStartMs >= 100) {
-        auto snap = m_client->snapshot();
-        m_analyzedRevision = revision;
-        if (hasEvents(*snap)) {
-            m_lastStartMs = now;
-            startAnalysis(std::move(snap));
-        }
+    if (!m_ingesting && revision != m_ingestedRevision)
+        startIngest();
+    const bool finished = m_client->finished();
+    const bool caughtUp = finished && !m_ingesting && revision == m_ingestedRevision;
+    if (!m_analyzing && m_view && m_view->events > 0 && m_view->events != m_analyzedEvents && !m_paused) {
+        const bool due = now - m_analysisEndMs >= std::max<qint64>(1000, 3 * m_analysisCostMs);
+        // At the end, at once (a failed one retried a quarter second later, not in a loop).
+        if ((m_detailEvents == 0 && due) || (caughtUp && now - m_analysisEndMs >= 250))
+            startFullAnalysis();
     }
     emit statusChanged();
-    if (m_client->finished() && revision == m_analyzedRevision && !m_analyzing && !m_paused)
+    if (caughtUp && !m_analyzing && m_view && m_view->events == m_analyzedEvents)
         m_timer.setInterval(500); // nothing more will arrive; keep NVML and the state fresh
 }
 
-void LiveSession::startAnalysis(std::shared_ptr<const Snapshot> snapshot)
+void LiveSession::startIngest()
 {
-    m_analyzing = true;
-    const qint64 arrival = m_unshownSinceMs ? m_unshownSinceMs : QDateTime::currentMSecsSinceEpoch();
+    m_ingesting = true;
+    const uint64_t revision = m_client->revision();
+    const qint64 arrival = m_unshownSinceMs ? m_unshownSinceMs : nowMs();
     m_unshownSinceMs = 0;
-    const std::string name = snapshot->path;
-    auto result = std::make_shared<std::shared_ptr<const Document>>();
+    auto out = std::make_shared<std::shared_ptr<const LiveView>>();
     JobCallbacks callbacks;
     callbacks.receiver = this;
-    callbacks.finished = [this, result, arrival] {
+    callbacks.finished = [this, out, arrival, revision] {
+        m_ingesting = false;
+        m_ingestedRevision = revision;
+        m_view = *out;
+        if (m_view && !m_view->error.empty() && QString::fromStdString(m_view->error) != m_updateError)
+            fail(QString::fromStdString(m_view->error));
+        if (!m_paused) {
+            m_viewArrivalMs = arrival;
+            ++m_views;
+            emit viewUpdated();
+        }
+        poll();
+    };
+    callbacks.failed = [this](const QString& message) {
+        m_ingesting = false;
+        fail(message);
+    };
+    callbacks.cancelled = [this] { m_ingesting = false; };
+    m_runner->start(
+        tr("live update"),
+        [client = m_client, model = m_model, out](JobContext&) {
+        QElapsedTimer t;
+        t.start();
+        client->withRecording([&](LiveRecording& r) { model->ingest(r); });
+        *out = model->publish(client.get(), static_cast<double>(t.nsecsElapsed()) / 1e6);
+        },
+        std::move(callbacks));
+}
+
+void LiveSession::startFullAnalysis()
+{
+    m_analyzing = true;
+    const qint64 start = nowMs();
+    struct Result {
+        std::shared_ptr<const Document> document;
+        int64_t events = 0;
+    };
+    auto out = std::make_shared<Result>();
+    JobCallbacks callbacks;
+    callbacks.receiver = this;
+    callbacks.finished = [this, out, start] {
         m_analyzing = false;
+        m_analysisEndMs = nowMs();
+        m_analysisCostMs = m_analysisEndMs - start;
+        m_analyzedEvents = out->events;
         m_updateError.clear();
-        if (*result && !m_paused) {
-            m_document = *result;
-            m_documentArrivalMs = arrival;
+        if (out->document && !m_paused) {
+            m_document = out->document;
             ++m_delivered;
             emit documentUpdated();
         }
         poll();
     };
+    callbacks.failed = [this, start](const QString& message) {
+        m_analyzing = false;
+        m_analysisEndMs = nowMs();
+        m_analysisCostMs = m_analysisEndMs - start;
+        fail(message); // tried again when due, the events analysed stay the last that succeeded
+    };
+    callbacks.cancelled = [this] { m_analyzing = false; };
+    const bool bounded = m_detailEvents > 0;
+    const std::string stream = m_recoveryPath.toStdString();
+    m_runner->start(
+        tr("live update"),
+        [model = m_model, out, bounded, stream, maker = m_maker](JobContext&) {
+        std::shared_ptr<const Analysis> a;
+        if (bounded) // the detail was let go: the stream on disk holds every event
+            a = analyze(AnalysisSource::file(stream));
+        else
+            a = model->runFullAnalysis();
+        if (!a)
+            throw std::runtime_error("the recording could not be analysed");
+        out->events = eventsOf(*a);
+        out->document = maker ? maker(a) : makeDocument(a);
+        },
+        std::move(callbacks));
+}
+
+void LiveSession::startRecoveredAnalysis()
+{
+    m_analyzing = true;
+    auto out = std::make_shared<std::shared_ptr<const Document>>();
+    JobCallbacks callbacks;
+    callbacks.receiver = this;
+    callbacks.finished = [this, out] {
+        m_analyzing = false;
+        m_document = *out;
+        ++m_delivered;
+        emit documentUpdated();
+    };
     callbacks.failed = [this](const QString& message) {
         m_analyzing = false;
-        m_updateError = message;
-        emit updateFailed(message);
-        poll();
+        fail(message);
     };
     callbacks.cancelled = [this] { m_analyzing = false; };
     m_runner->start(
         tr("live update"),
-        [snapshot = std::move(snapshot), name, result, analyzer = m_analyzer](JobContext&) {
-        *result = analyzer ? analyzer(snapshot, name) : analyzeSnapshot(snapshot, name);
+        [snapshot = m_recovered, out, maker = m_maker](JobContext&) {
+        auto a = analyze(AnalysisSource::recording(snapshot, snapshot->path));
+        *out = maker ? maker(a) : makeDocument(a);
         },
         std::move(callbacks));
 }
 
 bool LiveSession::save(const QString& path, QString* error)
 {
-    auto snap = snapshot();
-    if (!snap) {
-        if (error)
-            *error = tr("nothing recorded yet");
-        return false;
-    }
     try {
+        auto snap = snapshot();
+        if (!snap) {
+            if (error)
+                *error = tr("nothing recorded yet");
+            return false;
+        }
         writePickleSnapshotFile(*snap, path.toStdString());
     } catch (const std::exception& e) {
         if (error)

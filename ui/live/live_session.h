@@ -1,7 +1,8 @@
 #pragma once
 
-#include "ui/document/document.h"
+#include "analysis/incremental_analysis.h"
 #include "live/live_client.h"
+#include "ui/document/document.h"
 
 #include <QObject>
 #include <QTimer>
@@ -15,22 +16,28 @@ namespace memscope {
 class JobRunner;
 
 /*
- * The GUI's side of one live recording: a LiveClient (its own reader thread) plus the
- * analysis that turns what arrived into a Document for the views.
+ * The GUI's side of one live recording: a LiveClient (its own reader thread, writing the
+ * on-disk stream) and the core's IncrementalAnalysis, driven by JobRunner jobs.
  *
- *   LiveClient ──revision──> poll() every 40 ms ──> a JobRunner job (replay, attribute,
- *   view models) ──> documentUpdated(), or updateFailed() with the message
+ *   poll() every 40 ms ─ new rows ─> an ingest job: the rows taken under the client's lock,
+ *        the replay continued, a LiveView published (O(new rows)) ──> viewUpdated()
+ *   ─ due ─> a full-analysis job: analyze() of everything ingested, then makeDocument()
+ *        ──> documentUpdated() (the same Document path as a file: categories, phases,
+ *        findings), at most a quarter of the time and at least a second apart, and once
+ *        more when the stream ends
  *
- * At most one analysis runs at a time, and one starts at most every 100 ms, so the view
- * updates up to 10 times a second while analysing the whole recording takes under ~100 ms;
- * pausing stops applying updates, never receiving. A session also holds a recording
- * recovered from a recovery file (no connection).
+ * A failed ingest or analysis is kept and shown (updateFailed(), stateText()); the view keeps
+ * what it had. Pausing stops applying updates, never receiving. In the bounded mode
+ * (detailEvents > 0, setting live/detailEvents) only the newest events keep their detail,
+ * the overview covers the whole run, and the full analysis runs on the stream file once it
+ * ends. A session also holds a recording recovered from a recovery file (no connection).
  */
 class LiveSession : public QObject {
     Q_OBJECT
 public:
-    // runner: the window's (null: one of its own).
-    explicit LiveSession(QObject* parent = nullptr, JobRunner* runner = nullptr);
+    // runner: the window's (null: one of its own). detailEvents: the bounded mode's detail
+    // (0: every event, and full analyses while streaming).
+    explicit LiveSession(QObject* parent = nullptr, JobRunner* runner = nullptr, int64_t detailEvents = 0);
     ~LiveSession() override;
 
     // Connects (throws std::runtime_error). The raw stream goes to a recovery file.
@@ -40,11 +47,11 @@ public:
     void detach();
 
     void setPaused(bool paused);
-    // What turns a recording into a document on the runner's thread (default: analyzeSnapshot);
-    // tests give one that fails, to see the failure shown.
-    using Analyzer = std::function<std::shared_ptr<const Document>(std::shared_ptr<const Snapshot>, const std::string&)>;
-    void setAnalyzer(Analyzer analyzer) { m_analyzer = std::move(analyzer); }
     bool paused() const { return m_paused; }
+    // What turns a full analysis into a document on the runner's thread (default:
+    // makeDocument); tests give one that fails, to see the failure shown.
+    using DocumentMaker = std::function<std::shared_ptr<const Document>(std::shared_ptr<const Analysis>)>;
+    void setDocumentMaker(DocumentMaker maker) { m_maker = std::move(maker); }
 
     LiveState state() const;
     QString stateText() const; // "streaming", "ended", "lost: …", and the last update's error
@@ -52,11 +59,17 @@ public:
     QString updateError() const { return m_updateError; }
     LiveStats stats() const;
     LiveHello hello() const;
+    // The whole recording (built from the incremental model's rows: O(events)).
     std::shared_ptr<const Snapshot> snapshot() const;
+    // The newest incremental view (curves, peaks, counters; every update).
+    std::shared_ptr<const LiveView> view() const { return m_view; }
+    // The newest full analysis's document (categories, phases, findings; slower cadence).
     std::shared_ptr<const Document> document() const { return m_document; }
     int documentsDelivered() const { return m_delivered; }
-    // When the newest events the current document shows were first seen (ms since the epoch).
-    qint64 documentArrivalMs() const { return m_documentArrivalMs; }
+    int viewsDelivered() const { return m_views; }
+    int64_t detailEvents() const { return m_detailEvents; }
+    // When the newest events the current view shows were first seen (ms since the epoch).
+    qint64 viewArrivalMs() const { return m_viewArrivalMs; }
     // Device memory NVML sees the process use (all GPUs); empty when NVML cannot tell.
     std::optional<uint64_t> deviceMemoryInUse() const { return m_nvmlUsed; }
     QString nvmlNote() const { return m_nvmlNote; }
@@ -68,31 +81,43 @@ public:
     void discardRecovery();
 
 signals:
+    void viewUpdated();
     void documentUpdated();
     void updateFailed(const QString& message);
     void statusChanged();
 
 private:
     void poll();
-    void startAnalysis(std::shared_ptr<const Snapshot> snapshot);
+    void startIngest();
+    void startFullAnalysis();
+    void startRecoveredAnalysis();
+    void fail(const QString& message);
     void sampleNvml();
 
-    std::unique_ptr<LiveClient> m_client;
+    JobRunner* m_runner;
+    int64_t m_detailEvents = 0;
+    std::shared_ptr<LiveClient> m_client;
+    std::shared_ptr<IncrementalAnalysis> m_model;
     std::shared_ptr<const Snapshot> m_recovered;
     QString m_recoveredNote;
-    JobRunner* m_runner;
-    Analyzer m_analyzer;
-    QString m_updateError;
+    DocumentMaker m_maker;
     QTimer m_timer;
+    std::shared_ptr<const LiveView> m_view;
     std::shared_ptr<const Document> m_document;
-    uint64_t m_analyzedRevision = 0;
-    qint64 m_lastStartMs = 0;
+    QString m_updateError;
+    uint64_t m_ingestedRevision = 0;
+    bool m_ingesting = false;
     bool m_analyzing = false;
+    bool m_finalAnalysisDone = false;
+    int64_t m_analyzedEvents = -1;
+    qint64 m_analysisEndMs = 0;
+    qint64 m_analysisCostMs = 0;
     bool m_paused = false;
     bool m_saved = false;
     int m_delivered = 0;
-    qint64 m_unshownSinceMs = 0; // events arrived that no analysis has started on, since then
-    qint64 m_documentArrivalMs = 0;
+    int m_views = 0;
+    qint64 m_unshownSinceMs = 0; // events arrived that no ingest has taken, since then
+    qint64 m_viewArrivalMs = 0;
     qint64 m_lastNvmlMs = 0;
     std::optional<uint64_t> m_nvmlUsed;
     QString m_nvmlNote;

@@ -1,6 +1,7 @@
 #include "ui/live/live_tab.h"
 
 #include "live/live_client.h"
+#include "ui/live/live_overview.h"
 #include "ui/live/live_session.h"
 #include "ui/live/memory_gap_bar.h"
 #include "ui/pages/snapshot_tab.h"
@@ -15,6 +16,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMessageBox>
+#include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTimer>
@@ -68,8 +70,20 @@ void showLiveTab(QWidget* tab, const QString& title)
     tab->show();
 }
 
-LiveTab::LiveTab(QWidget* parent, JobRunner* runner)
-    : QWidget(parent), m_session(new LiveSession(this, runner)), m_stack(new QStackedWidget(this)), m_waiting(new QLabel(this))
+namespace {
+int64_t detailSetting(int64_t asked)
+{
+    if (asked >= 0)
+        return asked;
+    if (const QByteArray env = qgetenv("MEMSCOPE_LIVE_DETAIL_EVENTS"); !env.isEmpty())
+        return env.toLongLong();
+    return QSettings().value(QStringLiteral("live/detailEvents"), 0).toLongLong();
+}
+} // namespace
+
+LiveTab::LiveTab(QWidget* parent, JobRunner* runner, int64_t detailEvents)
+    : QWidget(parent), m_session(new LiveSession(this, runner, detailSetting(detailEvents))), m_stack(new QStackedWidget(this)),
+      m_waiting(new QLabel(this))
 {
     m_title = new QLabel(this);
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -100,6 +114,7 @@ LiveTab::LiveTab(QWidget* parent, JobRunner* runner)
                     false);
     m_gap = new MemoryGapBar(this);
     m_gap->setMaximumHeight(64);
+    m_overview = new LiveOverview(this);
 
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_pause);
@@ -110,6 +125,7 @@ LiveTab::LiveTab(QWidget* parent, JobRunner* runner)
     bar->addWidget(m_numbers, 1);
 
     m_waiting->setText(tr("Waiting for the first allocator events…"));
+    m_waiting->setWordWrap(true);
     m_waiting->setAlignment(Qt::AlignCenter);
     m_stack->addWidget(m_waiting);
 
@@ -120,6 +136,7 @@ LiveTab::LiveTab(QWidget* parent, JobRunner* runner)
     layout->addWidget(m_status);
     layout->addLayout(bar);
     layout->addWidget(m_gap);
+    layout->addWidget(m_overview);
     layout->addWidget(m_stack, 1);
 
     m_statsPath = qEnvironmentVariable("MEMSCOPE_LIVE_STATS");
@@ -131,6 +148,7 @@ LiveTab::LiveTab(QWidget* parent, JobRunner* runner)
     });
     connect(m_detach, &QToolButton::clicked, m_session, &LiveSession::detach);
     connect(m_save, &QToolButton::clicked, this, &LiveTab::saveRecording);
+    connect(m_session, &LiveSession::viewUpdated, this, &LiveTab::onView);
     connect(m_session, &LiveSession::documentUpdated, this, &LiveTab::onDocument);
     connect(m_session, &LiveSession::statusChanged, this, &LiveTab::onStatus);
     connect(m_session, &LiveSession::updateFailed, this, &LiveTab::onStatus);
@@ -178,12 +196,39 @@ void LiveTab::setPaused(bool paused)
     m_pause->setText(paused ? tr("Resume") : tr("Pause"));
 }
 
+void LiveTab::onView()
+{
+    const auto view = m_session->view();
+    if (!view)
+        return;
+    int device = view->devices.empty() ? 0 : view->devices.front().device;
+    if (m_tab && m_tab->deviceIndex() < m_tab->document().devices.size())
+        device = m_tab->document().devices[m_tab->deviceIndex()].device;
+    else
+        for (const DeviceReplayView& d : view->devices)
+            if (d.eventCount > 0) {
+                device = d.device;
+                break;
+            }
+    m_overview->setView(view, device);
+    if (!m_tab && view->events > 0)
+        m_waiting->setText(m_session->detailEvents() > 0
+                               ? tr("%1 events so far. The bounded mode keeps the newest %2 events' detail: the "
+                                    "categories, phases and findings come from the stream file once the run ends.")
+                                     .arg(countText(view->events), countText(m_session->detailEvents()))
+                               : tr("%1 events so far; categorising…").arg(countText(view->events)));
+    onStatus();
+    if (!m_statsPath.isEmpty()) {
+        const qint64 arrival = m_session->viewArrivalMs();
+        QTimer::singleShot(0, this, [this, arrival] { writeStats(arrival); }); // after the repaint
+    }
+}
+
 void LiveTab::onDocument()
 {
     const auto doc = m_session->document();
     if (!doc)
         return;
-    const qint64 arrival = m_session->documentArrivalMs();
     if (!m_tab) {
         m_tab = new SnapshotTab(doc, this);
         m_stack->addWidget(m_tab);
@@ -205,19 +250,17 @@ void LiveTab::onDocument()
     }
     onStatus();
     emit documentShown();
-    if (!m_statsPath.isEmpty())
-        QTimer::singleShot(0, this, [this, arrival] { writeStats(arrival); }); // after the queued replot
 }
 
 void LiveTab::writeStats(qint64 arrivalMs)
 {
-    const auto doc = m_session->document();
-    if (!doc)
+    const auto view = m_session->view();
+    if (!view)
         return;
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     const LiveStats st = m_session->stats();
-    const int64_t shown = shownEvents(*doc);
-    const int64_t received = static_cast<int64_t>(st.events);
+    const int64_t shown = view->events;
+    const int64_t received = std::max<int64_t>(view->received, static_cast<int64_t>(st.events));
     QFile f(m_statsPath);
     if (!f.open(QIODevice::Append | QIODevice::Text))
         return;
@@ -266,6 +309,7 @@ void LiveTab::onStatus()
     }
     QStringList nums;
     const auto doc = m_session->document();
+    const auto view = m_session->view();
     uint64_t events = st.events;
     if (!st.messages && doc)
         events = static_cast<uint64_t>(shownEvents(*doc));
@@ -276,7 +320,19 @@ void LiveTab::onStatus()
         << (st.agentDropped
                 ? tr("<span style='color:#c0392b'><b>%1 dropped</b></span>").arg(countText(static_cast<int64_t>(st.agentDropped)))
                 : tr("0 dropped"));
-    if (doc && !doc->devices.empty()) {
+    if (view && st.messages)
+        nums << tr("lag %1").arg(countText(std::max<int64_t>(0, static_cast<int64_t>(st.events) - view->events)));
+    const DeviceReplayView* dv = view ? view->device(m_overview->device()) : nullptr;
+    if (view && !dv && !view->devices.empty())
+        dv = &view->devices.front();
+    if (dv && dv->eventCount > 0) {
+        nums << tr("peak <b>%1</b>").arg(bytesText(dv->peakRequested.bytes));
+        const int64_t reserved = dv->reserved.values().has(static_cast<size_t>(dv->eventCount - 1))
+                                     ? dv->reservedAfter(dv->eventCount - 1)
+                                     : dv->peakReserved.bytes;
+        nums << tr("reserved %1").arg(bytesText(reserved));
+        m_gap->setValues(reserved, m_session->deviceMemoryInUse(), m_session->nvmlNote());
+    } else if (doc && !doc->devices.empty()) {
         const size_t index = m_tab ? std::min(m_tab->deviceIndex(), doc->devices.size() - 1) : doc->analysis->focusDevice();
         const DeviceModel& d = doc->devices[index];
         nums << tr("peak <b>%1</b>").arg(bytesText(d.replay->peakRequested.bytes));

@@ -13,6 +13,7 @@ namespace memscope {
 
 class CategoryTimelineView;
 class JobRunner;
+class LiveOverview;
 class LiveSession;
 class MemoryGapBar;
 class SnapshotTab;
@@ -21,17 +22,19 @@ struct LiveEndpoint;
 
 /*
  * One live recording as a tab like any other: above, the process, the state (a failed update
- * says so here), the event count, rate, dropped events and peak, the NVML gap bar and Pause /
- * Follow / Detach / Save recording; below, a SnapshotTab fed through the same Document path
- * as a file (categories, phases, peak panel, allocations, allocator state, diagnostics),
- * each update a grown document of the same recording. When the process exits or the
+ * says so here), the event count, rate, dropped events, lag and peak, the NVML gap bar,
+ * Pause / Follow / Detach / Save recording, and the whole run's overview, redrawn on every
+ * incremental update (LiveSession::viewUpdated, up to 25 a second); below, a SnapshotTab fed
+ * through the same Document path as a file (categories, phases, peak panel, allocations,
+ * allocator state, diagnostics), each full analysis a grown document of the same recording. When the process exits or the
  * connection breaks, everything received stays and can be saved.
  */
 class LiveTab : public QWidget {
     Q_OBJECT
 public:
-    // runner: the window's (null: one of the session's own).
-    explicit LiveTab(QWidget* parent = nullptr, JobRunner* runner = nullptr);
+    // runner: the window's (null: one of the session's own). detailEvents: the bounded mode
+    // (LiveSession); -1: the setting live/detailEvents (default 0: every event).
+    explicit LiveTab(QWidget* parent = nullptr, JobRunner* runner = nullptr, int64_t detailEvents = -1);
     ~LiveTab() override;
 
     void attach(const LiveEndpoint& endpoint); // throws std::runtime_error
@@ -42,6 +45,7 @@ public:
     SnapshotTab* snapshotTab() const { return m_tab; }
     CategoryTimelineView* timeline() const; // the snapshot tab's; null before it exists
     MemoryGapBar* gapBar() const { return m_gap; }
+    LiveOverview* overview() const { return m_overview; }
     QString title() const;
     QString statusText() const;
     bool following() const;
@@ -63,6 +67,7 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    void onView();
     void onDocument();
     void onStatus();
     void saveRecording();
@@ -73,6 +78,7 @@ private:
     QStackedWidget* m_stack;
     QLabel* m_waiting;
     MemoryGapBar* m_gap;
+    LiveOverview* m_overview;
     QLabel* m_title;
     QLabel* m_status;
     QLabel* m_numbers;

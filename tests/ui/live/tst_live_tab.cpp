@@ -4,6 +4,7 @@
 #include "live/live_client.h"
 #include "snapshot/snapshot_reader.h"
 #include "ui/live/attach_dialog.h"
+#include "ui/live/live_overview.h"
 #include "ui/live/live_session.h"
 #include "ui/live/live_tab.h"
 #include "ui/live/memory_gap_bar.h"
@@ -106,6 +107,9 @@ private slots:
         qInfo("live view: %d updates in %.2f s of streaming (%.1f per second), %zu distinct sizes",
               w->session()->documentsDelivered(), seconds, w->session()->documentsDelivered() / seconds, counts.size());
         QVERIFY2(counts.size() >= 3, "the timeline should grow while events arrive");
+        // The overview follows every incremental update, the categories the slower full analyses.
+        QVERIFY(w->session()->viewsDelivered() > w->session()->documentsDelivered());
+        QVERIFY(w->overview()->columnsDrawn() > 0);
         QCOMPARE(liveStateName(w->session()->state()), std::string_view("ended"));
         // The data stays after the process exits, and the view catches up with all of it.
         QTRY_COMPARE_WITH_TIMEOUT(shownEvents(*w), int64_t(93702), 30000);
@@ -224,7 +228,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > 0, 30000);
         const int delivered = w.session()->documentsDelivered();
         QSignalSpy failed(w.session(), &LiveSession::updateFailed);
-        w.session()->setAnalyzer([](std::shared_ptr<const Snapshot>, const std::string&) -> std::shared_ptr<const Document> {
+        w.session()->setDocumentMaker([](std::shared_ptr<const Analysis>) -> std::shared_ptr<const Document> {
             throw std::runtime_error("the analysis ran out of disk");
         });
         QVERIFY(failed.wait(30000));
@@ -233,7 +237,7 @@ private slots:
             w.statusText().contains(QLatin1String("update failed: live update: the analysis ran out of disk")), 5000);
         QCOMPARE(w.session()->documentsDelivered(), delivered);
         QVERIFY(shownEvents(w) > 0);
-        w.session()->setAnalyzer({}); // the next update succeeds and clears the message
+        w.session()->setDocumentMaker({}); // the next update succeeds and clears the message
         QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > delivered, 30000);
         QTRY_VERIFY_WITH_TIMEOUT(!w.statusText().contains(QLatin1String("update failed")), 5000);
         agent->kill();
