@@ -35,8 +35,11 @@ name_of() { case $1 in 930000) echo gen_930k;; 10000000) echo gen_10m;; 10000000
 timed() { # file command threads
   local f=$1 cmd=$2 t=$3 r
   [ "$(left)" -gt 5 ] || return 0
-  r=$( { /usr/bin/time -f "%e %U %S %M" timeout "$(left)" "$MEMSCOPE" "$cmd" "$DATA/$f.pickle" --threads "$t" >/dev/null 2>"$OUT/err.txt"; } 2>&1 | tail -1)
+  /usr/bin/time -o "$OUT/time.txt" -f "%e %U %S %M" timeout "$(left)" "$MEMSCOPE" "$cmd" "$DATA/$f.pickle" --threads "$t" \
+    >/dev/null 2>"$OUT/err.txt"
+  r=$(tail -1 "$OUT/time.txt")
   set -- $r
+  [ $# -ge 4 ] || return 0
   echo "{\"file\": \"$f\", \"command\": \"$cmd\", \"threads\": $t, \"wall_s\": $1, \"user_s\": $2, \"sys_s\": $3, \"max_rss_kib\": $4, \"file_bytes\": $(stat -c %s "$DATA/$f.pickle")}" >> "$J"
 }
 
@@ -49,7 +52,8 @@ for s in $SIZES; do
   cat "$DATA/$f.pickle" > /dev/null # in the page cache, as a file just written
   if [ $first = 1 ] && [ "$PYLOAD" -gt 0 ] && command -v python3 >/dev/null; then
     for i in $(seq "$PYLOAD"); do
-      r=$( { /usr/bin/time -f "%e %M" python3 -c "import pickle; pickle.load(open('$DATA/$f.pickle','rb'))" >/dev/null; } 2>&1 | tail -1)
+      /usr/bin/time -o "$OUT/time.txt" -f "%e %M" python3 -c "import pickle; pickle.load(open('$DATA/$f.pickle','rb'))" >/dev/null
+      r=$(tail -1 "$OUT/time.txt")
       set -- $r
       echo "{\"file\": \"$f\", \"command\": \"pickle.load\", \"threads\": 1, \"wall_s\": $1, \"max_rss_kib\": $2, \"python\": \"$(python3 -V 2>&1)\"}" >> "$J"
     done

@@ -17,7 +17,7 @@ namespace memscope {
  * The rest of the file, from where the VM starts them (the first entries have set the
  * memo's keys), is cut into chunks of equal size. Threads (the pool's, and the VM's own
  * when the chunk it needs is not taken) each decode one chunk at a time with a
- * BatchDecoder, at most `window` chunks ahead of the VM, into buffers reused chunk after
+ * BatchDecoder, at most threads + 2 chunks ahead of the VM, into buffers reused chunk after
  * chunk (memory stays that of `window` chunks, not of the file). When the VM stands at a
  * MARK that opens a batch of entries, SnapshotBuilder::fastBatches asks batchAt(offset)
  * for a decoded batch that starts at exactly that byte (waiting for its chunk), resolves
