@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 # The before/after comparison of issue 30 (as session 7's): two memscope commands on every
-# samples/*.pickle and tests/data/**/*.pickle, `diagnose --json`, `allocations --csv -` and
-# `summary --json`, stdout, stderr and exit status compared byte for byte.
+# samples/*.pickle and tests/**/*.pickle, `diagnose --json`, `allocations --csv -` and
+# `summary --json`, stdout, stderr and exit status compared byte for byte (tests/**: tests/data and
+# tests/robustness/data).
 #   bench/compare_outputs.py "OLD/memscope" "NEW/memscope --threads 8" [...more commands]
 # Prints one line per difference and a count; exits 1 if any.
 import glob, os, shlex, subprocess, sys
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 files = sorted(glob.glob(os.path.join(root, 'samples', '*.pickle')) +
-               glob.glob(os.path.join(root, 'tests', 'data', '**', '*.pickle'), recursive=True))
+               glob.glob(os.path.join(root, 'tests', '**', '*.pickle'), recursive=True))
 commands = [shlex.split(c) for c in sys.argv[1:]]
 if len(commands) < 2:
     sys.exit('usage: compare_outputs.py "CMD_A" "CMD_B" [...]')
