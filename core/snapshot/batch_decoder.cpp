@@ -125,6 +125,7 @@ void BatchDecoder::decode(size_t from, size_t to, DecodedBatches& out)
         const uint32_t run = static_cast<uint32_t>(out.runs.size());
         resetLists();
         m_firstList = out.listStart.size() - 1;
+        m_firstString = out.strings.size();
         DecodedBatches::Run r;
         r.firstBatch = static_cast<uint32_t>(out.batches.size());
         size_t next = p;
@@ -238,7 +239,16 @@ bool BatchDecoder::entry(const uint8_t*& pos, DecodedBatches& out)
     auto string = [&](size_t len, Value& v) {
         if (static_cast<size_t>(end - p) < len)
             return false;
-        out.strings.push_back({static_cast<size_t>(p - m_bytes.data()), static_cast<uint32_t>(len), entryIndex});
+        DecodedBatches::Str st{static_cast<size_t>(p - m_bytes.data()), static_cast<uint32_t>(len), entryIndex};
+        // The same bytes as one of the run's last two strs: the builder reuses its id.
+        for (size_t back = 1; back <= 2 && out.strings.size() >= m_firstString + back; ++back) {
+            const DecodedBatches::Str& prev = out.strings[out.strings.size() - back];
+            if (prev.length == len && std::memcmp(m_bytes.data() + prev.offset, p, len) == 0) {
+                st.same = prev.same != DecodedBatches::kAbsent ? prev.same : static_cast<uint32_t>(out.strings.size() - back);
+                break;
+            }
+        }
+        out.strings.push_back(st);
         flags |= DecodedBatches::HasNewString;
         v.kind = Value::Kind::NewString;
         v.u = out.strings.size() - 1;

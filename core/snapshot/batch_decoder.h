@@ -44,6 +44,7 @@ private:
     std::vector<int32_t> m_listTable; // distinct frame lists of the run, by hash
     size_t m_listCount = 0; // in the table
     size_t m_firstList = 0; // the run's first list
+    size_t m_firstString = 0; // the run's first str
 };
 
 } // namespace memscope

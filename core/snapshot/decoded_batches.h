@@ -33,6 +33,7 @@ struct DecodedBatches {
         size_t offset = 0; // its bytes in the file
         uint32_t length = 0;
         uint32_t entry = 0;
+        uint32_t same = kAbsent; // an earlier str of the run with the same bytes (torch writes "N/A" anew each entry)
     };
 
     std::vector<Batch> batches; // by offset

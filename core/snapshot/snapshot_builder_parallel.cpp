@@ -139,7 +139,10 @@ size_t SnapshotBuilder::fastBatches(std::span<const uint8_t> bytes, size_t offse
                 for (; stringCursor < d->strings.size() && d->strings[stringCursor].entry == e; ++stringCursor) {
                     const DecodedBatches::Str& st = d->strings[stringCursor];
                     m_runStrings[stringCursor] =
-                        internShort(std::string_view(reinterpret_cast<const char*>(bytes.data() + st.offset), st.length)).value;
+                        st.same != DecodedBatches::kAbsent && m_runStrings[st.same] >= 0
+                            ? m_runStrings[st.same] // the same bytes: interning them again gives this id
+                            : internShort(std::string_view(reinterpret_cast<const char*>(bytes.data() + st.offset), st.length))
+                                  .value;
                 }
             }
             if (d->flags[e] & DecodedBatches::HasOtherRef) {
