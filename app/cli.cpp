@@ -6,6 +6,7 @@
 #include "diff_command.h"
 #include "analysis/analysis.h"
 #include "common/load_error.h"
+#include "common/thread_pool.h"
 #include "io/allocations_csv.h"
 #include "io/summary_writer.h"
 #include "job_commands.h"
@@ -95,6 +96,7 @@ std::string helpText(bool gui)
         name.resize(std::max<size_t>(name.size() + 2, 14), ' ');
         text += "  " + name + c.summary + "\n";
     }
+    text += "\nEvery command takes --threads N: the threads it uses (default: the cores available).\n";
     text += "\nFILE: a PyTorch CUDA allocator snapshot (.pickle, .pkl, .pickle.gz, .json).\n";
     return text;
 }
@@ -182,7 +184,10 @@ int runHeadless(const std::string& name, const std::vector<std::string>& args)
             std::cout << command->usage << "\n";
             return 0;
         }
-        return command->run(args);
+        std::vector<std::string> rest = args;
+        if (const std::optional<unsigned> threads = takeThreadsOption(rest))
+            setThreadCount(*threads);
+        return command->run(rest);
     } catch (const UsageError& e) {
         std::cerr << "memscope " << name << ": " << e.what() << "\n";
         return 1;

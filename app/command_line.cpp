@@ -103,4 +103,33 @@ std::optional<double> CommandLine::number(std::string_view option, bool zeroAllo
                      "'");
 }
 
+std::optional<unsigned> takeThreadsOption(std::vector<std::string>& args)
+{
+    std::optional<unsigned> threads;
+    for (size_t i = 0; i < args.size();) {
+        if (args[i] == "--")
+            break;
+        std::string text;
+        size_t take = 1;
+        if (args[i] == "--threads") {
+            if (i + 1 >= args.size())
+                throw UsageError("--threads needs a value, a number of threads (1 or more)");
+            text = args[i + 1];
+            take = 2;
+        } else if (args[i].rfind("--threads=", 0) == 0) {
+            text = args[i].substr(10);
+        } else {
+            ++i;
+            continue;
+        }
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(text.c_str(), &end, 10);
+        if (text.empty() || !end || *end != '\0' || text[0] == '-' || n < 1 || n > 4096)
+            throw UsageError("--threads takes a number of threads from 1 to 4096, not '" + text + "'");
+        threads = static_cast<unsigned>(n);
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i + take));
+    }
+    return threads;
+}
+
 } // namespace memscope

@@ -58,4 +58,8 @@ private:
     std::vector<std::string> m_passthrough;
 };
 
+// Takes "--threads N" / "--threads=N" (any command, before a "--") out of args: the
+// threads memscope uses (common/thread_pool.h), 1 to 4096; none given: the cores available.
+std::optional<unsigned> takeThreadsOption(std::vector<std::string>& args);
+
 } // namespace memscope

@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "common/thread_pool.h"
 #include "report_png.h"
 
 #include "ui/live/attach_dialog.h"
@@ -9,6 +10,7 @@
 #include <QCommandLineParser>
 #include <QIcon>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -51,10 +53,23 @@ int main(int argc, char** argv)
     const QCommandLineOption compare(QStringLiteral("compare"),
                                      QStringLiteral("Compare the files (the first is the baseline) in a comparison tab."));
     parser.addOption(compare);
+    const QCommandLineOption threads(QStringLiteral("threads"),
+                                     QStringLiteral("Threads to load with (default: the cores available)."), QStringLiteral("N"));
+    parser.addOption(threads);
     parser.addPositionalArgument(QStringLiteral("files"),
                                  QStringLiteral("Snapshots to open; a folder, or files named by rank, open as one job."),
                                  QStringLiteral("[files or folder...]"));
     parser.process(app);
+    if (parser.isSet(threads)) {
+        bool ok = false;
+        const int n = parser.value(threads).toInt(&ok);
+        if (!ok || n < 1 || n > 4096) {
+            std::fprintf(stderr, "memscope: --threads takes a number of threads from 1 to 4096, not '%s'\n",
+                         qPrintable(parser.value(threads)));
+            return 1;
+        }
+        memscope::setThreadCount(static_cast<unsigned>(n));
+    }
 
     memscope::MainWindow window;
     window.show();

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 # Alternates memscope_perf binaries run by run on one file (ROUNDS FILE BIN_A BIN_B ...) and
 # prints each one's medians and best run per stage: the way to compare two builds on a noisy machine.
-import json, subprocess, sys, statistics
+# A binary may carry arguments, quoted as one: "build/bench/memscope_perf --threads 2".
+import json, shlex, subprocess, sys, statistics
 rounds = int(sys.argv[1]); f = sys.argv[2]; bins = sys.argv[3:]
 res = {b: [] for b in bins}
 for r in range(rounds):
     order = bins if r % 2 == 0 else list(reversed(bins))
     for b in order:
-        out = subprocess.run([b, f], capture_output=True, text=True).stdout
+        args = shlex.split(b)
+        out = subprocess.run([args[0], f] + args[1:], capture_output=True, text=True).stdout
         txt = out[out.index('{'):]
         res[b].append(json.loads(txt))
 for b in bins:

@@ -1,6 +1,6 @@
 // memscope_perf: one timed run from a snapshot file to full results, phase by phase.
 //
-//   memscope_perf FILE [--check EXPECTED.json|STATS.json] [--queries N] [--repeat R]
+//   memscope_perf FILE [--check EXPECTED.json|STATS.json] [--queries N] [--repeat R] [--threads N]
 //
 // Runs analyze() up to the attribution, as the app and the command line do, and prints one
 // JSON object: wall seconds of load (map + parse + columns), replay (curves,
@@ -19,6 +19,7 @@
 // (`memscope_page_cost`): run 1 against run 2 separates the two.
 
 #include "analysis/analysis.h"
+#include "common/thread_pool.h"
 #include "replay/minmax_pyramid.h"
 
 #include <chrono>
@@ -38,6 +39,14 @@ namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // CPU seconds of the whole process (all threads): steadier than wall time on a busy machine.
+// The calling thread's CPU time: with a parallel parse, the VM's own (its critical path).
+double threadCpu()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 double cpu()
 {
     timespec ts{};
@@ -84,20 +93,25 @@ long long jsonNumber(const std::string& text, const std::string& key)
 bool runOnce(const std::string& file, const std::string& check, int queries, int run)
 {
     // Through analyze(), as every caller: the stages' times are taken as each is published.
-    double t1 = 0, t2 = 0, t3 = 0, c1 = 0, c2 = 0, c3 = 0;
+    double t1 = 0, t2 = 0, t3 = 0, c1 = 0, c2 = 0, c3 = 0, m1 = 0;
     long rssAfterLoad = 0, peakAfterLoad = 0, rssAfterReplay = 0, rssAfterAttribution = 0;
     AnalysisOptions options;
     options.until = AnalysisStage::Attributed;
+    uint64_t parallelBatches = 0;
+    options.load.parallelBatches = &parallelBatches;
     AnalysisCallbacks callbacks;
     callbacks.stageReady = [&](const std::shared_ptr<const Analysis>& a) {
         switch (a->stage) {
-        case AnalysisStage::Loaded: t1 = now(), c1 = cpu(), rssAfterLoad = currentRssKiB(), peakAfterLoad = peakRssKiB(); break;
+        case AnalysisStage::Loaded:
+            t1 = now(), c1 = cpu(), m1 = threadCpu(), rssAfterLoad = currentRssKiB(), peakAfterLoad = peakRssKiB();
+            break;
         case AnalysisStage::Replayed: t2 = now(), c2 = cpu(), rssAfterReplay = currentRssKiB(); break;
         case AnalysisStage::Attributed: t3 = now(), c3 = cpu(), rssAfterAttribution = currentRssKiB(); break;
         case AnalysisStage::Diagnosed: break;
         }
     };
     const double c0 = cpu();
+    const double m0 = threadCpu();
     const double t0 = now();
     const std::shared_ptr<const Analysis> analysis = analyze(AnalysisSource::file(file), options, callbacks);
     const std::shared_ptr<const Snapshot> snap = analysis->snapshot;
@@ -190,12 +204,14 @@ bool runOnce(const std::string& file, const std::string& check, int queries, int
         " \"cpu_load_s\": %.3f, \"cpu_replay_s\": %.3f, \"cpu_attribution_s\": %.3f, \"cpu_total_s\": %.3f,\n"
         " \"rss_after_load_mib\": %.1f, \"peak_rss_after_load_mib\": %.1f, \"rss_after_replay_mib\": %.1f, "
         "\"rss_after_attribution_mib\": %.1f, \"peak_rss_mib\": %.1f,\n"
-        " \"columns_mib\": %.1f, \"replay_mib\": %.1f, \"checkpoints_mib\": %.1f, \"attribution_mib\": %.1f, \"wide_blocks\": %zu, \"live_at_peak\": %lld, \"query_sum\": %zu%s}\n",
+        " \"columns_mib\": %.1f, \"replay_mib\": %.1f, \"checkpoints_mib\": %.1f, \"attribution_mib\": %.1f, \"wide_blocks\": %zu, \"live_at_peak\": %lld, \"query_sum\": %zu, "
+        "\"threads\": %u, \"parallel_batches\": %llu, \"cpu_load_main_s\": %.3f%s}\n",
         run, file.c_str(), static_cast<unsigned long long>(snap->fileBytes), static_cast<long long>(events), snap->strings.size(),
         snap->frames.size(), snap->stacks.size(), t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0, "true", c1 - c0, c2 - c1,
         c3 - c2, c5 - c0, rssAfterLoad / 1024.0, peakAfterLoad / 1024.0, rssAfterReplay / 1024.0, rssAfterAttribution / 1024.0,
         peakRssKiB() / 1024.0, columns / 1048576.0, replayBytes / 1048576.0, checkpointBytes / 1048576.0,
-        attributionBytes / 1048576.0, wideBlocks, static_cast<long long>(liveAtPeak), querySum, checkText.c_str());
+        attributionBytes / 1048576.0, wideBlocks, static_cast<long long>(liveAtPeak), querySum, threadCount(),
+        static_cast<unsigned long long>(parallelBatches), m1 - m0, checkText.c_str());
     std::fflush(stdout);
     return ok;
 }
@@ -205,7 +221,7 @@ bool runOnce(const std::string& file, const std::string& check, int queries, int
 int main(int argc, char** argv)
 {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: memscope_perf FILE [--check EXPECTED.json] [--queries N] [--repeat R]\n");
+        std::fprintf(stderr, "usage: memscope_perf FILE [--check EXPECTED.json] [--queries N] [--repeat R] [--threads N]\n");
         return 2;
     }
     const std::string file = argv[1];
@@ -219,6 +235,8 @@ int main(int argc, char** argv)
             queries = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
             repeat = std::max(1, std::atoi(argv[++i]));
+        else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+            setThreadCount(static_cast<unsigned>(std::max(1, std::atoi(argv[++i]))));
         else {
             std::fprintf(stderr, "memscope_perf: unknown argument %s\n", argv[i]);
             return 2;

@@ -99,6 +99,8 @@ public:
         return tag == TString || tag == TBytes;
     }
 
+    // A dead entry at `index` (the sink consumed what was memoized there).
+    void putDead(uint64_t index) { place(index, encode(TDead, 0)); }
     // For sinks: the entry at `index` now stands for `v` (e.g. a Frozen token), or for nothing.
     void replace(uint64_t index, PickleValue v) { put(index, v); }
     void kill(uint64_t index);

@@ -389,6 +389,12 @@ void PickleReader::run()
         }
         case pickle_op::kMark:
         op_mark:
+            if (pos < n && begin[pos] == pickle_op::kEmptyDict && !stack.empty() && stack.back().kind == PickleKind::Container) {
+                if (const size_t used = m_sink.fastBatches(m_data, at, stack.back())) {
+                    pos = at + used;
+                    MEMSCOPE_NEXT();
+                }
+            }
             if (marks.size() >= m_limits.maxMarkDepth)
                 fail(static_cast<int64_t>(at), "MARKs nested deeper than " + std::to_string(m_limits.maxMarkDepth));
             marks.push_back(stack.size());

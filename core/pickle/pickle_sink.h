@@ -31,6 +31,11 @@ public:
     // leaving the memo exactly as the VM would, and return how many bytes it consumed with
     // the dict's handle in `dict`; 0 means not handled: the VM runs them as usual.
     virtual size_t fastDict(std::span<const uint8_t> /*bytes*/, size_t /*offset*/, PickleValue& /*dict*/) { return 0; }
+    // Optional, for a parallel parse. The VM is at a MARK, bytes[offset], with `list` on top
+    // of its stack and an EMPTY_DICT next. A sink may run whole batches from there
+    // (MARK entries APPENDS, ...) into `list`, leaving the memo exactly as the VM would and
+    // the stack as it is, and return how many bytes it consumed; 0: the VM runs them.
+    virtual size_t fastBatches(std::span<const uint8_t> /*bytes*/, size_t /*offset*/, PickleValue /*list*/) { return 0; }
     // STOP: the value left on the stack.
     virtual void finish(PickleValue root, int64_t offset) = 0;
 };

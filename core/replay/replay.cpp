@@ -1,5 +1,9 @@
 #include "replay/replay.h"
 
+#include "common/thread_pool.h"
+
+#include <optional>
+
 namespace memscope {
 
 const DeviceReplay* Replay::device(int ordinal) const
@@ -14,9 +18,17 @@ std::shared_ptr<const Replay> replaySnapshot(std::shared_ptr<const Snapshot> sna
 {
     auto r = std::make_shared<Replay>();
     r->snapshot = snapshot;
-    r->devices.reserve(snapshot->devices.size());
-    for (const DeviceTrace& t : snapshot->devices)
-        r->devices.push_back(replayDevice(*snapshot, t));
+    // Devices are independent (each replay reads its own trace and the shared pools): one
+    // thread each, the same results in the same order.
+    const size_t n = snapshot->devices.size();
+    std::vector<std::optional<DeviceReplay>> replayed(n);
+    if (n > 1)
+        ThreadPool::shared().parallelFor(n, [&](size_t i) { replayed[i] = replayDevice(*snapshot, snapshot->devices[i]); });
+    else if (n == 1)
+        replayed[0] = replayDevice(*snapshot, snapshot->devices[0]);
+    r->devices.reserve(n);
+    for (auto& d : replayed)
+        r->devices.push_back(std::move(*d));
     return r;
 }
 

@@ -1,4 +1,5 @@
 #include "snapshot/snapshot_builder.h"
+#include "snapshot/parallel_parse.h"
 #include "common/format_number.h"
 
 #include "common/load_error.h"
@@ -65,6 +66,8 @@ SnapshotBuilder::SnapshotBuilder(Snapshot& snapshot, std::string fileName) : m_s
     m_historyField = keyMap(format::kHistoryFields);
     m_annotationField = keyMap(format::kAnnotationFields);
 }
+
+SnapshotBuilder::~SnapshotBuilder() = default;
 
 size_t SnapshotBuilder::nodeBytes() const
 {
@@ -281,7 +284,7 @@ PoolId SnapshotBuilder::poolOf(PickleValue v)
     return pool;
 }
 
-void SnapshotBuilder::commit(Node& list, uint32_t eventNode, int64_t offset)
+EventTable& SnapshotBuilder::tableOf(Node& list)
 {
     if (list.table < 0) {
         list.table = static_cast<int32_t>(m_tables.size());
@@ -302,7 +305,12 @@ void SnapshotBuilder::commit(Node& list, uint32_t eventNode, int64_t offset)
             m_prefault.start();
         }
     }
-    EventTable& table = m_tables[static_cast<size_t>(list.table)];
+    return m_tables[static_cast<size_t>(list.table)];
+}
+
+void SnapshotBuilder::commit(Node& list, uint32_t eventNode, int64_t offset)
+{
+    EventTable& table = tableOf(list);
     Node& ev = m_nodes[eventNode];
     const Row& r = ev.row;
     const size_t row = table.count();
@@ -544,6 +552,7 @@ const PickleValue* SnapshotBuilder::find(const Node& dict, const KeyMap<F>& map,
 
 void SnapshotBuilder::finish(PickleValue root, int64_t offset)
 {
+    m_parallel.reset(); // the traces are read: the workers' buffers go
     m_prefault.join();
     if (root.kind != PickleKind::Container)
         throw LoadError(m_fileName, offset, {},

@@ -7,6 +7,7 @@
 #include "snapshot/snapshot.h"
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 namespace memscope {
 
 class PickleMemo;
+class ParallelParse;
 
 /*
  * Builds a Snapshot straight from the pickle VM's stream of containers.
@@ -42,6 +44,7 @@ class PickleMemo;
 class SnapshotBuilder : public PickleSink {
 public:
     SnapshotBuilder(Snapshot& snapshot, std::string fileName);
+    ~SnapshotBuilder() override;
 
     // The VM's memo, to rewrite entries of recycled containers. Without it, nothing that
     // the memo names is recycled.
@@ -59,6 +62,17 @@ public:
     // snapshot_builder_fast.cpp); anything unusual is left to the VM.
     size_t fastDict(std::span<const uint8_t> bytes, size_t offset, PickleValue& dict) override;
     void setFastPath(bool on) { m_fastPath = on; }
+    // Commits batches of trace entries that worker threads decoded ahead of the VM
+    // (parallel_parse.h, snapshot_builder_parallel.cpp); with threads <= 1, never.
+    size_t fastBatches(std::span<const uint8_t> bytes, size_t offset, PickleValue list) override;
+    // chunkBytes: 0 = the parse's own choice.
+    void setThreads(unsigned threads, size_t chunkBytes = 0)
+    {
+        m_threads = threads;
+        m_chunkBytes = chunkBytes;
+    }
+    // Batches the parallel path committed (for tests and the benchmarks).
+    uint64_t parallelBatches() const { return m_parallelBatches; }
     void finish(PickleValue root, int64_t offset) override;
 
     size_t nodeCount() const { return m_nodes.size(); }
@@ -212,6 +226,18 @@ private:
     // s (16 bytes or fewer) given also as its bytes in two little-endian words, zero-padded.
     StringId internWords(uint64_t w0, uint64_t w1, std::string_view s);
     StringId m_actionKey;
+
+    // The parallel parse (snapshot_builder_parallel.cpp).
+    EventTable& tableOf(Node& list);
+    bool startParallel(std::span<const uint8_t> bytes, size_t offset);
+    unsigned m_threads = 1;
+    size_t m_chunkBytes = 0;
+    bool m_parallelTried = false;
+    std::unique_ptr<ParallelParse> m_parallel;
+    uint64_t m_parallelRewrites = 0; // the memo's textRewrites() when the key table was made
+    uint64_t m_parallelBatches = 0;
+    std::vector<int32_t> m_runStrings; // a chunk's new strs: StringId, -1 not yet interned
+    std::vector<int32_t> m_runLists; // a chunk's new frame lists: StackId, -2 not yet resolved
 };
 
 } // namespace memscope

@@ -1,6 +1,7 @@
 #include "snapshot/snapshot_reader.h"
 
 #include "common/load_error.h"
+#include "common/thread_pool.h"
 #include "pickle/pickle_reader.h"
 #include "snapshot/format_keys.h"
 #include "snapshot/json_snapshot_reader.h"
@@ -91,12 +92,15 @@ void readPickle(std::span<const uint8_t> bytes, const std::string& name, Snapsho
     builder.setMemo(&reader.memo());
     builder.setSizeHint(bytes.size());
     builder.setFastPath(options.fastPath);
+    builder.setThreads(options.threads ? options.threads : threadCount(), options.parallelChunkBytes);
     if (consumed)
         reader.setConsumed(consumed);
     if (options.progress)
         reader.setProgress([&](double f) { return options.progress(progressFrom + (1.0 - progressFrom) * f); });
     reader.run();
     s.pickleProtocol = reader.protocol();
+    if (options.parallelBatches)
+        *options.parallelBatches += builder.parallelBatches();
 }
 
 std::shared_ptr<const Snapshot> readSnapshot(std::span<const uint8_t> bytes, const std::string& name, const LoadOptions& options,

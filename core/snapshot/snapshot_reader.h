@@ -18,6 +18,14 @@ struct LoadOptions {
     // Decode Python protocol-4 trace entries through the builder's fast path (the VM runs
     // whatever it does not take). false: the VM runs everything, for tests that compare.
     bool fastPath = true;
+    // Threads for the parse (parallel_parse.h); 0: threadCount() (common/thread_pool.h).
+    // Any count gives the same Snapshot.
+    unsigned threads = 0;
+    // For tests and benchmarks: the parallel parse's chunk size in bytes (0: its own choice,
+    // which also leaves files under 1 MiB to one thread), and where to count the batches of
+    // entries it committed.
+    size_t parallelChunkBytes = 0;
+    uint64_t* parallelBatches = nullptr;
 };
 
 // Reads a snapshot from a file: a pickle (protocol 0-5, Python's or torch's C++
