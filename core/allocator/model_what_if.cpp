@@ -328,15 +328,18 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     const AllocationId id{origin};
     const Category c = m_attribution.category(id);
     const Phase p = m_attribution.allocationPhase[static_cast<size_t>(origin)];
-    double f = scalesWithBatch(m_attribution, id) ? batchFactor : 1.0;
+    const DeviceReplay& dr = m_replay.devices[m_index];
+    double f = scalesWithBatch(m_attribution, dr, id) ? batchFactor : 1.0;
     if (from == to)
         return f;
+    if (c == Category::Intermediate && dr.allocation(id).aliveAtEnd())
+        return f; // a library's workspace (cuBLAS): bytes, not elements
     switch (c) {
     case Category::Parameter:
     case Category::Gradient:
     case Category::OptimizerState: return f * weightBytes(to) / weightBytes(from);
     case Category::Input:
-        if (m_replay.devices[m_index].allocation(id).size >= kFloatInputMin)
+        if (dr.allocation(id).size >= kFloatInputMin)
             f *= activationBytes(to, false) / activationBytes(from, false);
         return f;
     case Category::Other: return f;
