@@ -211,29 +211,127 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     m_blocks = findForwardBlocks(replay, deviceIndex, attribution);
     m_recorded.blocks = m_blocks.count();
 
-    // which allocations a matrix product, convolution or attention made (innermost frames)
+    // The dtype each forward op produces under autocast, from its innermost frames: a
+    // matrix product, convolution or attention gives the low precision; norms, softmax
+    // and losses give fp32; a model's own forward code mixing a sub-module's output with
+    // its fp32 stream (residual adds) gives fp32 by type promotion; any other op (an
+    // activation function, dropout, batch norm) follows the op before it, its likely input.
+    enum : uint8_t { kFollow, kLow, kFull, kMix };
     std::unordered_map<int32_t, uint8_t> byStack;
-    m_matmul.assign(dr.allocations.size(), 0);
-    for (size_t a = 0; a < dr.allocations.size(); ++a) {
-        const StackId s = dr.allocations[a].stack;
+    auto classify = [&](StackId s) -> uint8_t {
         if (!s.valid())
-            continue;
-        auto [it, fresh] = byStack.try_emplace(s.value, 0);
-        if (fresh) {
-            const auto frames = snap.stacks.frames(s);
-            for (size_t k = 0; k < frames.size() && k < 3 && !it->second; ++k) {
-                const Frame& f = snap.frames.frame(frames[k]);
-                const std::string_view file = snap.str(f.filename);
-                const std::string_view name = snap.str(f.name);
-                if (endsWith(file, "modules/linear.py") || endsWith(file, "modules/conv.py") || contains(file, "sdpa_attention") ||
-                    contains(name, "scaled_dot_product") || contains(name, "attention_forward") || name == "linear" ||
-                    name == "matmul" || name == "bmm" || name == "conv2d" || name == "conv1d" || name == "einsum")
-                    it->second = 1;
-                if (contains(name, "norm") || contains(name, "softmax") || contains(name, "cross_entropy"))
-                    break; // the op itself is one autocast keeps in fp32
+            return kFollow;
+        auto [it, fresh] = byStack.try_emplace(s.value, kFollow);
+        if (!fresh)
+            return it->second;
+        const auto frames = snap.stacks.frames(s);
+        for (size_t k = 0; k < frames.size() && k < 3; ++k) {
+            const Frame& f = snap.frames.frame(frames[k]);
+            const std::string_view file = snap.str(f.filename);
+            const std::string_view name = snap.str(f.name);
+            if (contains(name, "batch_norm") || endsWith(file, "modules/batchnorm.py") || contains(name, "dropout") ||
+                (endsWith(file, "modules/activation.py") && !contains(name, "attention")))
+                break;
+            if (contains(name, "layer_norm") || contains(name, "group_norm") || contains(name, "rms_norm") ||
+                contains(name, "softmax") || contains(name, "cross_entropy") || contains(name, "nll_loss") ||
+                contains(name, "mse_loss") || endsWith(file, "modules/normalization.py") || contains(file, "RMSNorm")) {
+                it->second = kFull;
+                break;
+            }
+            if (endsWith(file, "modules/linear.py") || endsWith(file, "modules/conv.py") || contains(file, "sdpa_attention") ||
+                contains(name, "scaled_dot_product") || contains(name, "attention_forward") ||
+                contains(name, "multi_head_attention") || name == "linear" || name == "matmul" || name == "bmm" ||
+                name == "conv2d" || name == "conv1d" || name == "einsum") {
+                it->second = kLow;
+                break;
+            }
+            if (k == 0 && name == "forward" && !contains(file, "torch/nn/")) {
+                it->second = kMix;
+                break;
             }
         }
-        m_matmul[a] = it->second;
+        return it->second;
+    };
+    std::unordered_map<int32_t, uint8_t> attentionStack;
+    auto isAttention = [&](StackId s) -> bool {
+        if (!s.valid())
+            return false;
+        auto [it, fresh] = attentionStack.try_emplace(s.value, 0);
+        if (fresh) {
+            const auto frames = snap.stacks.frames(s);
+            if (!frames.empty()) { // the kernel's own call, not the projections around it
+                const std::string_view name = snap.str(snap.frames.frame(frames[0]).name);
+                const std::string_view file = snap.str(snap.frames.frame(frames[0]).filename);
+                it->second = contains(file, "sdpa_attention") || contains(name, "scaled_dot_product") ||
+                             contains(name, "attention_forward") || contains(name, "multi_head_attention");
+            }
+        }
+        return it->second;
+    };
+    m_half.assign(dr.allocations.size(), 0);
+    m_castBytes.assign(dr.allocations.size(), 0);
+    m_quadratic.assign(dr.allocations.size(), 0);
+    // attention's L x L scores: in a run of attention allocations, those at least twice the
+    // run's most common size (its B x L x H tensors)
+    {
+        std::vector<size_t> run;
+        auto flush = [&] {
+            std::map<uint64_t, int> count;
+            for (size_t a : run)
+                if (dr.allocations[a].size >= 4096)
+                    ++count[dr.allocations[a].size];
+            uint64_t mode = 0;
+            int best = 0;
+            for (const auto& [size, n] : count)
+                if (n > best) {
+                    best = n;
+                    mode = size;
+                }
+            if (best >= 2)
+                for (size_t a : run)
+                    if (dr.allocations[a].size >= 2 * mode)
+                        m_quadratic[a] = 1;
+            run.clear();
+        };
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            if (attribution.allocationPhase[a] != Phase::Forward)
+                continue;
+            if (isAttention(dr.allocations[a].stack) && !dr.allocations[a].aliveAtEnd())
+                run.push_back(a);
+            else if (dr.allocations[a].size >= 4096 && !run.empty())
+                flush();
+        }
+        flush();
+    }
+    for (const Iteration& it : attribution.iterations) {
+        bool prevLow = false;
+        uint64_t prevSize = 0;
+        bool plainLow = false; // the last op that is no matrix product: the likely input of the next ones
+        uint64_t plainSize = 0;
+        for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+            const size_t i = static_cast<size_t>(e);
+            const AllocationId id = dr.eventAllocation[i];
+            if (!id.valid() || dr.allocation(id).allocEvent.value != e)
+                continue;
+            const Phase ph = attribution.eventPhase[i];
+            if (ph != Phase::Forward && !(ph == Phase::Other && attribution.allocationPhase[static_cast<size_t>(id.value)] ==
+                                                                    Phase::Other && prevSize > 0))
+                continue;
+            const Allocation& al = dr.allocation(id);
+            const uint8_t c = classify(al.stack);
+            const bool low = c == kLow ? true : c == kFull || c == kMix ? false : prevLow;
+            m_half[static_cast<size_t>(id.value)] = low ? 1 : 0;
+            if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)])
+                m_castBytes[static_cast<size_t>(id.value)] = plainSize / 2; // autocast's copy of its fp32 input
+            if (al.size >= 4096) {
+                prevLow = low;
+                prevSize = al.size;
+                if (c != kLow) {
+                    plainLow = low;
+                    plainSize = al.size;
+                }
+            }
+        }
     }
     int64_t fwd = 0, fwdHalf = 0, params = 0, state = 0, stepTemps = 0;
     std::map<uint64_t, int64_t> halfWeights; // half a large weight's size -> weights of that size
@@ -242,7 +340,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         const int64_t size = static_cast<int64_t>(dr.allocations[a].size);
         if (c == Category::Activation) {
             fwd += size;
-            fwdHalf += m_matmul[a] ? size : 0;
+            fwdHalf += m_half[a] ? size : 0;
         } else if (c == Category::Parameter) {
             params += size;
             if (static_cast<uint64_t>(size) >= kWeightCopyMin)
@@ -316,9 +414,9 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     }
 }
 
-bool ModelWhatIf::isMatmulOutput(int32_t origin) const
+bool ModelWhatIf::isLowUnderAutocast(int32_t origin) const
 {
-    return origin >= 0 && static_cast<size_t>(origin) < m_matmul.size() && m_matmul[static_cast<size_t>(origin)];
+    return origin >= 0 && static_cast<size_t>(origin) < m_half.size() && m_half[static_cast<size_t>(origin)];
 }
 
 double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, double batchFactor) const
@@ -330,6 +428,8 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     const Phase p = m_attribution.allocationPhase[static_cast<size_t>(origin)];
     const DeviceReplay& dr = m_replay.devices[m_index];
     double f = scalesWithBatch(m_attribution, dr, id) ? batchFactor : 1.0;
+    if (m_quadratic[static_cast<size_t>(origin)])
+        f *= m_seqFactor; // L x L: once more L / L0
     if (from == to)
         return f;
     if (c == Category::Intermediate && dr.allocation(id).aliveAtEnd())
@@ -355,7 +455,7 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         };
         return f * avg(to) / avg(from);
     }
-    const bool mm = isMatmulOutput(origin);
+    const bool mm = isLowUnderAutocast(origin);
     return f * activationBytes(to, mm) / activationBytes(from, mm);
 }
 
@@ -422,6 +522,14 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     if (!(batchFactor > 0))
         throw std::invalid_argument("batch and sequence must be > 0");
 
+    m_seqFactor = changes.seq ? *changes.seq / m_recorded.seq : 1.0;
+    // --- attention at 16 bits runs the flash kernel, which keeps no L x L scores
+    if (from == Precision::Fp32 && to != Precision::Fp32) {
+        std::erase_if(s.ops, [&](const TraceOp& op) {
+            return op.origin >= 0 && static_cast<size_t>(op.origin) < allocCount && m_quadratic[static_cast<size_t>(op.origin)] &&
+                   op.key < allocCount;
+        });
+    }
     // --- sizes: precision, batch, sequence, micro-batch
     for (TraceOp& op : s.ops)
         if (op.kind == TraceOp::Kind::Alloc)
@@ -473,6 +581,16 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 extra.push_back({TraceOp::Kind::Alloc, key, -1, size, stream, r.forwardStart});
                 extra.push_back({TraceOp::Kind::Free, key, -1, 0, stream, end});
             }
+        }
+        // autocast's low-precision copies of fp32 inputs to matrix products, kept as long as the product's output
+        for (size_t a = 0; a < allocCount; ++a) {
+            const Allocation& al = dr.allocations[a];
+            if (!m_castBytes[a] || !al.allocEvent.valid())
+                continue;
+            const uint32_t key = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, key, -1, scaled(m_castBytes[a], batchFactor), al.stream, al.allocEvent.value - 1});
+            if (al.freeEvent.valid())
+                extra.push_back({TraceOp::Kind::Free, key, -1, 0, al.stream, al.freeEvent.value});
         }
         insertAfterEvents(s.ops, std::move(extra));
     }
@@ -723,8 +841,6 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             out.push_back(s.ops[pos++]);
         s.ops.swap(out);
     }
-    if (changes.seq)
-        note("--seq scales what grows with the batch linearly in L (attention that keeps L x L scores grows faster)");
     return s;
 }
 

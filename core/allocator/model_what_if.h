@@ -44,9 +44,11 @@ namespace memscope {
  *   the first backward makes the gradients, later ones add into them (their gradient
  *   buffers become temporaries); what the forward keeps past the backward lives until
  *   the next micro-batch.
+ * - Sequence: L/L0 like the batch, and once more for attention's L x L scores (in a run of
+ *   attention allocations, those at least twice its most common size); attention at 16
+ *   bits runs the flash kernel, which keeps no scores, so a move from fp32 drops them.
  * Limits: a trace is one run; op dtypes are read from Python frames (stacks="python" or
- * "all"), sequence terms that grow faster than L (eager attention's L^2) are scaled
- * linearly, and a recording that already checkpoints or accumulates is replayed as is.
+ * "all"); a recording that already checkpoints or accumulates is replayed as is.
  */
 struct BlockSpan {
     int64_t firstEvent = 0;
@@ -101,14 +103,17 @@ public:
 
 private:
     double sizeFactor(int32_t origin, Precision from, Precision to, double batchFactor) const;
-    bool isMatmulOutput(int32_t origin) const;
+    bool isLowUnderAutocast(int32_t origin) const;
 
     const Replay& m_replay;
     size_t m_index;
     const DeviceAttribution& m_attribution;
     ForwardBlocks m_blocks;
     RecordedSetup m_recorded;
-    std::vector<uint8_t> m_matmul; // per allocation: made by a matrix product/conv/attention
+    std::vector<uint8_t> m_half; // per allocation: low precision under autocast
+    std::vector<uint64_t> m_castBytes; // per allocation: autocast's copy of its fp32 input (bytes)
+    std::vector<uint8_t> m_quadratic; // per allocation: attention's L x L scores
+    mutable double m_seqFactor = 1.0; // L / L0 of the stream being built
     double m_backwardHalfShare = 0; // share of forward activation bytes that autocast halves
 };
 
