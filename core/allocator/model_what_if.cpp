@@ -14,6 +14,7 @@ namespace {
 
 constexpr uint64_t kWeightCopyMin = 16 << 10; // weights autocast casts (not norms' or biases')
 constexpr uint64_t kFloatInputMin = 1 << 20; // inputs that are float data, not token ids
+constexpr size_t kCheckpointWindow = 2; // a checkpointed forward's tensor lives until the 2nd tensor after it
 
 bool endsWith(std::string_view s, std::string_view tail)
 {
@@ -726,9 +727,14 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                     // the block's output (its last activation) stays; the rest go at its end
                     std::vector<uint32_t> dropped(acts[b].begin(), acts[b].end() - 1);
                     int64_t firstFree = INT64_MAX;
-                    for (uint32_t key : dropped) {
+                    for (size_t k = 0; k < dropped.size(); ++k) {
+                        const uint32_t key = dropped[k];
                         const Allocation& al = dr.allocations[key];
-                        extra.push_back({TraceOp::Kind::Free, key, static_cast<int32_t>(key), 0, al.stream, blocks[b].lastEvent});
+                        // not saved, it dies once the ops after it have used it
+                        const int64_t at = k + kCheckpointWindow < acts[b].size()
+                                               ? dr.allocations[acts[b][k + kCheckpointWindow]].allocEvent.value
+                                               : blocks[b].lastEvent;
+                        extra.push_back({TraceOp::Kind::Free, key, static_cast<int32_t>(key), 0, al.stream, at});
                         firstFree = std::min(firstFree, al.freeEvent.value);
                     }
                     // recomputed right before its backward: after the last free of an
