@@ -163,7 +163,6 @@ ModelChanges parseChanges(const CommandLine& cl)
     return c;
 }
 
-
 int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysis& analysis, size_t index,
                    const AllocatorSettings& settings, const AllocatorSettings& recorded, std::optional<uint64_t> capacity,
                    ModelChanges changes, std::optional<double> batch, double recordedBatch, bool maxBatch, bool plan, bool json)
@@ -191,7 +190,8 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
     if (auto v = cl.value("--recorded-optimizer")) {
         const auto o = optimizerFromName(*v);
         if (!o)
-            throw UsageError("--recorded-optimizer takes adamw, adam, sgd, sgd-momentum, adafactor or adamw-8bit, got '" + *v + "'");
+            throw UsageError("--recorded-optimizer takes adamw, adam, sgd, sgd-momentum, adafactor or adamw-8bit, got '" + *v +
+                             "'");
         setup.optimizer = *o;
         setup.optimizerStates = optimizerStateRatio(*o);
         setup.optimizerEvidence = "given";
@@ -274,8 +274,8 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
               << "              " << setup.blocks << " repeated block(s) in the forward"
               << (model.blocks().loopFrame.empty() ? std::string() : " (loop at " + model.blocks().loopFrame + ")")
               << (setup.checkpointedBlocks > 0 ? ", checkpointed" : ", not checkpointed") << "\n"
-              << "              batch " << recordedBatch << (setup.batchKnown ? "" : " (the recorded batch; --recorded-batch to name it)")
-              << "\n"
+              << "              batch " << recordedBatch
+              << (setup.batchKnown ? "" : " (the recorded batch; --recorded-batch to name it)") << "\n"
               << "allocator settings: " << settingsText(settings) << "\n"
               << "capacity: " << (capacity ? formatBytes(static_cast<int64_t>(*capacity)) : std::string("unlimited")) << "\n"
               << "changes: " << (changes.empty() ? std::string("none") : changes.describe()) << "\n"

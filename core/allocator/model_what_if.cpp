@@ -315,8 +315,9 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             if (!id.valid() || dr.allocation(id).allocEvent.value != e)
                 continue;
             const Phase ph = attribution.eventPhase[i];
-            if (ph != Phase::Forward && !(ph == Phase::Other && attribution.allocationPhase[static_cast<size_t>(id.value)] ==
-                                                                    Phase::Other && prevSize > 0))
+            if (ph != Phase::Forward &&
+                !(ph == Phase::Other && attribution.allocationPhase[static_cast<size_t>(id.value)] == Phase::Other &&
+                  prevSize > 0))
                 continue;
             const Allocation& al = dr.allocation(id);
             const uint8_t c = classify(al.stack);
@@ -552,7 +553,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             std::map<uint64_t, int64_t> seen;
             for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
                 const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
-                if (!id.valid() || dr.allocation(id).allocEvent.value != e || at.eventPhase[static_cast<size_t>(e)] != Phase::Forward)
+                if (!id.valid() || dr.allocation(id).allocEvent.value != e ||
+                    at.eventPhase[static_cast<size_t>(e)] != Phase::Forward)
                     continue;
                 const uint64_t size = dr.allocation(id).size;
                 if (auto h = halfWeights.find(size); h != halfWeights.end() && seen[size] < h->second) {
@@ -589,7 +591,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             if (!m_castBytes[a] || !al.allocEvent.valid())
                 continue;
             const uint32_t key = s.newKey();
-            extra.push_back({TraceOp::Kind::Alloc, key, -1, scaled(m_castBytes[a], batchFactor), al.stream, al.allocEvent.value - 1});
+            extra.push_back(
+                {TraceOp::Kind::Alloc, key, -1, scaled(m_castBytes[a], batchFactor), al.stream, al.allocEvent.value - 1});
             if (al.freeEvent.valid())
                 extra.push_back({TraceOp::Kind::Free, key, -1, 0, al.stream, al.freeEvent.value});
         }
@@ -657,7 +660,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 for (const TraceOp& op : s.ops)
                     if (op.kind == TraceOp::Kind::Alloc && cat(op.origin) == Category::Parameter)
                         for (int x = 0; x < kt; ++x)
-                            extra.push_back({TraceOp::Kind::Alloc, s.newKey(), -1, scaled(op.size, stateScale), op.stream, firstStep});
+                            extra.push_back(
+                                {TraceOp::Kind::Alloc, s.newKey(), -1, scaled(op.size, stateScale), op.stream, firstStep});
                 insertAfterEvents(s.ops, std::move(extra));
             }
         }
@@ -763,11 +767,13 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                         const Allocation& al = dr.allocation(id);
                         if (al.allocEvent.value == e) {
                             if (droppedSet.count(key)) {
-                                extra.push_back({TraceOp::Kind::Alloc, key, static_cast<int32_t>(key), sizeOfKey[key], al.stream, at0});
+                                extra.push_back(
+                                    {TraceOp::Kind::Alloc, key, static_cast<int32_t>(key), sizeOfKey[key], al.stream, at0});
                             } else if (al.freeEvent.valid() && al.freeEvent.value <= blocks[b].lastEvent) {
                                 const uint32_t k2 = s.newKey();
                                 temp[key] = k2;
-                                extra.push_back({TraceOp::Kind::Alloc, k2, static_cast<int32_t>(key), sizeOfKey[key], al.stream, at0});
+                                extra.push_back(
+                                    {TraceOp::Kind::Alloc, k2, static_cast<int32_t>(key), sizeOfKey[key], al.stream, at0});
                             }
                         } else if (al.freeEvent.value == e) {
                             if (auto t = temp.find(key); t != temp.end())
@@ -807,7 +813,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 std::vector<TraceOp> pending; // outliving allocations of a micro-batch before the last
                 for (size_t k = begin; k < end; ++k) {
                     TraceOp op = s.ops[k];
-                    const bool mine = allocated.count(op.key) > 0 && op.kind != TraceOp::Kind::EmptyCache && op.kind != TraceOp::Kind::Probe;
+                    const bool mine = allocated.count(op.key) > 0 && op.kind != TraceOp::Kind::EmptyCache &&
+                                      op.kind != TraceOp::Kind::Probe;
                     if (!mine) {
                         if (rep == 1)
                             out.push_back(op);
