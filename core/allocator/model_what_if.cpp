@@ -215,7 +215,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // The dtype each forward op produces under autocast, from its innermost frames: a
     // matrix product, convolution or attention gives the low precision; norms, softmax
     // and losses give fp32; a model's own forward code mixing a sub-module's output with
-    // its fp32 stream (residual adds) gives fp32 by type promotion; any other op (an
+    // its fp32 stream (residual adds: a size an fp32 tensor of the forward had) gives fp32
+    // by type promotion; any other op (an
     // activation function, dropout, batch norm) follows the op before it, its likely input.
     enum : uint8_t { kFollow, kLow, kFull, kMix };
     std::unordered_map<int32_t, uint8_t> byStack;
@@ -309,6 +310,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         uint64_t prevSize = 0;
         bool plainLow = false; // the last op that is no matrix product: the likely input of the next ones
         uint64_t plainSize = 0;
+        std::set<uint64_t> fullSizes; // sizes of this forward's fp32 tensors
         for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
             const size_t i = static_cast<size_t>(e);
             const AllocationId id = dr.eventAllocation[i];
@@ -321,7 +323,13 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 continue;
             const Allocation& al = dr.allocation(id);
             const uint8_t c = classify(al.stack);
-            const bool low = c == kLow ? true : c == kFull || c == kMix ? false : prevLow;
+            // a model's own arithmetic is fp32 when it mixes in the fp32 stream (a size an fp32
+            // tensor of this forward had: residual adds), else it follows (a product of two
+            // 16-bit outputs)
+            const bool mixesFull = c == kMix && fullSizes.count(al.size) > 0;
+            const bool low = c == kLow ? true : c == kFull || mixesFull ? false : prevLow;
+            if (!low && al.size >= 4096)
+                fullSizes.insert(al.size);
             m_half[static_cast<size_t>(id.value)] = low ? 1 : 0;
             if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)])
                 m_castBytes[static_cast<size_t>(id.value)] = plainSize / 2; // autocast's copy of its fp32 input
@@ -578,7 +586,12 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         for (const IterationRanges& r : ranges) {
             if (r.forwardStart < 0)
                 continue;
-            const int64_t end = r.backwardEnd >= 0 ? r.backwardEnd : r.forwardStart;
+            // saved for the backward; under checkpointing of every block nothing saves them
+            // and autocast's cache lets them go when the forward ends (the recomputation
+            // casts a block's weights again, a block at a time)
+            const bool unsaved = changes.checkpoint && *changes.checkpoint < 0 && m_blocks.count() > 0 &&
+                                 m_recorded.checkpointedBlocks == 0 && r.backwardStart >= 0;
+            const int64_t end = unsaved ? r.backwardStart - 1 : r.backwardEnd >= 0 ? r.backwardEnd : r.forwardStart;
             for (const auto& [size, stream] : weights) {
                 const uint32_t key = s.newKey();
                 extra.push_back({TraceOp::Kind::Alloc, key, -1, size, stream, r.forwardStart});
