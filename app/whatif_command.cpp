@@ -434,7 +434,11 @@ int runWhatIf(const std::vector<std::string>& args)
           << ",\n  \"fragmentation_fraction\": " << what.fragmentationFraction()
           << ",\n  \"largest_free_block_at_peak_bytes\": " << what.largestFreeAtReservedPeak
           << ",\n  \"segments_created\": " << what.segmentsCreated << ",\n  \"segments_released\": " << what.segmentsReleased
-          << ",\n  \"recorded_ooms_avoided\": " << what.recordedOomsAvoided << ",\n  \"oom\": ";
+          << ",\n  \"recorded_ooms_avoided\": " << what.recordedOomsAvoided << ",\n  \"changes\": ";
+        ModelChanges shown;
+        if (batch || search)
+            shown.batch = shownBatch;
+        o << changesJson(shown) << ",\n  \"oom\": ";
         oomJson(o, what.oom);
         if (search) {
             o << ",\n  \"max_batch\": " << search->maxBatch
