@@ -876,6 +876,9 @@ ChangeResult ModelWhatIf::simulate(const ModelChanges& changes, const Simulation
     r.changes = changes;
     const OpStream s = build(changes, &r.notes);
     r.result = simulateOps(s, &m_attribution, options);
+    const EventTable& ev = m_replay.snapshot->devices.at(m_index).events;
+    if (r.result.oom && r.result.oom->event >= 0 && static_cast<size_t>(r.result.oom->event) < ev.count())
+        r.result.oom->timeUs = ev.timeUs[static_cast<size_t>(r.result.oom->event)];
     std::tie(r.computeCost, r.cost) = cost(changes);
     return r;
 }
@@ -942,7 +945,7 @@ std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options) const
     auto addCombos = [&](const std::vector<ModelChanges>& singles) {
         const size_t n = singles.size();
         for (size_t mask = 1; mask < (1u << n); ++mask) {
-            if (std::popcount(mask) > 3)
+            if (std::popcount(mask) > 2)
                 continue;
             ModelChanges c;
             bool clash = false;
@@ -1018,6 +1021,9 @@ std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options) const
         for (const ModelChanges& c : all) {
             if (c.empty() && name.empty())
                 continue; // the recorded run itself
+            const int count = (c.checkpoint ? 1 : 0) + (c.precision ? 1 : 0) + (c.optimizer ? 1 : 0) + (c.accumulate > 1 ? 1 : 0);
+            if (!name.empty() && count > 1)
+                continue; // the allocator setting alone and with one change
             PlanRow row;
             row.changes = c;
             row.settings = name;

@@ -93,9 +93,11 @@ public:
     ChangeResult simulate(const ModelChanges& changes, const SimulationOptions& options) const;
     // The largest batch under options.capacity with `changes` (its batch is ignored).
     MaxBatchResult maxBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t limit = 1 << 16) const;
-    // Changes alone and combined, each with its reserved peak under options.settings (and
-    // expandable segments as an allocator change), whether it fits options.capacity, its
-    // cost and its largest batch; the ones that fit first, cheapest first.
+    // Changes alone and two together (checkpointing all or half the blocks, amp-bf16, bf16,
+    // accumulation 2/4/8, AdamW 8-bit, SGD with momentum), and expandable segments alone and
+    // with one of them, each with its reserved peak under options.settings, whether it fits
+    // options.capacity, its cost and its largest batch; the ones that fit first, cheapest
+    // first (extra compute, then micro-batches, then the number of changes, then the peak).
     std::vector<PlanRow> plan(const SimulationOptions& options) const;
 
     // The extra compute of `changes` per step (fraction) and its words.
