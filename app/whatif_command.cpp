@@ -156,7 +156,8 @@ ModelChanges parseChanges(const CommandLine& cl)
     }
     if (auto v = cl.positive("--accumulate")) {
         if (*v != std::floor(*v) || *v > 4096)
-            throw UsageError("--accumulate takes a whole number of micro-batches, got " + std::to_string(*v));
+            throw UsageError("--accumulate takes a whole number of micro-batches, got '" + cl.value("--accumulate").value_or("") +
+                             "'");
         c.accumulate = static_cast<int>(*v);
     }
     c.seq = cl.positive("--seq");

@@ -707,6 +707,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         else if (m_blocks.count() == 0)
             note("no repeated blocks found in the forward's stacks: --checkpoint not applied");
         else {
+            if (*changes.checkpoint > m_blocks.count())
+                note("the forward has " + std::to_string(m_blocks.count()) + " repeated blocks: all are checkpointed");
             std::unordered_map<uint32_t, uint64_t> sizeOfKey;
             for (const TraceOp& op : s.ops)
                 if (op.kind == TraceOp::Kind::Alloc && op.key < allocCount)

@@ -313,6 +313,10 @@ private slots:
             QStringLiteral(MEMSCOPE_APP), {QStringLiteral("whatif"), f, QStringLiteral("--precision"), QStringLiteral("fp8")});
         QCOMPARE(bad.exitCode, 1);
         QVERIFY(bad.err.contains("--precision takes fp32, bf16, fp16, amp-bf16 or amp-fp16, got 'fp8'"));
+        const test::CliRun accumulate = test::runCli(
+            QStringLiteral(MEMSCOPE_APP), {QStringLiteral("whatif"), f, QStringLiteral("--accumulate"), QStringLiteral("2.5")});
+        QCOMPARE(accumulate.exitCode, 1);
+        QVERIFY(accumulate.err.contains("--accumulate takes a whole number of micro-batches, got '2.5'"));
         const test::CliRun seq = test::runCli(QStringLiteral(MEMSCOPE_APP),
                                               {QStringLiteral("whatif"), f, QStringLiteral("--seq"), QStringLiteral("512")});
         QCOMPARE(seq.exitCode, 1);
