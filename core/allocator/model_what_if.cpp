@@ -517,6 +517,9 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     };
     OpStream s = opsFromRecording(m_replay, m_index);
     const size_t allocCount = dr.allocations.size();
+    for (TraceOp& op : s.ops)
+        if (op.origin >= 0 && static_cast<size_t>(op.origin) < allocCount)
+            op.category = at.allocationCategory[static_cast<size_t>(op.origin)];
     auto cat = [&](int32_t o) {
         return o >= 0 && static_cast<size_t>(o) < allocCount ? at.allocationCategory[static_cast<size_t>(o)] : Category::Other;
     };
@@ -594,8 +597,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             const int64_t end = unsaved ? r.backwardStart - 1 : r.backwardEnd >= 0 ? r.backwardEnd : r.forwardStart;
             for (const auto& [size, stream] : weights) {
                 const uint32_t key = s.newKey();
-                extra.push_back({TraceOp::Kind::Alloc, key, -1, size, stream, r.forwardStart});
-                extra.push_back({TraceOp::Kind::Free, key, -1, 0, stream, end});
+                extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, size, stream, r.forwardStart});
+                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, stream, end});
             }
         }
         // autocast's low-precision copies of fp32 inputs to matrix products, kept as long as the product's output
@@ -604,10 +607,10 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             if (!m_castBytes[a] || !al.allocEvent.valid())
                 continue;
             const uint32_t key = s.newKey();
-            extra.push_back(
-                {TraceOp::Kind::Alloc, key, -1, scaled(m_castBytes[a], batchFactor), al.stream, al.allocEvent.value - 1});
+            extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, scaled(m_castBytes[a], batchFactor), al.stream,
+                             al.allocEvent.value - 1});
             if (al.freeEvent.valid())
-                extra.push_back({TraceOp::Kind::Free, key, -1, 0, al.stream, al.freeEvent.value});
+                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, al.freeEvent.value});
         }
         insertAfterEvents(s.ops, std::move(extra));
     }
@@ -673,8 +676,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 for (const TraceOp& op : s.ops)
                     if (op.kind == TraceOp::Kind::Alloc && cat(op.origin) == Category::Parameter)
                         for (int x = 0; x < kt; ++x)
-                            extra.push_back(
-                                {TraceOp::Kind::Alloc, s.newKey(), -1, scaled(op.size, stateScale), op.stream, firstStep});
+                            extra.push_back({TraceOp::Kind::Alloc, Category::OptimizerState, s.newKey(), -1,
+                                             scaled(op.size, stateScale), op.stream, firstStep});
                 insertAfterEvents(s.ops, std::move(extra));
             }
         }
@@ -691,10 +694,10 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 std::vector<uint32_t> keys;
                 for (const auto& [size, stream] : params) {
                     keys.push_back(s.newKey());
-                    extra.push_back({TraceOp::Kind::Alloc, keys.back(), -1, size, stream, r.stepStart});
+                    extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, keys.back(), -1, size, stream, r.stepStart});
                 }
                 for (size_t k = 0; k < keys.size(); ++k)
-                    extra.push_back({TraceOp::Kind::Free, keys[k], -1, 0, params[k].second, r.stepStart});
+                    extra.push_back({TraceOp::Kind::Free, Category::Other, keys[k], -1, 0, params[k].second, r.stepStart});
             }
             insertAfterEvents(s.ops, std::move(extra));
         }
@@ -753,7 +756,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                         const int64_t at = k + kCheckpointWindow < acts[b].size()
                                                ? dr.allocations[acts[b][k + kCheckpointWindow]].allocEvent.value
                                                : blocks[b].lastEvent;
-                        extra.push_back({TraceOp::Kind::Free, key, static_cast<int32_t>(key), 0, al.stream, at});
+                        extra.push_back({TraceOp::Kind::Free, Category::Other, key, static_cast<int32_t>(key), 0, al.stream, at});
                         firstFree = std::min(firstFree, al.freeEvent.value);
                     }
                     // recomputed right before its backward: after the last free of an
@@ -782,17 +785,18 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                         const Allocation& al = dr.allocation(id);
                         if (al.allocEvent.value == e) {
                             if (droppedSet.count(key)) {
-                                extra.push_back(
-                                    {TraceOp::Kind::Alloc, key, static_cast<int32_t>(key), sizeOfKey[key], al.stream, at0});
+                                extra.push_back({TraceOp::Kind::Alloc, Category::Other, key, static_cast<int32_t>(key),
+                                                 sizeOfKey[key], al.stream, at0});
                             } else if (al.freeEvent.valid() && al.freeEvent.value <= blocks[b].lastEvent) {
                                 const uint32_t k2 = s.newKey();
                                 temp[key] = k2;
-                                extra.push_back(
-                                    {TraceOp::Kind::Alloc, k2, static_cast<int32_t>(key), sizeOfKey[key], al.stream, at0});
+                                extra.push_back({TraceOp::Kind::Alloc, Category::Other, k2, static_cast<int32_t>(key),
+                                                 sizeOfKey[key], al.stream, at0});
                             }
                         } else if (al.freeEvent.value == e) {
                             if (auto t = temp.find(key); t != temp.end())
-                                extra.push_back({TraceOp::Kind::Free, t->second, static_cast<int32_t>(key), 0, al.stream, at0});
+                                extra.push_back({TraceOp::Kind::Free, Category::Other, t->second, static_cast<int32_t>(key), 0,
+                                                 al.stream, at0});
                         }
                     }
                 }

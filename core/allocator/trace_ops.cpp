@@ -27,7 +27,8 @@ OpStream opsFromRecording(const Replay& replay, size_t deviceIndex)
     s.ops.reserve(n + 16);
     for (size_t a = 0; a < dr.allocations.size() && dr.allocations[a].preexisting(); ++a) {
         const Allocation& al = dr.allocations[a];
-        s.ops.push_back({TraceOp::Kind::Alloc, static_cast<uint32_t>(a), static_cast<int32_t>(a), al.size, al.stream, -1});
+        s.ops.push_back(
+            {TraceOp::Kind::Alloc, Category::Other, static_cast<uint32_t>(a), static_cast<int32_t>(a), al.size, al.stream, -1});
     }
     for (size_t j = 0; j < n; ++j)
         if (ev.action[j] == Action::SegmentAlloc)
@@ -50,18 +51,20 @@ OpStream opsFromRecording(const Replay& replay, size_t deviceIndex)
         }
         const bool allocating = a == Action::Alloc || a == Action::Oom;
         if (releases > 0 && (!allocating || !growthAfterRelease))
-            s.ops.push_back({TraceOp::Kind::EmptyCache, 0, -1, 0, 0, static_cast<int64_t>(i)});
+            s.ops.push_back({TraceOp::Kind::EmptyCache, Category::Other, 0, -1, 0, 0, static_cast<int64_t>(i)});
         const AllocationId id = dr.eventAllocation[i];
         const int32_t origin = id.valid() ? static_cast<int32_t>(id.value) : -1;
         const uint32_t key = id.valid() ? static_cast<uint32_t>(id.value) : 0;
         if (a == Action::Alloc && id.valid())
-            s.ops.push_back({TraceOp::Kind::Alloc, key, origin, ev.size[i], ev.stream[i], static_cast<int64_t>(i)});
+            s.ops.push_back(
+                {TraceOp::Kind::Alloc, Category::Other, key, origin, ev.size[i], ev.stream[i], static_cast<int64_t>(i)});
         else if (a == Action::Oom)
-            s.ops.push_back({TraceOp::Kind::Probe, 0, -1, ev.size[i], ev.stream[i], static_cast<int64_t>(i)});
+            s.ops.push_back({TraceOp::Kind::Probe, Category::Other, 0, -1, ev.size[i], ev.stream[i], static_cast<int64_t>(i)});
         else if (a == Action::FreeRequested && id.valid())
-            s.ops.push_back({TraceOp::Kind::FreeRequested, key, origin, 0, ev.stream[i], static_cast<int64_t>(i)});
+            s.ops.push_back(
+                {TraceOp::Kind::FreeRequested, Category::Other, key, origin, 0, ev.stream[i], static_cast<int64_t>(i)});
         else if (a == Action::FreeCompleted && id.valid())
-            s.ops.push_back({TraceOp::Kind::Free, key, origin, 0, ev.stream[i], static_cast<int64_t>(i)});
+            s.ops.push_back({TraceOp::Kind::Free, Category::Other, key, origin, 0, ev.stream[i], static_cast<int64_t>(i)});
     }
     // a trailing run of releases (empty_cache() before the dump)
     if (n > 0 && isSegmentAction(ev.action[n - 1])) {
@@ -69,7 +72,7 @@ OpStream opsFromRecording(const Replay& replay, size_t deviceIndex)
         for (size_t j = n; j-- > 0 && isSegmentAction(ev.action[j]);)
             release = release || isRelease(ev.action[j]);
         if (release)
-            s.ops.push_back({TraceOp::Kind::EmptyCache, 0, -1, 0, 0, static_cast<int64_t>(n)});
+            s.ops.push_back({TraceOp::Kind::EmptyCache, Category::Other, 0, -1, 0, 0, static_cast<int64_t>(n)});
     }
     return s;
 }
@@ -102,8 +105,14 @@ SimulationResult simulateOps(const OpStream& stream, const DeviceAttribution* at
     };
     CachingAllocatorModel model(mo, hooks);
     std::vector<CachingAllocatorModel::BlockRef> blockOf(stream.keyCount, -1);
-    if (options.keepCurve)
+    std::vector<std::pair<uint64_t, Category>> liveOf; // with keepCurve: bytes and category per key
+    std::array<int64_t, kCategoryCount> live{};
+    if (options.keepCurve) {
         result.reserved.assign(stream.ops.size(), 0);
+        for (auto& c : result.byCategory)
+            c.assign(stream.ops.size(), 0);
+        liveOf.assign(stream.keyCount, {0, Category::Other});
+    }
 
     int64_t simulated = 0;
     for (size_t k = 0; k < stream.ops.size(); ++k) {
@@ -128,6 +137,10 @@ SimulationResult simulateOps(const OpStream& stream, const DeviceAttribution* at
                 ++result.recordedOomsAvoided;
             } else if (op.key < blockOf.size()) {
                 blockOf[op.key] = *b;
+                if (options.keepCurve) {
+                    liveOf[op.key] = {op.size, op.category};
+                    live[static_cast<size_t>(op.category)] += static_cast<int64_t>(op.size);
+                }
             }
             break;
         }
@@ -139,6 +152,8 @@ SimulationResult simulateOps(const OpStream& stream, const DeviceAttribution* at
             if (op.key < blockOf.size() && blockOf[op.key] >= 0) {
                 model.freeCompleted(blockOf[op.key]);
                 blockOf[op.key] = -1;
+                if (options.keepCurve)
+                    live[static_cast<size_t>(liveOf[op.key].second)] -= static_cast<int64_t>(liveOf[op.key].first);
             }
             break;
         }
@@ -153,8 +168,11 @@ SimulationResult simulateOps(const OpStream& stream, const DeviceAttribution* at
             result.allocatedAtReservedPeak = model.allocated();
             result.largestFreeAtReservedPeak = static_cast<int64_t>(model.largestFreeBlock());
         }
-        if (options.keepCurve)
+        if (options.keepCurve) {
             result.reserved[k] = model.reserved();
+            for (size_t c = 0; c < live.size(); ++c)
+                result.byCategory[c][k] = live[c];
+        }
     }
     result.eventsSimulated = simulated;
     result.reservedPeak = std::max(result.reservedPeak, model.reservedPeak());

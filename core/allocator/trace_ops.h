@@ -23,6 +23,7 @@ namespace memscope {
 struct TraceOp {
     enum class Kind : uint8_t { Alloc, FreeRequested, Free, EmptyCache, Probe };
     Kind kind = Kind::Alloc;
+    Category category = Category::Other; // what the bytes are for (Alloc), for the curves
     uint32_t key = 0;
     int32_t origin = -1; // the recorded allocation (AllocationId) it stands for; -1: none
     uint64_t size = 0; // bytes asked (Alloc, Probe)
@@ -46,7 +47,8 @@ struct OpStream {
 OpStream opsFromRecording(const Replay& replay, size_t deviceIndex);
 
 // Replays `stream` (options.followRecording and options.sizeOf are ignored). `attribution`
-// (may be null) names the phase of an out-of-memory by the event of the failing op.
+// (may be null) names the phase of an out-of-memory by the event of the failing op. With
+// options.keepCurve, SimulationResult::reserved and ::byCategory hold one value per op.
 SimulationResult simulateOps(const OpStream& stream, const DeviceAttribution* attribution, const SimulationOptions& options);
 
 } // namespace memscope

@@ -256,6 +256,38 @@ private slots:
         QVERIFY(static_cast<double>(r.maxBatch) >= ran * (1.0 - slack));
     }
 
+    // The curves by category (keepCurve): they add up to the requested bytes after every op,
+    // their peak is the requested peak, and checkpointing takes activations off the peak.
+    void categoryCurves()
+    {
+        const auto a = loadAttributed(QStringLiteral("llm_base"));
+        const ModelWhatIf m = modelFor(*a, baseConfig(truth(), QStringLiteral("llm")));
+        SimulationOptions o;
+        o.keepCurve = true;
+        int64_t peakActivations[2] = {0, 0};
+        for (int k = 0; k < 2; ++k) {
+            ModelChanges c;
+            if (k == 1)
+                c.checkpoint = -1;
+            const ChangeResult r = m.simulate(c, o);
+            const size_t n = r.result.reserved.size();
+            QVERIFY(n > 1000);
+            int64_t peak = 0;
+            for (size_t i = 0; i < n; ++i) {
+                int64_t sum = 0;
+                for (const auto& curve : r.result.byCategory) {
+                    QCOMPARE(curve.size(), n);
+                    QVERIFY(curve[i] >= 0);
+                    sum += curve[i];
+                }
+                peak = std::max(peak, sum);
+                peakActivations[k] = std::max(peakActivations[k], r.result.byCategory[static_cast<size_t>(Category::Activation)][i]);
+            }
+            QCOMPARE(peak, r.result.requestedPeak);
+        }
+        QVERIFY(peakActivations[1] * 2 < peakActivations[0]);
+    }
+
     // --plan: the changes that fit come first, cheapest first; each fits its peak under the
     // capacity and names its largest batch; the recorded run itself is not a row.
     void planOrder()
