@@ -281,7 +281,8 @@ private slots:
                     sum += curve[i];
                 }
                 peak = std::max(peak, sum);
-                peakActivations[k] = std::max(peakActivations[k], r.result.byCategory[static_cast<size_t>(Category::Activation)][i]);
+                peakActivations[k] = std::max(peakActivations[k],
+                                              r.result.byCategory[static_cast<size_t>(Category::Activation)][i]);
             }
             QCOMPARE(peak, r.result.requestedPeak);
         }
