@@ -429,7 +429,7 @@ bool ModelWhatIf::isLowUnderAutocast(int32_t origin) const
     return origin >= 0 && static_cast<size_t>(origin) < m_half.size() && m_half[static_cast<size_t>(origin)];
 }
 
-double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, double batchFactor) const
+double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, double batchFactor, double seqFactor) const
 {
     if (origin < 0 || static_cast<size_t>(origin) >= m_attribution.allocationCategory.size())
         return 1.0;
@@ -439,7 +439,7 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     const DeviceReplay& dr = m_replay.devices[m_index];
     double f = scalesWithBatch(m_attribution, dr, id) ? batchFactor : 1.0;
     if (m_quadratic[static_cast<size_t>(origin)])
-        f *= m_seqFactor; // L x L: once more L / L0
+        f *= seqFactor; // L x L: once more L / L0
     if (from == to)
         return f;
     if (c == Category::Intermediate && dr.allocation(id).aliveAtEnd())
@@ -535,7 +535,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     if (!(batchFactor > 0))
         throw std::invalid_argument("batch and sequence must be > 0");
 
-    m_seqFactor = changes.seq ? *changes.seq / m_recorded.seq : 1.0;
+    const double seqFactor = changes.seq ? *changes.seq / m_recorded.seq : 1.0;
     // --- attention at 16 bits runs the flash kernel, which keeps no L x L scores
     if (from == Precision::Fp32 && to != Precision::Fp32) {
         std::erase_if(s.ops, [&](const TraceOp& op) {
@@ -546,7 +546,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     // --- sizes: precision, batch, sequence, micro-batch
     for (TraceOp& op : s.ops)
         if (op.kind == TraceOp::Kind::Alloc)
-            op.size = scaled(op.size, sizeFactor(op.origin, from, to, batchFactor));
+            op.size = scaled(op.size, sizeFactor(op.origin, from, to, batchFactor, seqFactor));
 
     // --- autocast's weight copies
     const bool addCopies = isAmp(to) && !isAmp(from);

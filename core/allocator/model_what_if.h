@@ -80,6 +80,8 @@ struct PlanRow {
     int64_t maxBatch = 0;
 };
 
+// Const after construction (setRecorded aside): build(), simulate(), maxBatch() and plan()
+// may run from several threads at once.
 class ModelWhatIf {
 public:
     ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution);
@@ -104,7 +106,7 @@ public:
     std::pair<double, std::string> cost(const ModelChanges& changes) const;
 
 private:
-    double sizeFactor(int32_t origin, Precision from, Precision to, double batchFactor) const;
+    double sizeFactor(int32_t origin, Precision from, Precision to, double batchFactor, double seqFactor) const;
     bool isLowUnderAutocast(int32_t origin) const;
 
     const Replay& m_replay;
@@ -115,7 +117,6 @@ private:
     std::vector<uint8_t> m_half; // per allocation: low precision under autocast
     std::vector<uint64_t> m_castBytes; // per allocation: autocast's copy of its fp32 input (bytes)
     std::vector<uint8_t> m_quadratic; // per allocation: attention's L x L scores
-    mutable double m_seqFactor = 1.0; // L / L0 of the stream being built
     double m_backwardHalfShare = 0; // share of forward activation bytes that autocast halves
 };
 
