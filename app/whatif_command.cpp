@@ -152,7 +152,8 @@ ModelChanges parseChanges(const CommandLine& cl)
     if (auto v = cl.value("--optimizer")) {
         c.optimizer = optimizerFromName(*v);
         if (!c.optimizer)
-            throw UsageError("--optimizer takes adamw, adam, sgd, sgd-momentum, adafactor or adamw-8bit, got '" + *v + "'");
+            throw UsageError("--optimizer takes adamw, adam, sgd, sgd-momentum, adafactor, adamw-8bit or adamw-fused, got '" +
+                             *v + "'");
     }
     if (auto v = cl.positive("--accumulate")) {
         if (*v != std::floor(*v) || *v > 4096)
@@ -191,8 +192,9 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
     if (auto v = cl.value("--recorded-optimizer")) {
         const auto o = optimizerFromName(*v);
         if (!o)
-            throw UsageError("--recorded-optimizer takes adamw, adam, sgd, sgd-momentum, adafactor or adamw-8bit, got '" + *v +
-                             "'");
+            throw UsageError(
+                "--recorded-optimizer takes adamw, adam, sgd, sgd-momentum, adafactor, adamw-8bit or adamw-fused, got '" + *v +
+                "'");
         setup.optimizer = *o;
         setup.optimizerStates = optimizerStateRatio(*o);
         setup.optimizerEvidence = "given";

@@ -7,7 +7,8 @@ namespace memscope {
 
 namespace {
 constexpr std::array<std::string_view, 5> kPrecisionNames{"fp32", "bf16", "fp16", "amp-bf16", "amp-fp16"};
-constexpr std::array<std::string_view, 6> kOptimizerNames{"adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit"};
+constexpr std::array<std::string_view, 7> kOptimizerNames{"adamw",     "adam",       "sgd",        "sgd-momentum",
+                                                          "adafactor", "adamw-8bit", "adamw-fused"};
 } // namespace
 
 std::string_view precisionName(Precision p) { return kPrecisionNames[static_cast<size_t>(p)]; }
@@ -40,6 +41,7 @@ double optimizerStateRatio(OptimizerKind o)
 {
     switch (o) {
     case OptimizerKind::AdamW:
+    case OptimizerKind::AdamWFused:
     case OptimizerKind::Adam: return 2;
     case OptimizerKind::SgdMomentum: return 1;
     case OptimizerKind::Sgd: return 0;

@@ -10,19 +10,21 @@ namespace memscope {
 
 // The changes to the training program that `memscope whatif` models (model_what_if.h).
 enum class Precision : uint8_t { Fp32, Bf16, Fp16, AmpBf16, AmpFp16 };
-enum class OptimizerKind : uint8_t { AdamW, Adam, Sgd, SgdMomentum, Adafactor, AdamW8bit };
+enum class OptimizerKind : uint8_t { AdamW, Adam, Sgd, SgdMomentum, Adafactor, AdamW8bit, AdamWFused };
 
 std::string_view precisionName(Precision p); // "fp32", "bf16", "fp16", "amp-bf16", "amp-fp16"
 std::optional<Precision> precisionFromName(std::string_view name);
 bool isAmp(Precision p);
-std::string_view optimizerName(OptimizerKind o); // "adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit"
+std::string_view
+optimizerName(OptimizerKind o); // "adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit", "adamw-fused"
 std::optional<OptimizerKind> optimizerFromName(std::string_view name);
 // Tensors of parameter size the optimizer keeps per parameter, in units of the parameter's
 // own bytes (AdamW 2, SGD with momentum 1, SGD 0, Adafactor ~0: its factored rows and
 // columns, AdamW 8-bit 0.5: two one-byte states against a four-byte parameter).
 double optimizerStateRatio(OptimizerKind o);
 // Whether its step allocates temporaries of parameter size (foreach Adam's sqrt of the
-// second moment, Adafactor's squared gradients); SGD updates in place.
+// second moment, Adafactor's squared gradients); SGD updates in place, and so does a fused
+// AdamW (one kernel per group).
 bool optimizerHasStepTemporaries(OptimizerKind o);
 
 struct ModelChanges {

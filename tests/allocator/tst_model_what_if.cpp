@@ -53,7 +53,7 @@ ModelChanges changesOf(const QJsonObject& cfg, const QJsonObject& base)
     if (p != QStringLiteral("fp32"))
         c.precision = precisionFromName(p.toStdString());
     const QString o = cfg.value(QStringLiteral("optimizer")).toString(QStringLiteral("adamw"));
-    if (o != QStringLiteral("adamw") && o != QStringLiteral("adamw-fused"))
+    if (o != QStringLiteral("adamw"))
         c.optimizer = optimizerFromName(o.toStdString());
     c.accumulate = cfg.value(QStringLiteral("accumulate")).toInt(1);
     if (cfg.value(QStringLiteral("batch")).toInt() != base.value(QStringLiteral("batch")).toInt())

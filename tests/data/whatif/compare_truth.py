@@ -20,7 +20,7 @@ def options(model, name, cfg, base_batch, base_seq):
     if c.get("precision", "fp32") != "fp32":
         o += ["--precision", c["precision"]]
     opt = c.get("optimizer", "adamw")
-    if opt not in ("adamw", "adamw-fused"):
+    if opt != "adamw":
         o += ["--optimizer", opt]
     if c.get("accumulate", 1) > 1:
         o += ["--accumulate", str(c["accumulate"])]
