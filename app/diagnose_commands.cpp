@@ -2,12 +2,15 @@
 
 #include "command_line.h"
 
+#include "allocator/model_what_if.h"
 #include "analysis/analysis.h"
+#include "common/format_bytes.h"
 #include "diagnose/estimator.h"
 #include "io/diagnostics_json.h"
 
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 
 namespace memscope {
@@ -85,10 +88,60 @@ int runEstimate(const std::vector<std::string>& args)
         whatIf = w;
     }
     const EstimateReport report = buildEstimateReport(m, recorded, whatIf);
-    if (json)
-        std::cout << estimateReportJson(report);
-    else
+    // The same what-if edited into the trace and replayed through the allocator model
+    // (memscope whatif's --batch/--seq/--optimizer/--precision; docs/ALLOCATOR.md).
+    std::optional<ChangeResult> replayed;
+    std::string replayedAs;
+    const DeviceAttribution* attribution = analysis->attribution && index < analysis->attribution->devices.size()
+                                               ? &analysis->attribution->devices[index]
+                                               : nullptr;
+    if (whatIf && attribution) {
+        ModelWhatIf model(*analysis->replay, index, *attribution);
+        RecordedSetup setup = model.recorded();
+        setup.batch = batch.value_or(1.0);
+        setup.seq = seq.value_or(1.0);
+        if (bytesPerParam == 2)
+            setup.precision = Precision::Bf16;
+        model.setRecorded(setup);
+        ModelChanges c;
+        c.batch = whatBatch;
+        c.seq = whatSeq;
+        if (whatStates && *whatStates == 2)
+            c.optimizer = OptimizerKind::AdamW;
+        else if (whatStates && *whatStates == 1)
+            c.optimizer = OptimizerKind::SgdMomentum;
+        else if (whatStates && *whatStates == 0)
+            c.optimizer = OptimizerKind::Sgd;
+        if (whatBytes && *whatBytes == 2)
+            c.precision = Precision::Bf16;
+        else if (whatBytes && *whatBytes == 4)
+            c.precision = Precision::Fp32;
+        replayed = model.simulate(c, SimulationOptions{});
+        replayedAs = c.describe();
+    }
+    if (json) {
+        std::string out = estimateReportJson(report);
+        if (replayed) {
+            const size_t end = out.rfind('}');
+            std::ostringstream o;
+            o << ",\n  \"replayed_what_if\": {\"whatif_options\": \"" << replayedAs
+              << "\", \"reserved_peak_bytes\": " << replayed->result.reservedPeak
+              << ", \"allocated_peak_bytes\": " << replayed->result.allocatedPeak
+              << ", \"requested_peak_bytes\": " << replayed->result.requestedPeak << "}\n";
+            size_t cut = end;
+            while (cut > 0 && (out[cut - 1] == '\n' || out[cut - 1] == ' '))
+                --cut;
+            out = out.substr(0, cut) + o.str() + out.substr(end);
+        }
+        std::cout << out;
+    } else {
         std::cout << file << ", device " << analysis->replay->devices[index].device << "\n" << estimateReportText(report);
+        if (replayed)
+            std::cout << "\nreplayed through the allocator model (memscope whatif " << replayedAs << "): requested peak "
+                      << formatBytes(replayed->result.requestedPeak) << ", allocated peak "
+                      << formatBytes(replayed->result.allocatedPeak) << ", reserved peak "
+                      << formatBytes(replayed->result.reservedPeak) << "\n";
+    }
     return 0;
 }
 

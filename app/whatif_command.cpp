@@ -2,6 +2,7 @@
 
 #include "command_line.h"
 
+#include "allocator/model_what_if.h"
 #include "allocator/what_if.h"
 #include "analysis/analysis.h"
 #include "common/format_bytes.h"
@@ -95,14 +96,246 @@ std::string oomText(const std::optional<SimulatedOom>& oom)
     return o.str();
 }
 
+std::string changesJson(const ModelChanges& c)
+{
+    std::ostringstream o;
+    o << "{\"checkpoint\": ";
+    if (!c.checkpoint)
+        o << "null";
+    else if (*c.checkpoint < 0)
+        o << "\"all\"";
+    else
+        o << *c.checkpoint;
+    o << ", \"precision\": " << (c.precision ? jsonString(std::string(precisionName(*c.precision))) : std::string("null"))
+      << ", \"optimizer\": " << (c.optimizer ? jsonString(std::string(optimizerName(*c.optimizer))) : std::string("null"))
+      << ", \"accumulate\": " << c.accumulate << ", \"seq\": ";
+    if (c.seq)
+        o << *c.seq;
+    else
+        o << "null";
+    o << ", \"batch\": ";
+    if (c.batch)
+        o << *c.batch;
+    else
+        o << "null";
+    o << "}";
+    return o.str();
+}
+
+std::string planChangesText(const PlanRow& r)
+{
+    std::string t = r.changes.describe();
+    if (!r.settings.empty())
+        t += (t.empty() ? "" : " ") + std::string("--set ") + r.settings;
+    return t.empty() ? "(as recorded)" : t;
+}
+
+ModelChanges parseChanges(const CommandLine& cl)
+{
+    ModelChanges c;
+    if (auto v = cl.value("--checkpoint")) {
+        if (*v == "all") {
+            c.checkpoint = -1;
+        } else {
+            char* end = nullptr;
+            const long n = std::strtol(v->c_str(), &end, 10);
+            if (end == v->c_str() || *end != 0 || n < 1 || n > 1000000)
+                throw UsageError("--checkpoint takes all or a number of blocks >= 1, got '" + *v + "'");
+            c.checkpoint = static_cast<int>(n);
+        }
+    }
+    if (auto v = cl.value("--precision")) {
+        c.precision = precisionFromName(*v);
+        if (!c.precision)
+            throw UsageError("--precision takes fp32, bf16, fp16, amp-bf16 or amp-fp16, got '" + *v + "'");
+    }
+    if (auto v = cl.value("--optimizer")) {
+        c.optimizer = optimizerFromName(*v);
+        if (!c.optimizer)
+            throw UsageError("--optimizer takes adamw, adam, sgd, sgd-momentum, adafactor, adamw-8bit or adamw-fused, got '" +
+                             *v + "'");
+    }
+    if (auto v = cl.positive("--accumulate")) {
+        if (*v != std::floor(*v) || *v > 4096)
+            throw UsageError("--accumulate takes a whole number of micro-batches, got '" + cl.value("--accumulate").value_or("") +
+                             "'");
+        c.accumulate = static_cast<int>(*v);
+    }
+    c.seq = cl.positive("--seq");
+    return c;
+}
+
+int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysis& analysis, size_t index,
+                   const AllocatorSettings& settings, const AllocatorSettings& recorded, std::optional<uint64_t> capacity,
+                   ModelChanges changes, std::optional<double> batch, double recordedBatch, bool maxBatch, bool plan, bool json)
+{
+    const Replay& replay = *analysis.replay;
+    const DeviceReplay& dr = replay.devices[index];
+    if (!analysis.attribution || index >= analysis.attribution->devices.size())
+        throw UsageError(file + ": no attribution for this device, so the model-level changes cannot be placed");
+    const DeviceAttribution& attribution = analysis.attribution->devices[index];
+    ModelWhatIf model(replay, index, attribution);
+    RecordedSetup setup = model.recorded();
+    setup.batch = recordedBatch;
+    setup.batchKnown = cl.positive("--recorded-batch").has_value();
+    if (auto l = cl.positive("--recorded-seq")) {
+        setup.seq = *l;
+        setup.seqKnown = true;
+    }
+    if (auto v = cl.value("--recorded-precision")) {
+        const auto p = precisionFromName(*v);
+        if (!p)
+            throw UsageError("--recorded-precision takes fp32, bf16, fp16, amp-bf16 or amp-fp16, got '" + *v + "'");
+        setup.precision = *p;
+        setup.precisionEvidence = "given";
+    }
+    if (auto v = cl.value("--recorded-optimizer")) {
+        const auto o = optimizerFromName(*v);
+        if (!o)
+            throw UsageError(
+                "--recorded-optimizer takes adamw, adam, sgd, sgd-momentum, adafactor, adamw-8bit or adamw-fused, got '" + *v +
+                "'");
+        setup.optimizer = *o;
+        setup.optimizerStates = optimizerStateRatio(*o);
+        setup.optimizerEvidence = "given";
+    }
+    model.setRecorded(setup);
+    if (batch)
+        changes.batch = *batch;
+
+    SimulationOptions options;
+    options.settings = settings;
+    if (capacity)
+        options.capacity = *capacity;
+    const ChangeResult what = model.simulate(changes, options);
+    std::optional<MaxBatchResult> search;
+    if (maxBatch)
+        search = model.maxBatch(changes, options);
+    std::vector<PlanRow> rows;
+    if (plan)
+        rows = model.plan(options);
+
+    if (json) {
+        const SimulationResult& w = what.result;
+        std::ostringstream o;
+        o << "{\n  \"file\": " << jsonString(file) << ",\n  \"device\": " << dr.device
+          << ",\n  \"recorded_settings\": " << jsonString(recorded.toConf())
+          << ",\n  \"settings\": " << jsonString(settings.toConf()) << ",\n  \"capacity_bytes\": ";
+        if (capacity)
+            o << *capacity;
+        else
+            o << "null";
+        o << ",\n  \"recorded_batch\": " << recordedBatch << ",\n  \"batch\": " << changes.batch.value_or(recordedBatch)
+          << ",\n  \"recorded\": {\"requested_peak_bytes\": " << dr.peakRequested.bytes
+          << ", \"reserved_peak_bytes\": " << dr.peakReserved.bytes << "}"
+          << ",\n  \"recorded_setup\": {\"precision\": " << jsonString(std::string(precisionName(setup.precision)))
+          << ", \"precision_evidence\": " << jsonString(setup.precisionEvidence)
+          << ", \"optimizer\": " << jsonString(std::string(optimizerName(setup.optimizer)))
+          << ", \"optimizer_state_per_parameter\": " << setup.optimizerStates
+          << ", \"optimizer_evidence\": " << jsonString(setup.optimizerEvidence)
+          << ", \"checkpointing\": " << (setup.checkpointedBlocks > 0 ? "true" : "false") << ", \"blocks\": " << setup.blocks
+          << ", \"block_loop\": " << jsonString(model.blocks().loopFrame) << "}"
+          << ",\n  \"changes\": " << changesJson(changes) << ",\n  \"compute_cost\": " << what.computeCost
+          << ",\n  \"cost\": " << jsonString(what.cost) << ",\n  \"reserved_peak_bytes\": " << w.reservedPeak
+          << ",\n  \"allocated_peak_bytes\": " << w.allocatedPeak << ",\n  \"requested_peak_bytes\": " << w.requestedPeak
+          << ",\n  \"fragmentation_bytes\": " << w.fragmentationAtPeak()
+          << ",\n  \"fragmentation_fraction\": " << w.fragmentationFraction() << ",\n  \"oom\": ";
+        oomJson(o, w.oom);
+        o << ",\n  \"notes\": [";
+        for (size_t k = 0; k < what.notes.size(); ++k)
+            o << (k ? ", " : "") << jsonString(what.notes[k]);
+        o << "]";
+        if (search) {
+            o << ",\n  \"max_batch\": " << search->maxBatch
+              << ",\n  \"max_batch_unbounded\": " << (search->unbounded ? "true" : "false") << ",\n  \"probes\": [";
+            for (size_t k = 0; k < search->probes.size(); ++k)
+                o << (k ? ", " : "") << "{\"batch\": " << search->probes[k].batch
+                  << ", \"fits\": " << (search->probes[k].fits ? "true" : "false")
+                  << ", \"reserved_peak_bytes\": " << search->probes[k].reservedPeak << "}";
+            o << "]";
+        }
+        if (plan) {
+            o << ",\n  \"plan\": [";
+            for (size_t k = 0; k < rows.size(); ++k) {
+                const PlanRow& r = rows[k];
+                o << (k ? "," : "") << "\n    {\"changes\": " << changesJson(r.changes)
+                  << ", \"settings\": " << jsonString(r.settings) << ", \"reserved_peak_bytes\": " << r.reservedPeak
+                  << ", \"allocated_peak_bytes\": " << r.allocatedPeak << ", \"fits\": " << (r.fits ? "true" : "false")
+                  << ", \"compute_cost\": " << r.computeCost << ", \"cost\": " << jsonString(r.cost)
+                  << ", \"max_batch\": " << r.maxBatch << "}";
+            }
+            o << "\n  ]";
+        }
+        o << "\n}\n";
+        std::cout << o.str();
+        return 0;
+    }
+
+    std::cout << file << ", device " << dr.device << "\n"
+              << "recorded run: precision " << precisionName(setup.precision) << " (" << setup.precisionEvidence << ")\n"
+              << "              optimizer " << optimizerName(setup.optimizer) << " (" << setup.optimizerEvidence << ")\n"
+              << "              " << setup.blocks << " repeated block(s) in the forward"
+              << (model.blocks().loopFrame.empty() ? std::string() : " (loop at " + model.blocks().loopFrame + ")")
+              << (setup.checkpointedBlocks > 0 ? ", checkpointed" : ", not checkpointed") << "\n"
+              << "              batch " << recordedBatch
+              << (setup.batchKnown ? "" : " (the recorded batch; --recorded-batch to name it)") << "\n"
+              << "allocator settings: " << settingsText(settings) << "\n"
+              << "capacity: " << (capacity ? formatBytes(static_cast<int64_t>(*capacity)) : std::string("unlimited")) << "\n"
+              << "changes: " << (changes.empty() ? std::string("none") : changes.describe()) << "\n"
+              << "  requested peak      " << formatBytes(what.result.requestedPeak) << "\n"
+              << "  allocated peak      " << formatBytes(what.result.allocatedPeak) << " (rounded blocks)\n"
+              << "  reserved peak       " << formatBytes(what.result.reservedPeak) << " (recorded "
+              << formatBytes(dr.peakReserved.bytes) << ")\n"
+              << "  out of memory       " << oomText(what.result.oom) << "\n"
+              << "  cost                " << what.cost << "\n";
+    for (const std::string& n : what.notes)
+        std::cout << "  note: " << n << "\n";
+    if (search) {
+        std::cout << "\nlargest batch that fits: " << search->maxBatch;
+        if (search->unbounded)
+            std::cout << " (or more)";
+        std::cout << "\n  probes:";
+        for (const BatchProbe& p : search->probes)
+            std::cout << " " << p.batch << (p.fits ? " fits" : " OOM") << ";";
+        std::cout << "\n";
+    }
+    if (plan) {
+        std::cout << "\nplan under " << formatBytes(static_cast<int64_t>(*capacity)) << " (cheapest first):\n";
+        for (const PlanRow& r : rows) {
+            if (!r.fits)
+                continue;
+            std::cout << "  " << planChangesText(r) << "\n      reserved peak " << formatBytes(r.reservedPeak) << ", cost "
+                      << r.cost << ", largest batch " << r.maxBatch << "\n";
+        }
+        size_t misses = 0;
+        for (const PlanRow& r : rows)
+            misses += r.fits ? 0 : 1;
+        if (misses > 0)
+            std::cout << "  (" << misses << " other change(s) do not fit; --json lists them)\n";
+    }
+    return 0;
+}
+
 } // namespace
 
 int runWhatIf(const std::vector<std::string>& args)
 {
     const char* usage = kWhatIfUsage;
     const CommandLine cl(args, {.command = "whatif",
-                                .flags = {"--json", "--max-batch"},
-                                .options = {{"--device"}, {"--set"}, {"--capacity"}, {"--recorded-batch"}, {"--batch"}}});
+                                .flags = {"--json", "--max-batch", "--plan"},
+                                .options = {{"--device"},
+                                            {"--set"},
+                                            {"--capacity"},
+                                            {"--recorded-batch"},
+                                            {"--batch"},
+                                            {"--checkpoint"},
+                                            {"--precision"},
+                                            {"--optimizer"},
+                                            {"--accumulate"},
+                                            {"--seq"},
+                                            {"--recorded-seq"},
+                                            {"--recorded-precision"},
+                                            {"--recorded-optimizer"}}});
     const std::optional<int> device = cl.device();
     const std::string file = cl.operand();
     if (file.empty())
@@ -142,6 +375,17 @@ int runWhatIf(const std::vector<std::string>& args)
             throw UsageError(std::string("--set: ") + e.what());
         }
     }
+
+    const ModelChanges changes = parseChanges(cl);
+    const bool plan = cl.has("--plan");
+    if (plan && !capacity)
+        throw UsageError("--plan needs --capacity (the memory the changes must fit in)");
+    if (changes.seq && !cl.positive("--recorded-seq"))
+        throw UsageError("--seq needs --recorded-seq (the sequence length the recording ran with)");
+    const bool modelLevel = !changes.empty() || plan || cl.value("--recorded-precision") || cl.value("--recorded-optimizer");
+    if (modelLevel)
+        return runModelWhatIf(cl, file, *analysis, index, settings, recorded, capacity, changes, batch, recordedBatch, maxBatch,
+                              plan, json);
 
     // The exact replay under the recorded settings says how far the model can be trusted here.
     SimulationOptions exactOptions;
@@ -193,7 +437,11 @@ int runWhatIf(const std::vector<std::string>& args)
           << ",\n  \"fragmentation_fraction\": " << what.fragmentationFraction()
           << ",\n  \"largest_free_block_at_peak_bytes\": " << what.largestFreeAtReservedPeak
           << ",\n  \"segments_created\": " << what.segmentsCreated << ",\n  \"segments_released\": " << what.segmentsReleased
-          << ",\n  \"recorded_ooms_avoided\": " << what.recordedOomsAvoided << ",\n  \"oom\": ";
+          << ",\n  \"recorded_ooms_avoided\": " << what.recordedOomsAvoided << ",\n  \"changes\": ";
+        ModelChanges shown;
+        if (batch || search)
+            shown.batch = shownBatch;
+        o << changesJson(shown) << ",\n  \"oom\": ";
         oomJson(o, what.oom);
         if (search) {
             o << ",\n  \"max_batch\": " << search->maxBatch

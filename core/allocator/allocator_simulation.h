@@ -4,6 +4,7 @@
 #include "allocator/caching_allocator_model.h"
 #include "attribute/attribution.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -92,6 +93,8 @@ struct SimulationResult {
     std::string caveat;
 
     std::vector<int64_t> reserved; // per event, with keepCurve
+    // simulateOps() with keepCurve: requested bytes live after each op, by category
+    std::array<std::vector<int64_t>, kCategoryCount> byCategory;
 };
 
 // Runs device `deviceIndex` (an index into replay.devices). `attribution` (may be null) names

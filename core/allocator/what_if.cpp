@@ -18,13 +18,21 @@ bool scalesWithBatch(const DeviceAttribution& attribution, AllocationId id)
     return p == Phase::Forward || p == Phase::Backward;
 }
 
+bool scalesWithBatch(const DeviceAttribution& attribution, const DeviceReplay& replay, AllocationId id)
+{
+    if (!scalesWithBatch(attribution, id))
+        return false;
+    // an intermediate kept to the end is a library's workspace (cuBLAS), sized by the library
+    return !(attribution.category(id) == Category::Intermediate && replay.allocation(id).aliveAtEnd());
+}
+
 int64_t batchBytesAtPeak(const DeviceAttribution& attribution, const DeviceReplay& replay)
 {
     if (!replay.peakRequested.event.valid())
         return 0;
     int64_t bytes = 0;
     for (AllocationId id : replay.liveAfter(replay.peakRequested.event.value))
-        if (scalesWithBatch(attribution, id))
+        if (scalesWithBatch(attribution, replay, id))
             bytes += static_cast<int64_t>(replay.allocation(id).size);
     return bytes;
 }
@@ -36,8 +44,9 @@ SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const D
         throw std::invalid_argument("batch sizes must be > 0");
     const double factor = batch / recordedBatch;
     options.followRecording = false;
-    options.sizeOf = [&attribution, factor](AllocationId id, uint64_t recorded) -> uint64_t {
-        if (!scalesWithBatch(attribution, id))
+    const DeviceReplay& dr = replay.devices.at(deviceIndex);
+    options.sizeOf = [&attribution, &dr, factor](AllocationId id, uint64_t recorded) -> uint64_t {
+        if (!scalesWithBatch(attribution, dr, id))
             return recorded;
         const double scaled = std::ceil(static_cast<double>(recorded) * factor);
         return scaled < 1.0 ? 1 : static_cast<uint64_t>(scaled);

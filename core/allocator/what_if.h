@@ -13,7 +13,8 @@ namespace memscope {
  * Batch: the allocations that grow with the batch are the activations and inputs, and the
  * intermediates allocated in forward or backward (attribution categories and phases);
  * parameters, gradients, optimizer state, the optimizer step's temporaries and what nothing
- * can be known of stay as recorded. Batch B scales those sizes by B / B0 (B0 the recorded
+ * can be known of stay as recorded, and so do intermediates kept to the end (a library's
+ * workspace). Batch B scales those sizes by B / B0 (B0 the recorded
  * batch; without it B counts multiples of the recorded batch) and replays the stream with
  * the allocator model, so rounding, segment sizes and fragmentation come out of the model
  * rather than a formula. The trace is one run: allocations the program would add or drop
@@ -37,8 +38,11 @@ struct MaxBatchResult {
     std::optional<SimulationResult> atMax; // the replay at maxBatch
 };
 
-// Whether allocation `id` grows with the batch.
+// Whether allocation `id` grows with the batch (by its category and phase).
 bool scalesWithBatch(const DeviceAttribution& attribution, AllocationId id);
+// The same, less the intermediates kept to the end of the trace: a library's workspace
+// (cuBLAS keeps ~32 MiB from the first matrix product on), whatever the batch.
+bool scalesWithBatch(const DeviceAttribution& attribution, const DeviceReplay& replay, AllocationId id);
 // The bytes that grow with the batch at the requested peak (to say how much the batch moves).
 int64_t batchBytesAtPeak(const DeviceAttribution& attribution, const DeviceReplay& replay);
 

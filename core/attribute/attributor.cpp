@@ -191,6 +191,10 @@ struct Categorizer {
                 return Category::Intermediate;
             }
             const int64_t ff = seg.firstForward[static_cast<size_t>(it)];
+            // made after the forward began (the loss in training_step or a custom loop) and
+            // freed by the same iteration's backward: saved for it, an activation
+            if (ff >= 0 && i >= ff && !alive && pr == Phase::Backward && itr == it)
+                return Category::Activation;
             if (ff < 0 || i >= ff || spans < 1)
                 return Category::Intermediate;
             if (it == firstFullIteration && keptToEnd(a) && spans >= 2 && spans == static_cast<int64_t>(forwardStarts.size()))

@@ -60,6 +60,8 @@ namespace memscope {
  *      plain, just before an iteration's forward, alive at it INPUT (PARAMETER if it lives
  *                                                              through every forward to the end)
  *      forward, freed in a backward                          ACTIVATION
+ *      plain, after the iteration's forward began, freed in   ACTIVATION (the loss computed outside
+ *        its backward                                          the model: training_step, a custom loop)
  *      forward, freed in zero_grad                           GRADIENT (a compiled backward reused
  *                                                              the dead buffer for a .grad)
  *      forward, outliving the forward of an iteration with no backward, when the survivors

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memscope {
+
+// The changes to the training program that `memscope whatif` models (model_what_if.h).
+enum class Precision : uint8_t { Fp32, Bf16, Fp16, AmpBf16, AmpFp16 };
+enum class OptimizerKind : uint8_t { AdamW, Adam, Sgd, SgdMomentum, Adafactor, AdamW8bit, AdamWFused };
+
+std::string_view precisionName(Precision p); // "fp32", "bf16", "fp16", "amp-bf16", "amp-fp16"
+std::optional<Precision> precisionFromName(std::string_view name);
+bool isAmp(Precision p);
+std::string_view
+optimizerName(OptimizerKind o); // "adamw", "adam", "sgd", "sgd-momentum", "adafactor", "adamw-8bit", "adamw-fused"
+std::optional<OptimizerKind> optimizerFromName(std::string_view name);
+// Tensors of parameter size the optimizer keeps per parameter, in units of the parameter's
+// own bytes (AdamW 2, SGD with momentum 1, SGD 0, Adafactor ~0: its factored rows and
+// columns, AdamW 8-bit 0.5: two one-byte states against a four-byte parameter).
+double optimizerStateRatio(OptimizerKind o);
+// Whether its step allocates temporaries of parameter size (foreach Adam's sqrt of the
+// second moment, Adafactor's squared gradients); SGD updates in place, and so does a fused
+// AdamW (one kernel per group).
+bool optimizerHasStepTemporaries(OptimizerKind o);
+
+struct ModelChanges {
+    std::optional<int> checkpoint; // -1: every repeated block; N: the first N
+    std::optional<Precision> precision;
+    std::optional<OptimizerKind> optimizer;
+    int accumulate = 1; // micro-batches of batch / accumulate
+    std::optional<double> batch; // the batch (recorded: RecordedSetup::batch)
+    std::optional<double> seq; // the sequence length (recorded: RecordedSetup::seq)
+
+    bool empty() const { return !checkpoint && !precision && !optimizer && accumulate == 1 && !batch && !seq; }
+    // "--checkpoint all --precision amp-bf16 --accumulate 2", "" when empty
+    std::string describe() const;
+};
+
+// What the recording itself ran with: read off the trace (RecordedSetup::detect in
+// model_what_if.h), each overridable by the user.
+struct RecordedSetup {
+    Precision precision = Precision::Fp32;
+    OptimizerKind optimizer = OptimizerKind::AdamW;
+    double optimizerStates = 0; // state bytes / parameter bytes, as measured
+    bool stepTemporaries = false;
+    int checkpointedBlocks = 0; // blocks recomputed in backward (0: none seen)
+    int blocks = 0; // repeated blocks found in the forward
+    double batch = 1; // the recorded batch (1: "the recorded batch" when unknown)
+    double seq = 1;
+    bool batchKnown = false;
+    bool seqKnown = false;
+    std::string precisionEvidence; // why, in words
+    std::string optimizerEvidence;
+};
+
+} // namespace memscope

@@ -1,0 +1,1066 @@
+#include "allocator/model_what_if.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string_view>
+#include <unordered_map>
+
+namespace memscope {
+
+namespace {
+
+constexpr uint64_t kWeightCopyMin = 16 << 10; // weights autocast casts (not norms' or biases')
+constexpr uint64_t kFloatInputMin = 1 << 20; // inputs that are float data, not token ids
+constexpr size_t kCheckpointWindow = 2; // a checkpointed forward's tensor lives until the 2nd tensor after it
+
+bool endsWith(std::string_view s, std::string_view tail)
+{
+    return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+uint64_t scaled(uint64_t size, double f)
+{
+    if (f == 1.0)
+        return size;
+    const double x = std::ceil(static_cast<double>(size) * f);
+    return x < 1.0 ? 1 : static_cast<uint64_t>(x);
+}
+
+double weightBytes(Precision p) { return p == Precision::Bf16 || p == Precision::Fp16 ? 2.0 : 4.0; }
+double activationBytes(Precision p, bool matmul)
+{
+    if (p == Precision::Fp32)
+        return 4.0;
+    if (!isAmp(p))
+        return 2.0;
+    return matmul ? 2.0 : 4.0;
+}
+
+// Inserts `extra` (each placed after every op whose event is <= its event) into `ops`.
+void insertAfterEvents(std::vector<TraceOp>& ops, std::vector<TraceOp> extra)
+{
+    if (extra.empty())
+        return;
+    std::stable_sort(extra.begin(), extra.end(), [](const TraceOp& a, const TraceOp& b) { return a.event < b.event; });
+    std::vector<TraceOp> out;
+    out.reserve(ops.size() + extra.size());
+    size_t k = 0;
+    for (const TraceOp& op : ops) {
+        while (k < extra.size() && extra[k].event < op.event)
+            out.push_back(extra[k++]);
+        out.push_back(op);
+    }
+    while (k < extra.size())
+        out.push_back(extra[k++]);
+    ops.swap(out);
+}
+
+struct IterationRanges {
+    int64_t first = -1; // the iteration's first event
+    int64_t forwardStart = -1;
+    int64_t backwardStart = -1;
+    int64_t backwardEnd = -1;
+    int64_t stepStart = -1;
+};
+
+IterationRanges rangesOf(const Iteration& it, const DeviceAttribution& a)
+{
+    IterationRanges r;
+    r.first = it.firstEvent;
+    for (int64_t e = it.firstEvent; e <= it.lastEvent && e < static_cast<int64_t>(a.eventPhase.size()); ++e) {
+        const Phase p = a.eventPhase[static_cast<size_t>(e)];
+        if (p == Phase::Forward && r.forwardStart < 0)
+            r.forwardStart = e;
+        if (p == Phase::Backward) {
+            if (r.backwardStart < 0)
+                r.backwardStart = e;
+            r.backwardEnd = e;
+        }
+        if (p == Phase::OptimizerStep && r.stepStart < 0)
+            r.stepStart = e;
+    }
+    return r;
+}
+
+} // namespace
+
+int ForwardBlocks::count() const
+{
+    size_t n = 0;
+    for (const auto& b : perIteration)
+        n = std::max(n, b.size());
+    return static_cast<int>(n);
+}
+
+ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution)
+{
+    const Snapshot& snap = *replay.snapshot;
+    const DeviceReplay& dr = replay.devices.at(deviceIndex);
+    const EventTable& ev = snap.devices.at(deviceIndex).events;
+    ForwardBlocks out;
+    out.perIteration.resize(attribution.iterations.size());
+    std::unordered_map<int64_t, bool> isForwardName; // by StringId
+    auto forwardNamed = [&](StringId name) {
+        auto [it, fresh] = isForwardName.try_emplace(name.value, false);
+        if (fresh)
+            it->second = snap.str(name) == "forward";
+        return it->second;
+    };
+    struct Entry {
+        int64_t pos; // index among the iteration's forward allocs
+        int64_t event;
+        uint32_t callee; // FrameId of the callee's forward frame
+        int32_t calleeLine;
+        int64_t activationBytes;
+    };
+    std::map<std::string, int> votes; // the loop frame chosen per iteration
+    for (size_t itIndex = 0; itIndex < attribution.iterations.size(); ++itIndex) {
+        const Iteration& it = attribution.iterations[itIndex];
+        std::unordered_map<uint32_t, std::vector<Entry>> byFrame;
+        int64_t pos = 0;
+        for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+            const size_t i = static_cast<size_t>(e);
+            if (ev.action[i] != Action::Alloc || attribution.eventPhase[i] != Phase::Forward)
+                continue;
+            const AllocationId id = dr.eventAllocation[i];
+            if (!id.valid())
+                continue;
+            const Allocation& al = dr.allocation(id);
+            const int64_t act = attribution.category(id) == Category::Activation ? static_cast<int64_t>(al.size) : 0;
+            const auto frames = snap.stacks.frames(al.stack); // innermost first
+            std::set<uint32_t> seen;
+            // outermost first: each frame's callee is the next frame inward named "forward"
+            for (size_t k = frames.size(); k-- > 0;) {
+                const uint32_t f = static_cast<uint32_t>(frames[k].value);
+                if (!seen.insert(f).second)
+                    continue;
+                for (size_t j = k; j-- > 0;) {
+                    const Frame& c = snap.frames.frame(frames[j]);
+                    if (forwardNamed(c.name)) {
+                        byFrame[f].push_back({pos, e, static_cast<uint32_t>(frames[j].value), c.line, act});
+                        break;
+                    }
+                }
+            }
+            ++pos;
+        }
+        int64_t bestCoverage = 0;
+        size_t bestCount = 0;
+        uint32_t bestFrame = 0;
+        std::vector<BlockSpan> best;
+        for (auto& [f, entries] : byFrame) {
+            std::vector<BlockSpan> blocks;
+            std::vector<int64_t> bytes;
+            const Entry* prev = nullptr;
+            for (const Entry& x : entries) {
+                const bool fresh = !prev || x.pos != prev->pos + 1 ||
+                                   snap.frames.frame(FrameId{static_cast<int32_t>(x.callee)}).filename !=
+                                       snap.frames.frame(FrameId{static_cast<int32_t>(prev->callee)}).filename ||
+                                   x.calleeLine < prev->calleeLine;
+                if (fresh) {
+                    blocks.push_back({x.event, x.event});
+                    bytes.push_back(0);
+                }
+                blocks.back().lastEvent = x.event;
+                bytes.back() += x.activationBytes;
+                prev = &x;
+            }
+            // repeated blocks, not one call holding everything: what all blocks but the
+            // largest cover
+            int64_t coverage = 0, largest = 0;
+            size_t withActivations = 0;
+            for (int64_t b : bytes) {
+                coverage += b;
+                largest = std::max(largest, b);
+                withActivations += b > 0 ? 1 : 0;
+            }
+            coverage -= largest;
+            if (withActivations < 2)
+                continue;
+            if (coverage > bestCoverage || (coverage == bestCoverage && blocks.size() > bestCount)) {
+                bestCoverage = coverage;
+                bestCount = blocks.size();
+                bestFrame = f;
+                best = std::move(blocks);
+            }
+        }
+        if (!best.empty()) {
+            out.perIteration[itIndex] = std::move(best);
+            const Frame& fr = snap.frames.frame(FrameId{static_cast<int32_t>(bestFrame)});
+            ++votes[std::string(snap.str(fr.filename)) + ":" + std::to_string(fr.line) + " (" + std::string(snap.str(fr.name)) +
+                    ")"];
+        }
+    }
+    int most = 0;
+    for (const auto& [frame, n] : votes)
+        if (n > most) {
+            most = n;
+            out.loopFrame = frame;
+        }
+    return out;
+}
+
+ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution)
+    : m_replay(replay), m_index(deviceIndex), m_attribution(attribution)
+{
+    const Snapshot& snap = *replay.snapshot;
+    const DeviceReplay& dr = replay.devices.at(deviceIndex);
+    m_blocks = findForwardBlocks(replay, deviceIndex, attribution);
+    m_recorded.blocks = m_blocks.count();
+
+    // The dtype each forward op produces under autocast, from its innermost frames: a
+    // matrix product, convolution or attention gives the low precision; norms, softmax
+    // and losses give fp32; a model's own forward code mixing a sub-module's output with
+    // its fp32 stream (residual adds: a size an fp32 tensor of the forward had) gives fp32
+    // by type promotion; any other op (an
+    // activation function, dropout, batch norm) follows the op before it, its likely input.
+    enum : uint8_t { kFollow, kLow, kFull, kMix };
+    std::unordered_map<int32_t, uint8_t> byStack;
+    auto classify = [&](StackId s) -> uint8_t {
+        if (!s.valid())
+            return kFollow;
+        auto [it, fresh] = byStack.try_emplace(s.value, kFollow);
+        if (!fresh)
+            return it->second;
+        const auto frames = snap.stacks.frames(s);
+        for (size_t k = 0; k < frames.size() && k < 3; ++k) {
+            const Frame& f = snap.frames.frame(frames[k]);
+            const std::string_view file = snap.str(f.filename);
+            const std::string_view name = snap.str(f.name);
+            if (contains(name, "batch_norm") || endsWith(file, "modules/batchnorm.py") || contains(name, "dropout") ||
+                (endsWith(file, "modules/activation.py") && !contains(name, "attention")))
+                break;
+            if (contains(name, "layer_norm") || contains(name, "group_norm") || contains(name, "rms_norm") ||
+                contains(name, "softmax") || contains(name, "cross_entropy") || contains(name, "nll_loss") ||
+                contains(name, "mse_loss") || endsWith(file, "modules/normalization.py") || contains(file, "RMSNorm")) {
+                it->second = kFull;
+                break;
+            }
+            if (endsWith(file, "modules/linear.py") || endsWith(file, "modules/conv.py") || contains(file, "sdpa_attention") ||
+                contains(name, "scaled_dot_product") || contains(name, "attention_forward") ||
+                contains(name, "multi_head_attention") || name == "linear" || name == "matmul" || name == "bmm" ||
+                name == "conv2d" || name == "conv1d" || name == "einsum") {
+                it->second = kLow;
+                break;
+            }
+            if (k == 0 && name == "forward" && !contains(file, "torch/nn/")) {
+                it->second = kMix;
+                break;
+            }
+        }
+        return it->second;
+    };
+    std::unordered_map<int32_t, uint8_t> attentionStack;
+    auto isAttention = [&](StackId s) -> bool {
+        if (!s.valid())
+            return false;
+        auto [it, fresh] = attentionStack.try_emplace(s.value, 0);
+        if (fresh) {
+            const auto frames = snap.stacks.frames(s);
+            if (!frames.empty()) { // the kernel's own call, not the projections around it
+                const std::string_view name = snap.str(snap.frames.frame(frames[0]).name);
+                const std::string_view file = snap.str(snap.frames.frame(frames[0]).filename);
+                it->second = contains(file, "sdpa_attention") || contains(name, "scaled_dot_product") ||
+                             contains(name, "attention_forward") || contains(name, "multi_head_attention");
+            }
+        }
+        return it->second;
+    };
+    m_half.assign(dr.allocations.size(), 0);
+    m_castBytes.assign(dr.allocations.size(), 0);
+    m_quadratic.assign(dr.allocations.size(), 0);
+    // attention's L x L scores: in a run of attention allocations, those at least twice the
+    // run's most common size (its B x L x H tensors)
+    {
+        std::vector<size_t> run;
+        auto flush = [&] {
+            std::map<uint64_t, int> count;
+            for (size_t a : run)
+                if (dr.allocations[a].size >= 4096)
+                    ++count[dr.allocations[a].size];
+            uint64_t mode = 0;
+            int best = 0;
+            for (const auto& [size, n] : count)
+                if (n > best) {
+                    best = n;
+                    mode = size;
+                }
+            if (best >= 2)
+                for (size_t a : run)
+                    if (dr.allocations[a].size >= 2 * mode)
+                        m_quadratic[a] = 1;
+            run.clear();
+        };
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            if (attribution.allocationPhase[a] != Phase::Forward)
+                continue;
+            if (isAttention(dr.allocations[a].stack) && !dr.allocations[a].aliveAtEnd())
+                run.push_back(a);
+            else if (dr.allocations[a].size >= 4096 && !run.empty())
+                flush();
+        }
+        flush();
+    }
+    for (const Iteration& it : attribution.iterations) {
+        bool prevLow = false;
+        uint64_t prevSize = 0;
+        bool plainLow = false; // the last op that is no matrix product: the likely input of the next ones
+        uint64_t plainSize = 0;
+        std::set<uint64_t> fullSizes; // sizes of this forward's fp32 tensors
+        for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+            const size_t i = static_cast<size_t>(e);
+            const AllocationId id = dr.eventAllocation[i];
+            if (!id.valid() || dr.allocation(id).allocEvent.value != e)
+                continue;
+            const Phase ph = attribution.eventPhase[i];
+            if (ph != Phase::Forward &&
+                !(ph == Phase::Other && attribution.allocationPhase[static_cast<size_t>(id.value)] == Phase::Other &&
+                  prevSize > 0))
+                continue;
+            const Allocation& al = dr.allocation(id);
+            const uint8_t c = classify(al.stack);
+            // a model's own arithmetic is fp32 when it mixes in the fp32 stream (a size an fp32
+            // tensor of this forward had: residual adds), else it follows (a product of two
+            // 16-bit outputs)
+            const bool mixesFull = c == kMix && fullSizes.count(al.size) > 0;
+            const bool low = c == kLow ? true : c == kFull || mixesFull ? false : prevLow;
+            if (!low && al.size >= 4096)
+                fullSizes.insert(al.size);
+            m_half[static_cast<size_t>(id.value)] = low ? 1 : 0;
+            if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)])
+                m_castBytes[static_cast<size_t>(id.value)] = plainSize / 2; // autocast's copy of its fp32 input
+            if (al.size >= 4096) {
+                prevLow = low;
+                prevSize = al.size;
+                if (c != kLow) {
+                    plainLow = low;
+                    plainSize = al.size;
+                }
+            }
+        }
+    }
+    int64_t fwd = 0, fwdHalf = 0, params = 0, state = 0, stepTemps = 0;
+    std::map<uint64_t, int64_t> halfWeights; // half a large weight's size -> weights of that size
+    for (size_t a = 0; a < dr.allocations.size(); ++a) {
+        const Category c = attribution.allocationCategory[a];
+        const int64_t size = static_cast<int64_t>(dr.allocations[a].size);
+        if (c == Category::Activation) {
+            fwd += size;
+            fwdHalf += m_half[a] ? size : 0;
+        } else if (c == Category::Parameter) {
+            params += size;
+            if (static_cast<uint64_t>(size) >= kWeightCopyMin)
+                ++halfWeights[static_cast<uint64_t>(size) / 2];
+        } else if (c == Category::OptimizerState) {
+            state += size;
+        } else if (c == Category::Intermediate && attribution.allocationPhase[a] == Phase::OptimizerStep) {
+            stepTemps += size;
+        }
+    }
+    m_backwardHalfShare = fwd > 0 ? static_cast<double>(fwdHalf) / static_cast<double>(fwd) : 0.0;
+
+    // the recorded setup
+    m_recorded.optimizerStates = params > 0 ? static_cast<double>(state) / static_cast<double>(params) : 0.0;
+    m_recorded.stepTemporaries = params > 0 && stepTemps * 2 >= params / 3; // per step, about a parameter's worth
+    const double k = m_recorded.optimizerStates;
+    if (std::fabs(k - 2) < 0.25) {
+        m_recorded.optimizer = OptimizerKind::AdamW;
+        m_recorded.optimizerEvidence = "two parameter-sized state tensors per parameter (Adam/AdamW)";
+    } else if (std::fabs(k - 1) < 0.25) {
+        m_recorded.optimizer = OptimizerKind::SgdMomentum;
+        m_recorded.optimizerEvidence = "one parameter-sized state tensor per parameter (SGD with momentum)";
+    } else if (k < 0.05) {
+        m_recorded.optimizer = OptimizerKind::Sgd;
+        m_recorded.optimizerEvidence = state == 0 ? "no optimizer state (SGD)" : "almost no optimizer state (SGD or Adafactor)";
+    } else if (std::fabs(k - 0.5) < 0.15) {
+        m_recorded.optimizer = OptimizerKind::AdamW8bit;
+        m_recorded.optimizerEvidence = "state of half the parameter bytes (8-bit Adam)";
+    } else {
+        m_recorded.optimizer = OptimizerKind::AdamW;
+        m_recorded.optimizerEvidence = "state of " + std::to_string(k) + " x the parameter bytes (taken as AdamW)";
+    }
+    // autocast: forward allocations of exactly half a large weight (its cast copy)
+    int64_t weights = 0, copies = 0;
+    for (const auto& [half, n] : halfWeights)
+        weights += n;
+    if (!attribution.iterations.empty()) {
+        const Iteration& it = attribution.iterations[attribution.iterations.size() > 1 ? 1 : 0];
+        std::map<uint64_t, int64_t> seen;
+        for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+            const size_t i = static_cast<size_t>(e);
+            const AllocationId id = dr.eventAllocation[i];
+            if (snap.devices[deviceIndex].events.action[i] != Action::Alloc || !id.valid() ||
+                attribution.eventPhase[i] != Phase::Forward)
+                continue;
+            const uint64_t size = dr.allocation(id).size;
+            if (auto h = halfWeights.find(size); h != halfWeights.end() && seen[size] < h->second) {
+                ++seen[size];
+                ++copies;
+            }
+        }
+    }
+    if (weights > 0 && copies * 2 >= weights) {
+        m_recorded.precision = Precision::AmpBf16;
+        m_recorded.precisionEvidence = "the forward makes half-size copies of " + std::to_string(copies) + " of " +
+                                       std::to_string(weights) + " weights (autocast's casts): mixed precision";
+    } else {
+        m_recorded.precision = Precision::Fp32;
+        m_recorded.precisionEvidence = "no autocast weight copies in the forward: fp32 assumed (pure bf16/fp16 cannot be "
+                                       "told from sizes; override with --recorded-precision)";
+    }
+    // a recording that checkpoints: module code allocating in the backward
+    for (size_t a = 0; a < dr.allocations.size(); ++a) {
+        if (attribution.allocationPhase[a] != Phase::Backward || !dr.allocations[a].stack.valid())
+            continue;
+        for (FrameId f : snap.stacks.frames(dr.allocations[a].stack))
+            if (endsWith(snap.str(snap.frames.frame(f).filename), "utils/checkpoint.py")) {
+                m_recorded.checkpointedBlocks = std::max(m_recorded.checkpointedBlocks, 1);
+                break;
+            }
+    }
+}
+
+bool ModelWhatIf::isLowUnderAutocast(int32_t origin) const
+{
+    return origin >= 0 && static_cast<size_t>(origin) < m_half.size() && m_half[static_cast<size_t>(origin)];
+}
+
+double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, double batchFactor, double seqFactor) const
+{
+    if (origin < 0 || static_cast<size_t>(origin) >= m_attribution.allocationCategory.size())
+        return 1.0;
+    const AllocationId id{origin};
+    const Category c = m_attribution.category(id);
+    const Phase p = m_attribution.allocationPhase[static_cast<size_t>(origin)];
+    const DeviceReplay& dr = m_replay.devices[m_index];
+    double f = scalesWithBatch(m_attribution, dr, id) ? batchFactor : 1.0;
+    if (m_quadratic[static_cast<size_t>(origin)])
+        f *= seqFactor; // L x L: once more L / L0
+    if (from == to)
+        return f;
+    if (c == Category::Intermediate && dr.allocation(id).aliveAtEnd())
+        return f; // a library's workspace (cuBLAS): bytes, not elements
+    switch (c) {
+    case Category::Parameter:
+    case Category::Gradient:
+    case Category::OptimizerState: return f * weightBytes(to) / weightBytes(from);
+    case Category::Input:
+        if (dr.allocation(id).size >= kFloatInputMin)
+            f *= activationBytes(to, false) / activationBytes(from, false);
+        return f;
+    case Category::Other: return f;
+    case Category::Activation:
+    case Category::Intermediate: break;
+    }
+    if (p == Phase::OptimizerStep || p == Phase::ZeroGrad)
+        return f * weightBytes(to) / weightBytes(from);
+    if (p == Phase::Backward) {
+        // no frames in the backward: the forward's share of autocast-halved bytes
+        auto avg = [&](Precision q) {
+            return m_backwardHalfShare * activationBytes(q, true) + (1 - m_backwardHalfShare) * activationBytes(q, false);
+        };
+        return f * avg(to) / avg(from);
+    }
+    const bool mm = isLowUnderAutocast(origin);
+    return f * activationBytes(to, mm) / activationBytes(from, mm);
+}
+
+std::pair<double, std::string> ModelWhatIf::cost(const ModelChanges& changes) const
+{
+    double extra = 0;
+    std::string words;
+    auto add = [&](const std::string& w) { words += (words.empty() ? "" : ", ") + w; };
+    if (changes.checkpoint && m_blocks.count() > 0) {
+        // recomputation: the checkpointed blocks' share of the forward's activation bytes,
+        // the forward being about a third of a step's compute
+        int64_t all = 0, in = 0;
+        const DeviceReplay& dr = m_replay.devices[m_index];
+        for (size_t it = 0; it < m_attribution.iterations.size(); ++it) {
+            const auto& blocks = m_blocks.perIteration[it];
+            const size_t n = *changes.checkpoint < 0 ? blocks.size()
+                                                     : std::min(blocks.size(), static_cast<size_t>(*changes.checkpoint));
+            for (int64_t e = m_attribution.iterations[it].firstEvent; e <= m_attribution.iterations[it].lastEvent; ++e) {
+                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                if (!id.valid() || dr.allocation(id).allocEvent.value != e || m_attribution.category(id) != Category::Activation)
+                    continue;
+                const int64_t s = static_cast<int64_t>(dr.allocation(id).size);
+                all += s;
+                for (size_t b = 0; b < n; ++b)
+                    if (e >= blocks[b].firstEvent && e <= blocks[b].lastEvent)
+                        in += s;
+            }
+        }
+        const double share = all > 0 ? static_cast<double>(in) / static_cast<double>(all) / 3.0 : 0.0;
+        extra += share;
+        add("recompute ~" + std::to_string(static_cast<int>(std::lround(share * 100))) + "% of a step");
+    }
+    if (changes.accumulate > 1)
+        add(std::to_string(changes.accumulate) + " micro-batches a step");
+    if (changes.precision && *changes.precision != m_recorded.precision)
+        add("numerics (" + std::string(precisionName(*changes.precision)) + ")");
+    if (changes.optimizer && *changes.optimizer != m_recorded.optimizer)
+        add("another optimizer (" + std::string(optimizerName(*changes.optimizer)) + ")");
+    return {extra, words.empty() ? std::string("none") : words};
+}
+
+OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string>* notes) const
+{
+    const DeviceReplay& dr = m_replay.devices[m_index];
+    const DeviceAttribution& at = m_attribution;
+    auto note = [&](const std::string& s) {
+        if (notes)
+            notes->push_back(s);
+    };
+    OpStream s = opsFromRecording(m_replay, m_index);
+    const size_t allocCount = dr.allocations.size();
+    for (TraceOp& op : s.ops)
+        if (op.origin >= 0 && static_cast<size_t>(op.origin) < allocCount)
+            op.category = at.allocationCategory[static_cast<size_t>(op.origin)];
+    auto cat = [&](int32_t o) {
+        return o >= 0 && static_cast<size_t>(o) < allocCount ? at.allocationCategory[static_cast<size_t>(o)] : Category::Other;
+    };
+    const Precision from = m_recorded.precision;
+    const Precision to = changes.precision.value_or(from);
+    const int K = std::max(1, changes.accumulate);
+    double batchFactor = 1.0;
+    if (changes.batch)
+        batchFactor *= *changes.batch / m_recorded.batch;
+    if (changes.seq)
+        batchFactor *= *changes.seq / m_recorded.seq;
+    batchFactor /= K;
+    if (!(batchFactor > 0))
+        throw std::invalid_argument("batch and sequence must be > 0");
+
+    const double seqFactor = changes.seq ? *changes.seq / m_recorded.seq : 1.0;
+    // --- attention at 16 bits runs the flash kernel, which keeps no L x L scores
+    if (from == Precision::Fp32 && to != Precision::Fp32) {
+        std::erase_if(s.ops, [&](const TraceOp& op) {
+            return op.origin >= 0 && static_cast<size_t>(op.origin) < allocCount && m_quadratic[static_cast<size_t>(op.origin)] &&
+                   op.key < allocCount;
+        });
+    }
+    // --- sizes: precision, batch, sequence, micro-batch
+    for (TraceOp& op : s.ops)
+        if (op.kind == TraceOp::Kind::Alloc)
+            op.size = scaled(op.size, sizeFactor(op.origin, from, to, batchFactor, seqFactor));
+
+    // --- autocast's weight copies
+    const bool addCopies = isAmp(to) && !isAmp(from);
+    const bool dropCopies = isAmp(from) && !isAmp(to);
+    std::vector<IterationRanges> ranges;
+    for (const Iteration& it : at.iterations)
+        ranges.push_back(rangesOf(it, at));
+    if (dropCopies) {
+        std::map<uint64_t, int64_t> halfWeights;
+        for (size_t a = 0; a < allocCount; ++a)
+            if (at.allocationCategory[a] == Category::Parameter && dr.allocations[a].size >= kWeightCopyMin)
+                ++halfWeights[dr.allocations[a].size / 2];
+        std::set<uint32_t> drop;
+        for (const Iteration& it : at.iterations) {
+            std::map<uint64_t, int64_t> seen;
+            for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                if (!id.valid() || dr.allocation(id).allocEvent.value != e ||
+                    at.eventPhase[static_cast<size_t>(e)] != Phase::Forward)
+                    continue;
+                const uint64_t size = dr.allocation(id).size;
+                if (auto h = halfWeights.find(size); h != halfWeights.end() && seen[size] < h->second) {
+                    ++seen[size];
+                    drop.insert(static_cast<uint32_t>(id.value));
+                }
+            }
+        }
+        std::erase_if(s.ops, [&](const TraceOp& op) {
+            return (op.kind == TraceOp::Kind::Alloc || op.kind == TraceOp::Kind::Free ||
+                    op.kind == TraceOp::Kind::FreeRequested) &&
+                   op.origin >= 0 && drop.count(op.key);
+        });
+    }
+    if (addCopies) {
+        std::vector<std::pair<uint64_t, uint64_t>> weights; // (size, stream)
+        for (size_t a = 0; a < allocCount; ++a)
+            if (at.allocationCategory[a] == Category::Parameter && dr.allocations[a].size >= kWeightCopyMin)
+                weights.emplace_back(dr.allocations[a].size / 2, dr.allocations[a].stream);
+        std::vector<TraceOp> extra;
+        for (const IterationRanges& r : ranges) {
+            if (r.forwardStart < 0)
+                continue;
+            // saved for the backward; under checkpointing of every block nothing saves them
+            // and autocast's cache lets them go when the forward ends (the recomputation
+            // casts a block's weights again, a block at a time)
+            const bool unsaved = changes.checkpoint && *changes.checkpoint < 0 && m_blocks.count() > 0 &&
+                                 m_recorded.checkpointedBlocks == 0 && r.backwardStart >= 0;
+            const int64_t end = unsaved ? r.backwardStart - 1 : r.backwardEnd >= 0 ? r.backwardEnd : r.forwardStart;
+            for (const auto& [size, stream] : weights) {
+                const uint32_t key = s.newKey();
+                extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, size, stream, r.forwardStart});
+                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, stream, end});
+            }
+        }
+        // autocast's low-precision copies of fp32 inputs to matrix products, kept as long as the product's output
+        for (size_t a = 0; a < allocCount; ++a) {
+            const Allocation& al = dr.allocations[a];
+            if (!m_castBytes[a] || !al.allocEvent.valid())
+                continue;
+            const uint32_t key = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, scaled(m_castBytes[a], batchFactor), al.stream,
+                             al.allocEvent.value - 1});
+            if (al.freeEvent.valid())
+                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, al.freeEvent.value});
+        }
+        insertAfterEvents(s.ops, std::move(extra));
+    }
+
+    // --- optimizer
+    if (changes.optimizer && *changes.optimizer != m_recorded.optimizer) {
+        const OptimizerKind target = *changes.optimizer;
+        const int kr = static_cast<int>(std::lround(m_recorded.optimizerStates));
+        const int kt = target == OptimizerKind::AdamW8bit ? 2 : static_cast<int>(std::lround(optimizerStateRatio(target)));
+        const double stateScale = target == OptimizerKind::AdamW8bit ? 0.25 : 1.0;
+        std::vector<int> stateIndex(allocCount, -1);
+        int n = 0;
+        for (size_t a = 0; a < allocCount; ++a)
+            if (at.allocationCategory[a] == Category::OptimizerState)
+                stateIndex[a] = n++;
+        std::set<uint32_t> drop;
+        std::map<uint32_t, std::vector<uint32_t>> copies;
+        const bool temps = optimizerHasStepTemporaries(target);
+        std::vector<TraceOp> out;
+        out.reserve(s.ops.size());
+        for (const TraceOp& op : s.ops) {
+            const Category c = cat(op.origin);
+            const bool ours = op.origin >= 0 && op.key < allocCount;
+            if (ours && c == Category::Intermediate && at.allocationPhase[op.key] == Phase::OptimizerStep && !temps &&
+                m_recorded.stepTemporaries)
+                continue; // an in-place update has no temporaries
+            if (ours && c == Category::OptimizerState && kr > 0) {
+                const int j = stateIndex[op.key] % kr;
+                if (j >= kt)
+                    continue;
+                TraceOp o = op;
+                if (o.kind == TraceOp::Kind::Alloc)
+                    o.size = scaled(o.size, stateScale);
+                out.push_back(o);
+                if (j == kr - 1 && kt > kr) {
+                    auto& mine = copies[op.key];
+                    if (op.kind == TraceOp::Kind::Alloc)
+                        for (int x = kr; x < kt; ++x)
+                            mine.push_back(s.newKey());
+                    for (uint32_t key : mine) {
+                        TraceOp d = o;
+                        d.key = key;
+                        out.push_back(d);
+                    }
+                }
+                continue;
+            }
+            out.push_back(op);
+        }
+        s.ops.swap(out);
+        if (kr == 0 && kt > 0) {
+            // state made at the first step: kt tensors per parameter
+            int64_t firstStep = -1;
+            for (const IterationRanges& r : ranges)
+                if (r.stepStart >= 0) {
+                    firstStep = r.stepStart;
+                    break;
+                }
+            if (firstStep < 0) {
+                note("no optimizer step in the trace: no state added");
+            } else {
+                std::vector<TraceOp> extra;
+                for (const TraceOp& op : s.ops)
+                    if (op.kind == TraceOp::Kind::Alloc && cat(op.origin) == Category::Parameter)
+                        for (int x = 0; x < kt; ++x)
+                            extra.push_back({TraceOp::Kind::Alloc, Category::OptimizerState, s.newKey(), -1,
+                                             scaled(op.size, stateScale), op.stream, firstStep});
+                insertAfterEvents(s.ops, std::move(extra));
+            }
+        }
+        if (temps && !m_recorded.stepTemporaries) {
+            // the step's temporaries: one parameter-sized tensor per parameter, during each step
+            std::vector<TraceOp> extra;
+            std::vector<std::pair<uint64_t, uint64_t>> params;
+            for (const TraceOp& op : s.ops)
+                if (op.kind == TraceOp::Kind::Alloc && cat(op.origin) == Category::Parameter)
+                    params.emplace_back(op.size, op.stream);
+            for (const IterationRanges& r : ranges) {
+                if (r.stepStart < 0)
+                    continue;
+                std::vector<uint32_t> keys;
+                for (const auto& [size, stream] : params) {
+                    keys.push_back(s.newKey());
+                    extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, keys.back(), -1, size, stream, r.stepStart});
+                }
+                for (size_t k = 0; k < keys.size(); ++k)
+                    extra.push_back({TraceOp::Kind::Free, Category::Other, keys[k], -1, 0, params[k].second, r.stepStart});
+            }
+            insertAfterEvents(s.ops, std::move(extra));
+        }
+    }
+
+    // --- activation checkpointing
+    if (changes.checkpoint) {
+        if (m_recorded.checkpointedBlocks > 0)
+            note("the recording already checkpoints: --checkpoint is not applied again");
+        else if (m_blocks.count() == 0)
+            note("no repeated blocks found in the forward's stacks: --checkpoint not applied");
+        else {
+            if (*changes.checkpoint > m_blocks.count())
+                note("the forward has " + std::to_string(m_blocks.count()) + " repeated blocks: all are checkpointed");
+            std::unordered_map<uint32_t, uint64_t> sizeOfKey;
+            for (const TraceOp& op : s.ops)
+                if (op.kind == TraceOp::Kind::Alloc && op.key < allocCount)
+                    sizeOfKey[op.key] = op.size;
+            std::vector<TraceOp> extra;
+            for (size_t it = 0; it < at.iterations.size(); ++it) {
+                const auto& blocks = m_blocks.perIteration[it];
+                const IterationRanges& r = ranges[it];
+                if (blocks.empty() || r.backwardStart < 0)
+                    continue;
+                const size_t n = *changes.checkpoint < 0 ? blocks.size()
+                                                         : std::min(blocks.size(), static_cast<size_t>(*changes.checkpoint));
+                // activations of the iteration freed in its backward, with their block
+                std::vector<std::vector<uint32_t>> acts(blocks.size());
+                std::vector<int64_t> otherFrees; // backward frees of activations outside these blocks
+                for (int64_t e = at.iterations[it].firstEvent; e <= at.iterations[it].lastEvent; ++e) {
+                    const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                    if (!id.valid() || dr.allocation(id).allocEvent.value != e || at.category(id) != Category::Activation)
+                        continue;
+                    const Allocation& al = dr.allocation(id);
+                    if (!al.freeEvent.valid() || at.eventPhase[static_cast<size_t>(al.freeEvent.value)] != Phase::Backward)
+                        continue;
+                    size_t b = 0;
+                    while (b < n && !(e >= blocks[b].firstEvent && e <= blocks[b].lastEvent))
+                        ++b;
+                    if (b < n)
+                        acts[b].push_back(static_cast<uint32_t>(id.value));
+                    else
+                        otherFrees.push_back(al.freeEvent.value);
+                }
+                std::sort(otherFrees.begin(), otherFrees.end());
+                for (size_t b = 0; b < n; ++b) {
+                    if (acts[b].size() < 2)
+                        continue;
+                    // the block's output (its last activation) stays; the rest go at its end
+                    std::vector<uint32_t> dropped(acts[b].begin(), acts[b].end() - 1);
+                    int64_t firstFree = INT64_MAX;
+                    for (size_t k = 0; k < dropped.size(); ++k) {
+                        const uint32_t key = dropped[k];
+                        const Allocation& al = dr.allocations[key];
+                        // not saved, it dies once the ops after it have used it
+                        const int64_t at = k + kCheckpointWindow < acts[b].size()
+                                               ? dr.allocations[acts[b][k + kCheckpointWindow]].allocEvent.value
+                                               : blocks[b].lastEvent;
+                        extra.push_back({TraceOp::Kind::Free, Category::Other, key, static_cast<int32_t>(key), 0, al.stream, at});
+                        firstFree = std::min(firstFree, al.freeEvent.value);
+                    }
+                    // recomputed right before its backward: after the last free of an
+                    // activation from outside the block that precedes the block's own frees
+                    int64_t at0 = r.backwardStart;
+                    auto p = std::lower_bound(otherFrees.begin(), otherFrees.end(), firstFree);
+                    if (p != otherFrees.begin())
+                        at0 = std::max(at0, *(p - 1));
+                    for (size_t c = 0; c < n; ++c) // the blocks after it are recomputed and freed first
+                        if (c != b)
+                            for (uint32_t key : acts[c]) {
+                                const int64_t fe = dr.allocations[key].freeEvent.value;
+                                if (fe < firstFree && fe > at0)
+                                    at0 = fe;
+                            }
+                    at0 = std::min(at0, firstFree - 1);
+                    // the forward of the block again: its activations (same keys) and temporaries
+                    std::set<uint32_t> droppedSet(dropped.begin(), dropped.end());
+                    std::unordered_map<uint32_t, uint32_t> temp;
+                    for (int64_t e = blocks[b].firstEvent; e <= blocks[b].lastEvent; ++e) {
+                        const size_t i = static_cast<size_t>(e);
+                        const AllocationId id = dr.eventAllocation[i];
+                        if (!id.valid())
+                            continue;
+                        const uint32_t key = static_cast<uint32_t>(id.value);
+                        const Allocation& al = dr.allocation(id);
+                        if (al.allocEvent.value == e) {
+                            if (droppedSet.count(key)) {
+                                extra.push_back({TraceOp::Kind::Alloc, Category::Other, key, static_cast<int32_t>(key),
+                                                 sizeOfKey[key], al.stream, at0});
+                            } else if (al.freeEvent.valid() && al.freeEvent.value <= blocks[b].lastEvent) {
+                                const uint32_t k2 = s.newKey();
+                                temp[key] = k2;
+                                extra.push_back({TraceOp::Kind::Alloc, Category::Other, k2, static_cast<int32_t>(key),
+                                                 sizeOfKey[key], al.stream, at0});
+                            }
+                        } else if (al.freeEvent.value == e) {
+                            if (auto t = temp.find(key); t != temp.end())
+                                extra.push_back({TraceOp::Kind::Free, Category::Other, t->second, static_cast<int32_t>(key), 0,
+                                                 al.stream, at0});
+                        }
+                    }
+                }
+            }
+            insertAfterEvents(s.ops, std::move(extra));
+        }
+    }
+
+    // --- gradient accumulation: K micro-batches per iteration
+    if (K > 1) {
+        std::vector<TraceOp> out;
+        out.reserve(s.ops.size() * static_cast<size_t>(K));
+        size_t pos = 0;
+        for (const IterationRanges& r : ranges) {
+            if (r.forwardStart < 0 || r.backwardEnd < 0)
+                continue;
+            const int64_t lo = r.first, hi = r.backwardEnd;
+            while (pos < s.ops.size() && s.ops[pos].event < lo)
+                out.push_back(s.ops[pos++]);
+            const size_t begin = pos;
+            while (pos < s.ops.size() && s.ops[pos].event <= hi)
+                ++pos;
+            const size_t end = pos;
+            std::set<uint32_t> allocated, freedInside;
+            for (size_t k = begin; k < end; ++k) {
+                if (s.ops[k].kind == TraceOp::Kind::Alloc)
+                    allocated.insert(s.ops[k].key);
+                else if (s.ops[k].kind == TraceOp::Kind::Free && allocated.count(s.ops[k].key))
+                    freedInside.insert(s.ops[k].key);
+            }
+            for (int rep = 1; rep <= K; ++rep) {
+                std::unordered_map<uint32_t, uint32_t> keyOf;
+                std::vector<TraceOp> pending; // outliving allocations of a micro-batch before the last
+                for (size_t k = begin; k < end; ++k) {
+                    TraceOp op = s.ops[k];
+                    const bool mine = allocated.count(op.key) > 0 && op.kind != TraceOp::Kind::EmptyCache &&
+                                      op.kind != TraceOp::Kind::Probe;
+                    if (!mine) {
+                        if (rep == 1)
+                            out.push_back(op);
+                        continue;
+                    }
+                    const bool inside = freedInside.count(op.key) > 0;
+                    const bool grad = cat(op.origin) == Category::Gradient;
+                    const bool original = inside ? rep == 1 : grad ? rep == 1 : rep == K;
+                    if (op.kind == TraceOp::Kind::Alloc) {
+                        if (!original)
+                            keyOf[op.key] = s.newKey();
+                        const uint32_t orig = op.key;
+                        if (!original)
+                            op.key = keyOf[orig];
+                        out.push_back(op);
+                        if (!original && !inside) {
+                            TraceOp f = op;
+                            f.kind = TraceOp::Kind::Free;
+                            if (grad)
+                                out.push_back(f); // added into the kept gradient
+                            else
+                                pending.push_back(f);
+                        }
+                    } else if (inside) {
+                        if (!original)
+                            op.key = keyOf[op.key];
+                        out.push_back(op);
+                    }
+                }
+                for (TraceOp& f : pending) {
+                    f.event = hi;
+                    out.push_back(f);
+                }
+            }
+        }
+        while (pos < s.ops.size())
+            out.push_back(s.ops[pos++]);
+        s.ops.swap(out);
+    }
+    return s;
+}
+
+ChangeResult ModelWhatIf::simulate(const ModelChanges& changes, const SimulationOptions& options) const
+{
+    ChangeResult r;
+    r.changes = changes;
+    const OpStream s = build(changes, &r.notes);
+    r.result = simulateOps(s, &m_attribution, options);
+    const EventTable& ev = m_replay.snapshot->devices.at(m_index).events;
+    if (r.result.oom && r.result.oom->event >= 0 && static_cast<size_t>(r.result.oom->event) < ev.count())
+        r.result.oom->timeUs = ev.timeUs[static_cast<size_t>(r.result.oom->event)];
+    std::tie(r.computeCost, r.cost) = cost(changes);
+    return r;
+}
+
+MaxBatchResult ModelWhatIf::maxBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t limit) const
+{
+    if (options.capacity == AllocatorSettings::kNoLimit)
+        throw std::invalid_argument("the largest batch needs a capacity");
+    MaxBatchResult r;
+    std::optional<SimulationResult> best;
+    const int K = std::max(1, changes.accumulate);
+    auto probe = [&](int64_t b) {
+        ModelChanges c = changes;
+        c.batch = static_cast<double>(b);
+        SimulationResult s = simulateOps(build(c), &m_attribution, options);
+        const bool fits = !s.oom;
+        r.probes.push_back({b, fits, s.reservedPeak});
+        if (fits && (!best || b > r.maxBatch)) {
+            r.maxBatch = b;
+            best = std::move(s);
+        }
+        return fits;
+    };
+    // with accumulation, batches are multiples of the micro-batches
+    const int64_t step = K;
+    int64_t lo = 0, hi = -1;
+    const int64_t start = std::max<int64_t>(step, static_cast<int64_t>(std::llround(m_recorded.batch)) / step * step);
+    if (probe(start)) {
+        lo = start;
+        int64_t b = start;
+        while (hi < 0) {
+            if (b >= limit) {
+                r.unbounded = true;
+                break;
+            }
+            b = std::min(limit, b * 2);
+            if (probe(b))
+                lo = b;
+            else
+                hi = b;
+        }
+    } else {
+        hi = start;
+        lo = 0;
+    }
+    while (hi > 0 && hi - lo > step) {
+        const int64_t mid = (lo + (hi - lo) / 2) / step * step;
+        if (mid <= lo)
+            break;
+        if (probe(mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    r.maxBatch = lo;
+    if (best && r.maxBatch == lo)
+        r.atMax = std::move(best);
+    return r;
+}
+
+std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options) const
+{
+    std::vector<ModelChanges> candidates;
+    auto addCombos = [&](const std::vector<ModelChanges>& singles) {
+        const size_t n = singles.size();
+        for (size_t mask = 1; mask < (1u << n); ++mask) {
+            if (std::popcount(mask) > 2)
+                continue;
+            ModelChanges c;
+            bool clash = false;
+            for (size_t i = 0; i < n; ++i) {
+                if (!(mask & (1u << i)))
+                    continue;
+                const ModelChanges& x = singles[i];
+                if ((x.checkpoint && c.checkpoint) || (x.precision && c.precision) || (x.optimizer && c.optimizer) ||
+                    (x.accumulate > 1 && c.accumulate > 1))
+                    clash = true;
+                if (x.checkpoint)
+                    c.checkpoint = x.checkpoint;
+                if (x.precision)
+                    c.precision = x.precision;
+                if (x.optimizer)
+                    c.optimizer = x.optimizer;
+                if (x.accumulate > 1)
+                    c.accumulate = x.accumulate;
+            }
+            if (!clash)
+                candidates.push_back(c);
+        }
+    };
+    std::vector<ModelChanges> singles;
+    if (m_blocks.count() > 0 && m_recorded.checkpointedBlocks == 0) {
+        ModelChanges c;
+        c.checkpoint = -1;
+        singles.push_back(c);
+        if (m_blocks.count() >= 4) {
+            c.checkpoint = m_blocks.count() / 2;
+            singles.push_back(c);
+        }
+    }
+    if (!isAmp(m_recorded.precision)) {
+        ModelChanges c;
+        c.precision = Precision::AmpBf16;
+        singles.push_back(c);
+    }
+    if (m_recorded.precision != Precision::Bf16) {
+        ModelChanges c;
+        c.precision = Precision::Bf16;
+        singles.push_back(c);
+    }
+    for (int k : {2, 4, 8}) {
+        if (m_recorded.batch >= k || !m_recorded.batchKnown) {
+            ModelChanges c;
+            c.accumulate = k;
+            singles.push_back(c);
+        }
+    }
+    if (m_recorded.optimizer == OptimizerKind::AdamW || m_recorded.optimizer == OptimizerKind::Adam) {
+        ModelChanges c;
+        c.optimizer = OptimizerKind::AdamW8bit;
+        singles.push_back(c);
+        c.optimizer = OptimizerKind::SgdMomentum;
+        singles.push_back(c);
+    }
+    addCombos(singles);
+
+    std::vector<PlanRow> rows;
+    std::vector<std::pair<std::string, AllocatorSettings>> settings{{"", options.settings}};
+    if (!options.settings.expandableSegments) {
+        AllocatorSettings e = options.settings;
+        e.expandableSegments = true;
+        settings.emplace_back("expandable_segments:True", e);
+    }
+    ModelChanges none;
+    for (const auto& [name, set] : settings) {
+        SimulationOptions o = options;
+        o.settings = set;
+        std::vector<ModelChanges> all{none};
+        all.insert(all.end(), candidates.begin(), candidates.end());
+        for (const ModelChanges& c : all) {
+            if (c.empty() && name.empty())
+                continue; // the recorded run itself
+            const int count = (c.checkpoint ? 1 : 0) + (c.precision ? 1 : 0) + (c.optimizer ? 1 : 0) + (c.accumulate > 1 ? 1 : 0);
+            if (!name.empty() && count > 1)
+                continue; // the allocator setting alone and with one change
+            PlanRow row;
+            row.changes = c;
+            row.settings = name;
+            const SimulationResult s = simulateOps(build(c), &m_attribution, o);
+            row.reservedPeak = s.reservedPeak;
+            row.allocatedPeak = s.allocatedPeak;
+            row.fits = !s.oom;
+            std::tie(row.computeCost, row.cost) = cost(c);
+            if (!name.empty())
+                row.cost = row.cost == "none" ? "none (allocator setting)" : row.cost + ", allocator setting";
+            if (row.fits && options.capacity != AllocatorSettings::kNoLimit)
+                row.maxBatch = maxBatch(c, o).maxBatch;
+            rows.push_back(std::move(row));
+        }
+    }
+    auto changeCount = [](const PlanRow& r) {
+        return (r.changes.checkpoint ? 1 : 0) + (r.changes.precision ? 1 : 0) + (r.changes.optimizer ? 1 : 0) +
+               (r.changes.accumulate > 1 ? 1 : 0) + (r.settings.empty() ? 0 : 1);
+    };
+    std::stable_sort(rows.begin(), rows.end(), [&](const PlanRow& a, const PlanRow& b) {
+        if (a.fits != b.fits)
+            return a.fits;
+        if (a.computeCost != b.computeCost)
+            return a.computeCost < b.computeCost;
+        if (a.changes.accumulate != b.changes.accumulate)
+            return a.changes.accumulate < b.changes.accumulate;
+        if (changeCount(a) != changeCount(b))
+            return changeCount(a) < changeCount(b);
+        return a.reservedPeak < b.reservedPeak;
+    });
+    return rows;
+}
+
+} // namespace memscope

@@ -1,0 +1,126 @@
+#pragma once
+
+#include "allocator/model_change.h"
+#include "allocator/trace_ops.h"
+#include "allocator/what_if.h"
+
+#include <string>
+#include <vector>
+
+namespace memscope {
+
+/*
+ * Model-level what-ifs (`memscope whatif --checkpoint/--precision/--optimizer/--accumulate/
+ * --seq`): each change edits the recorded stream of allocations (trace_ops.h) and the edited
+ * stream is replayed through the allocator model; no formula is applied to totals.
+ *
+ * - Sizes first. Batch and sequence scale what grows with the batch (what_if.h) by
+ *   B/B0 x L/L0, divided by the accumulation steps. Precision scales each allocation by
+ *   the bytes its dtype takes in the target mode over the recorded one: parameters,
+ *   gradients, optimizer state and the step's temporaries follow the weights (4 B in fp32
+ *   and mixed precision, 2 B in bf16/fp16); forward tensors follow the op that made them:
+ *   under autocast the outputs of matrix products, convolutions and attention (the
+ *   innermost frames name the module or function) are 2 B, the others (norms, softmax,
+ *   the loss, element-wise ops on fp32 inputs) stay 4 B; a backward tensor takes the
+ *   forward activations' average. Inputs above 1 MiB (images, not token ids) follow pure
+ *   bf16/fp16.
+ * - Autocast's weight copies: moving to mixed precision adds, per iteration, a half-size
+ *   copy of every weight of 16 KiB or more, made at the forward's start and released at
+ *   the backward's end (the cast cache and the saved tensors hold them); moving away
+ *   removes the forward allocations of exactly half a weight's size.
+ * - Optimizer: the recorded state allocations come in groups of K per parameter (AdamW's
+ *   exp_avg, exp_avg_sq); the target keeps the first K' of each group, adds copies, or
+ *   (from a stateless recording) allocates K' x each parameter at the first step; 8-bit
+ *   states are a quarter of a 4-byte one. The step's temporaries of parameter size
+ *   (foreach Adam) are dropped for an optimizer that updates in place (SGD).
+ * - Checkpointing: the repeated blocks of the forward are found from the stacks (the
+ *   frame whose callee's forward restarts at a lower line is a loop over blocks, the one
+ *   covering the most activation bytes outside its largest block wins). A checkpointed block keeps
+ *   only its output (the last activation it allocates); its other activations are freed
+ *   at the block's end and allocated again, with its forward temporaries, right before
+ *   its backward starts (after the backward has freed the activations of what came after
+ *   it), where the recorded backward frees them.
+ * - Accumulation K: each iteration's forward and backward are repeated K times at B/K;
+ *   the first backward makes the gradients, later ones add into them (their gradient
+ *   buffers become temporaries); what the forward keeps past the backward lives until
+ *   the next micro-batch.
+ * - Sequence: L/L0 like the batch, and once more for attention's L x L scores (in a run of
+ *   attention allocations, those at least twice its most common size); attention at 16
+ *   bits runs the flash kernel, which keeps no scores, so a move from fp32 drops them.
+ * Limits: a trace is one run; op dtypes are read from Python frames (stacks="python" or
+ * "all"); a recording that already checkpoints or accumulates is replayed as is.
+ */
+struct BlockSpan {
+    int64_t firstEvent = 0;
+    int64_t lastEvent = 0; // inclusive
+};
+
+struct ForwardBlocks {
+    std::vector<std::vector<BlockSpan>> perIteration; // by Iteration::index
+    std::string loopFrame; // "file:line (function)" of the loop over the blocks
+    int count() const;
+};
+
+struct ChangeResult {
+    ModelChanges changes;
+    SimulationResult result;
+    double computeCost = 0; // extra compute per step as a fraction (recomputation)
+    std::string cost; // "none", "recompute 31% of a step", "4 micro-batches a step"
+    std::vector<std::string> notes; // what could not be modelled
+};
+
+struct PlanRow {
+    ModelChanges changes;
+    std::string settings; // allocator settings changed ("" none)
+    int64_t reservedPeak = 0;
+    int64_t allocatedPeak = 0;
+    bool fits = false;
+    double computeCost = 0;
+    std::string cost;
+    int64_t maxBatch = 0;
+};
+
+// Const after construction (setRecorded aside): build(), simulate(), maxBatch() and plan()
+// may run from several threads at once.
+class ModelWhatIf {
+public:
+    ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution);
+
+    const RecordedSetup& recorded() const { return m_recorded; }
+    void setRecorded(const RecordedSetup& r) { m_recorded = r; }
+    const ForwardBlocks& blocks() const { return m_blocks; }
+
+    // The edited stream for `changes` (notes: what could not be modelled).
+    OpStream build(const ModelChanges& changes, std::vector<std::string>* notes = nullptr) const;
+    ChangeResult simulate(const ModelChanges& changes, const SimulationOptions& options) const;
+    // The largest batch under options.capacity with `changes` (its batch is ignored).
+    MaxBatchResult maxBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t limit = 1 << 16) const;
+    // Changes alone and two together (checkpointing all or half the blocks, amp-bf16, bf16,
+    // accumulation 2/4/8, AdamW 8-bit, SGD with momentum), and expandable segments alone and
+    // with one of them, each with its reserved peak under options.settings, whether it fits
+    // options.capacity, its cost and its largest batch; the ones that fit first, cheapest
+    // first (extra compute, then micro-batches, then the number of changes, then the peak).
+    std::vector<PlanRow> plan(const SimulationOptions& options) const;
+
+    // The extra compute of `changes` per step (fraction) and its words.
+    std::pair<double, std::string> cost(const ModelChanges& changes) const;
+
+private:
+    double sizeFactor(int32_t origin, Precision from, Precision to, double batchFactor, double seqFactor) const;
+    bool isLowUnderAutocast(int32_t origin) const;
+
+    const Replay& m_replay;
+    size_t m_index;
+    const DeviceAttribution& m_attribution;
+    ForwardBlocks m_blocks;
+    RecordedSetup m_recorded;
+    std::vector<uint8_t> m_half; // per allocation: low precision under autocast
+    std::vector<uint64_t> m_castBytes; // per allocation: autocast's copy of its fp32 input (bytes)
+    std::vector<uint8_t> m_quadratic; // per allocation: attention's L x L scores
+    double m_backwardHalfShare = 0; // share of forward activation bytes that autocast halves
+};
+
+// The repeated blocks of each iteration's forward (see ModelWhatIf).
+ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution);
+
+} // namespace memscope

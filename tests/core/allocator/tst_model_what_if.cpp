@@ -1,0 +1,361 @@
+// The model-level what-if (core/allocator/model_what_if.h) against real training runs
+// recorded on an H100 under each change (tests/data/whatif/record_truth.py, truth.json):
+// predicted peaks against torch's max_memory_allocated / max_memory_reserved, the largest
+// batch under a cap against a batch sweep, the recorded setup read off the trace, the
+// plan's order, and the unedited stream replaying like simulateDevice().
+#include "allocator/model_what_if.h"
+#include "analysis/analysis.h"
+#include "support/cli_run.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include <cmath>
+#include <map>
+
+using namespace memscope;
+
+namespace {
+
+const QString kDir = QStringLiteral(MEMSCOPE_TESTDATA_DIR "/whatif");
+
+QJsonObject truth()
+{
+    QFile f(kDir + QStringLiteral("/truth.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+std::shared_ptr<const Analysis> loadAttributed(const QString& model)
+{
+    static std::map<QString, std::shared_ptr<const Analysis>> cache;
+    auto& a = cache[model];
+    if (!a) {
+        AnalysisOptions o;
+        o.until = AnalysisStage::Attributed;
+        a = analyze(AnalysisSource::file((kDir + QStringLiteral("/whatif_%1.pickle.gz").arg(model)).toStdString()), o);
+    }
+    return a;
+}
+
+// The changes a truth run made, from its config, against its model's base run.
+ModelChanges changesOf(const QJsonObject& cfg, const QJsonObject& base)
+{
+    ModelChanges c;
+    const int ck = cfg.value(QStringLiteral("ckpt")).toInt(0);
+    if (ck != 0)
+        c.checkpoint = ck;
+    const QString p = cfg.value(QStringLiteral("precision")).toString(QStringLiteral("fp32"));
+    if (p != QStringLiteral("fp32"))
+        c.precision = precisionFromName(p.toStdString());
+    const QString o = cfg.value(QStringLiteral("optimizer")).toString(QStringLiteral("adamw"));
+    if (o != QStringLiteral("adamw"))
+        c.optimizer = optimizerFromName(o.toStdString());
+    c.accumulate = cfg.value(QStringLiteral("accumulate")).toInt(1);
+    if (cfg.value(QStringLiteral("batch")).toInt() != base.value(QStringLiteral("batch")).toInt())
+        c.batch = cfg.value(QStringLiteral("batch")).toDouble();
+    if (cfg.contains(QStringLiteral("seq")) &&
+        cfg.value(QStringLiteral("seq")).toInt() != base.value(QStringLiteral("seq")).toInt())
+        c.seq = cfg.value(QStringLiteral("seq")).toDouble();
+    return c;
+}
+
+ModelWhatIf modelFor(const Analysis& a, const QJsonObject& baseCfg)
+{
+    ModelWhatIf m(*a.replay, 0, a.attribution->devices.at(0));
+    RecordedSetup r = m.recorded();
+    r.batch = baseCfg.value(QStringLiteral("batch")).toDouble();
+    r.batchKnown = true;
+    if (baseCfg.contains(QStringLiteral("seq"))) {
+        r.seq = baseCfg.value(QStringLiteral("seq")).toDouble();
+        r.seqKnown = true;
+    }
+    m.setRecorded(r);
+    return m;
+}
+
+QJsonObject baseConfig(const QJsonObject& t, const QString& model)
+{
+    for (const QJsonValue v : t.value(QStringLiteral("runs")).toArray())
+        if (v.toObject().value(QStringLiteral("name")).toString() == model + QStringLiteral("_base"))
+            return v.toObject().value(QStringLiteral("config")).toObject();
+    return {};
+}
+
+} // namespace
+
+class TstModelWhatIf : public QObject {
+    Q_OBJECT
+
+private slots:
+    // The unedited stream replays to what simulateDevice() gives for the same what-if.
+    void unchangedStreamReplaysLikeSimulateDevice_data()
+    {
+        QTest::addColumn<QString>("model");
+        for (const char* m : {"llm_base", "cnn_base", "vit_base", "llm_amp_bf16"})
+            QTest::newRow(m) << QString::fromLatin1(m);
+    }
+    void unchangedStreamReplaysLikeSimulateDevice()
+    {
+        QFETCH(QString, model);
+        const auto a = loadAttributed(model);
+        for (uint64_t cap : {AllocatorSettings::kNoLimit, uint64_t(600) << 20}) {
+            SimulationOptions o;
+            o.capacity = cap;
+            const SimulationResult want = simulateDevice(*a->replay, 0, &a->attribution->devices[0], o);
+            const SimulationResult got = simulateOps(opsFromRecording(*a->replay, 0), &a->attribution->devices[0], o);
+            QCOMPARE(got.reservedPeak, want.reservedPeak);
+            QCOMPARE(got.allocatedPeak, want.allocatedPeak);
+            QCOMPARE(got.requestedPeak, want.requestedPeak);
+            QCOMPARE(got.oom.has_value(), want.oom.has_value());
+            if (got.oom)
+                QCOMPARE(got.oom->event, want.oom->event);
+        }
+        // and the recorded run's own peak, to the byte
+        SimulationOptions o;
+        const SimulationResult got = simulateOps(opsFromRecording(*a->replay, 0), nullptr, o);
+        QCOMPARE(got.reservedPeak, a->replay->devices[0].peakReserved.bytes);
+    }
+
+    // What the recording ran with, read off the trace.
+    void recordedSetup_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("precision");
+        QTest::addColumn<int>("blocks");
+        QTest::addColumn<QString>("loop");
+        QTest::newRow("llm") << "llm_base"
+                             << "fp32" << 4 << "modeling_layers.py";
+        QTest::newRow("llm amp") << "llm_amp_bf16"
+                                 << "amp-bf16" << 4 << "modeling_layers.py";
+        QTest::newRow("cnn") << "cnn_base"
+                             << "fp32" << 8 << "container.py"; // ResNet-18's 8 BasicBlocks
+        QTest::newRow("vit") << "vit_base"
+                             << "fp32" << 7 << "container.py"; // 6 encoder blocks and the MLP's own Sequential
+    }
+    void recordedSetup()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, precision);
+        QFETCH(int, blocks);
+        QFETCH(QString, loop);
+        const auto a = loadAttributed(model);
+        const ModelWhatIf m(*a->replay, 0, a->attribution->devices[0]);
+        QCOMPARE(QString::fromStdString(std::string(precisionName(m.recorded().precision))), precision);
+        QCOMPARE(m.recorded().optimizer, OptimizerKind::AdamW);
+        QVERIFY(std::fabs(m.recorded().optimizerStates - 2.0) < 0.01);
+        QCOMPARE(m.recorded().checkpointedBlocks, 0);
+        QCOMPARE(m.blocks().count(), blocks);
+        QVERIFY2(QString::fromStdString(m.blocks().loopFrame).contains(loop), m.blocks().loopFrame.c_str());
+    }
+
+    // Every change and combination on the three models against the run made with it:
+    // allocated within 5% and reserved within 8%, except the rows listed with their
+    // measured miss (docs/ALLOCATOR.md says why).
+    void changesAgainstTruth_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QJsonObject>("run");
+        QTest::addColumn<QJsonObject>("base");
+        QTest::addColumn<double>("allocatedTolerance");
+        QTest::addColumn<double>("reservedTolerance");
+        const std::map<QString, std::pair<double, double>> misses{
+            {"cnn_adafactor", {0.09, 0.08}},
+            {"vit_bf16+ckpt_all+batch_x2", {0.08, 0.08}},
+        };
+        const QJsonObject t = truth();
+        QVERIFY(t.value(QStringLiteral("runs")).toArray().size() >= 60);
+        for (const QJsonValue v : t.value(QStringLiteral("runs")).toArray()) {
+            const QJsonObject r = v.toObject();
+            const QString name = r.value(QStringLiteral("name")).toString();
+            if (!r.value(QStringLiteral("ok")).toBool() || name.endsWith(QStringLiteral("_base")) ||
+                name.endsWith(QStringLiteral("_recorded")))
+                continue;
+            const QString model = r.value(QStringLiteral("model")).toString();
+            const auto miss = misses.find(name);
+            const double ta = miss == misses.end() ? 0.05 : miss->second.first;
+            const double tr = miss == misses.end() ? 0.08 : miss->second.second;
+            QTest::newRow(qPrintable(name)) << model << r << baseConfig(t, model) << ta << tr;
+        }
+    }
+    void changesAgainstTruth()
+    {
+        QFETCH(QString, model);
+        QFETCH(QJsonObject, run);
+        QFETCH(QJsonObject, base);
+        QFETCH(double, allocatedTolerance);
+        QFETCH(double, reservedTolerance);
+        const auto a = loadAttributed(model + QStringLiteral("_base"));
+        const ModelWhatIf m = modelFor(*a, base);
+        const ModelChanges c = changesOf(run.value(QStringLiteral("config")).toObject(), base);
+        const ChangeResult r = m.simulate(c, SimulationOptions{});
+        const double realAllocated = run.value(QStringLiteral("max_allocated")).toDouble();
+        const double realReserved = run.value(QStringLiteral("max_reserved")).toDouble();
+        const double ea = static_cast<double>(r.result.allocatedPeak) / realAllocated - 1;
+        const double er = static_cast<double>(r.result.reservedPeak) / realReserved - 1;
+        qInfo("%s: %s allocated %+.1f%%, reserved %+.1f%%", qPrintable(run.value(QStringLiteral("name")).toString()),
+              c.describe().c_str(), ea * 100, er * 100);
+        QVERIFY(!r.result.oom);
+        QVERIFY(std::fabs(ea) <= allocatedTolerance);
+        QVERIFY(std::fabs(er) <= reservedTolerance);
+    }
+
+    // The largest batch under the sweep's cap lies between the largest batch that ran and
+    // the smallest that failed (CNN rows: cuDNN picks algorithms with smaller workspaces
+    // under a cap, which a replay of an uncapped run cannot know; they stay within 10% below).
+    void maxBatchInSweep_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("checkpoint");
+        QTest::addColumn<double>("capacity");
+        QTest::addColumn<int>("ran");
+        QTest::addColumn<int>("failed");
+        QTest::addColumn<double>("slack");
+        const QJsonObject t = truth();
+        for (const QJsonValue v : t.value(QStringLiteral("sweeps")).toArray()) {
+            const QJsonObject s = v.toObject();
+            int ran = 0, failed = 0;
+            for (const QJsonValue x : s.value(QStringLiteral("runs")).toArray()) {
+                const int b = x.toObject().value(QStringLiteral("batch")).toInt();
+                if (x.toObject().value(QStringLiteral("ok")).toBool())
+                    ran = std::max(ran, b);
+                else if (failed == 0 || b < failed)
+                    failed = b;
+            }
+            const QString model = s.value(QStringLiteral("model")).toString();
+            const QString variant = s.value(QStringLiteral("variant")).toString();
+            QTest::newRow(qPrintable(model + QLatin1Char(' ') + variant))
+                << model << (variant == QStringLiteral("ckpt_all")) << s.value(QStringLiteral("cap_bytes")).toDouble() << ran
+                << failed << (model == QStringLiteral("cnn") ? 0.10 : 0.0);
+        }
+    }
+    void maxBatchInSweep()
+    {
+        QFETCH(QString, model);
+        QFETCH(bool, checkpoint);
+        QFETCH(double, capacity);
+        QFETCH(int, ran);
+        QFETCH(int, failed);
+        QFETCH(double, slack);
+        QVERIFY(failed > ran);
+        const auto a = loadAttributed(model + QStringLiteral("_base"));
+        const ModelWhatIf m = modelFor(*a, baseConfig(truth(), model));
+        ModelChanges c;
+        if (checkpoint)
+            c.checkpoint = -1;
+        SimulationOptions o;
+        o.capacity = static_cast<uint64_t>(capacity);
+        const MaxBatchResult r = m.maxBatch(c, o);
+        qInfo("%s%s: ran up to %d, failed at %d, predicted %lld", qPrintable(model), checkpoint ? " checkpointed" : "", ran,
+              failed, static_cast<long long>(r.maxBatch));
+        QVERIFY(r.maxBatch < failed);
+        QVERIFY(static_cast<double>(r.maxBatch) >= ran * (1.0 - slack));
+    }
+
+    // The curves by category (keepCurve): they add up to the requested bytes after every op,
+    // their peak is the requested peak, and checkpointing takes activations off the peak.
+    void categoryCurves()
+    {
+        const auto a = loadAttributed(QStringLiteral("llm_base"));
+        const ModelWhatIf m = modelFor(*a, baseConfig(truth(), QStringLiteral("llm")));
+        SimulationOptions o;
+        o.keepCurve = true;
+        int64_t peakActivations[2] = {0, 0};
+        for (int k = 0; k < 2; ++k) {
+            ModelChanges c;
+            if (k == 1)
+                c.checkpoint = -1;
+            const ChangeResult r = m.simulate(c, o);
+            const size_t n = r.result.reserved.size();
+            QVERIFY(n > 1000);
+            int64_t peak = 0;
+            for (size_t i = 0; i < n; ++i) {
+                int64_t sum = 0;
+                for (const auto& curve : r.result.byCategory) {
+                    QCOMPARE(curve.size(), n);
+                    QVERIFY(curve[i] >= 0);
+                    sum += curve[i];
+                }
+                peak = std::max(peak, sum);
+                peakActivations[k] = std::max(peakActivations[k],
+                                              r.result.byCategory[static_cast<size_t>(Category::Activation)][i]);
+            }
+            QCOMPARE(peak, r.result.requestedPeak);
+        }
+        QVERIFY(peakActivations[1] * 2 < peakActivations[0]);
+    }
+
+    // --plan: the changes that fit come first, cheapest first; each fits its peak under the
+    // capacity and names its largest batch; the recorded run itself is not a row.
+    void planOrder()
+    {
+        const auto a = loadAttributed(QStringLiteral("llm_base"));
+        const ModelWhatIf m = modelFor(*a, baseConfig(truth(), QStringLiteral("llm")));
+        SimulationOptions o;
+        o.capacity = 700'000'000; // below the recorded 1,025,507,328 B
+        const std::vector<PlanRow> rows = m.plan(o);
+        QVERIFY(rows.size() > 10);
+        bool seenMiss = false;
+        double lastCost = 0;
+        bool checkpointFits = false;
+        for (const PlanRow& r : rows) {
+            QVERIFY(!(r.changes.empty() && r.settings.empty()));
+            if (!r.fits) {
+                seenMiss = true;
+                continue;
+            }
+            QVERIFY(!seenMiss); // fits first
+            QVERIFY(r.computeCost >= lastCost);
+            lastCost = r.computeCost;
+            QVERIFY(r.reservedPeak <= 700'000'000);
+            QVERIFY(r.maxBatch >= 8 || r.changes.precision || r.changes.optimizer);
+            checkpointFits = checkpointFits || (r.changes.checkpoint && *r.changes.checkpoint < 0 && r.changes.empty() == false &&
+                                                !r.changes.precision && !r.changes.optimizer && r.changes.accumulate == 1);
+        }
+        QVERIFY(seenMiss);
+        QVERIFY(checkpointFits); // checkpointing alone: 676 MiB against 700 MB
+    }
+
+    // The command line: the new options, the recorded setup and the JSON keys.
+    void cliJson()
+    {
+        if (QString::fromLatin1(MEMSCOPE_APP).isEmpty())
+            QSKIP("memscope is not built");
+        const QString f = kDir + QStringLiteral("/whatif_llm_base.pickle.gz");
+        const test::CliRun r = test::runCli(QStringLiteral(MEMSCOPE_APP),
+                                            {QStringLiteral("whatif"), f, QStringLiteral("--recorded-batch"), QStringLiteral("8"),
+                                             QStringLiteral("--checkpoint"), QStringLiteral("all"),
+                                             QStringLiteral("--accumulate"), QStringLiteral("2"), QStringLiteral("--capacity"),
+                                             QStringLiteral("700MB"), QStringLiteral("--plan"), QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+        for (const char* key : {"requested_peak_bytes", "allocated_peak_bytes", "reserved_peak_bytes", "oom", "changes", "plan",
+                                "recorded_setup", "compute_cost"})
+            QVERIFY2(j.contains(QLatin1String(key)), key);
+        QCOMPARE(j.value(QStringLiteral("changes")).toObject().value(QStringLiteral("checkpoint")).toString(),
+                 QStringLiteral("all"));
+        QCOMPARE(j.value(QStringLiteral("changes")).toObject().value(QStringLiteral("accumulate")).toInt(), 2);
+        const QJsonObject row = j.value(QStringLiteral("plan")).toArray().first().toObject();
+        for (const char* key : {"changes", "reserved_peak_bytes", "fits", "compute_cost", "max_batch"})
+            QVERIFY2(row.contains(QLatin1String(key)), key);
+        const test::CliRun bad = test::runCli(
+            QStringLiteral(MEMSCOPE_APP), {QStringLiteral("whatif"), f, QStringLiteral("--precision"), QStringLiteral("fp8")});
+        QCOMPARE(bad.exitCode, 1);
+        QVERIFY(bad.err.contains("--precision takes fp32, bf16, fp16, amp-bf16 or amp-fp16, got 'fp8'"));
+        const test::CliRun accumulate = test::runCli(
+            QStringLiteral(MEMSCOPE_APP), {QStringLiteral("whatif"), f, QStringLiteral("--accumulate"), QStringLiteral("2.5")});
+        QCOMPARE(accumulate.exitCode, 1);
+        QVERIFY(accumulate.err.contains("--accumulate takes a whole number of micro-batches, got '2.5'"));
+        const test::CliRun seq = test::runCli(QStringLiteral(MEMSCOPE_APP),
+                                              {QStringLiteral("whatif"), f, QStringLiteral("--seq"), QStringLiteral("512")});
+        QCOMPARE(seq.exitCode, 1);
+        QVERIFY(seq.err.contains("--seq needs --recorded-seq"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstModelWhatIf)
+#include "tst_model_what_if.moc"

@@ -1,0 +1,338 @@
+"""Truth for `memscope whatif`'s model-level changes (issue 28).
+
+    PYTHONUNBUFFERED=1 python3 record_truth.py OUTDIR
+
+Needs a CUDA GPU, torch, torchvision and transformers (random weights from configs, no
+downloads). For three small models (a Qwen2-style decoder from a transformers config, a
+torchvision ResNet-18, a torchvision ViT) it records a base training run (3 steps, fp32,
+AdamW, foreach) with torch.cuda.memory._record_memory_history, then runs the same training
+under each change (checkpointing all / N blocks, precision, optimizer, accumulation, batch,
+sequence) and combinations, and keeps torch's max_memory_allocated / max_memory_reserved of
+each (the truth). Then a batch sweep under a cap (set_per_process_memory_fraction) for the
+base and for checkpointing. Every run starts from an empty allocator (empty_cache, the cuBLAS
+workspaces cleared, peak stats reset), so each is comparable with a replay of the recording
+from its first event. Writes OUTDIR/NAME.pickle for the recorded runs and OUTDIR/truth.json.
+"""
+import contextlib
+import gc
+import json
+import os
+import sys
+import time
+import traceback
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else "."
+os.makedirs(OUT, exist_ok=True)
+DEV = "cuda"
+STEPS = 3
+
+
+class Ckpt(nn.Module):
+    """Checkpoints the wrapped block (non-reentrant: its activations are recomputed in backward)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, *args, **kwargs):
+        return checkpoint(self.inner, *args, use_reentrant=False, **kwargs)
+
+
+# ---------------------------------------------------------------- models
+class LLM:
+    name = "llm"
+    batch = 8
+    seq = 256
+    vocab = 8000
+
+    def build(self, dtype):
+        from transformers import AutoModelForCausalLM, Qwen2Config
+
+        cfg = Qwen2Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=1408, num_hidden_layers=4,
+                          num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=2048,
+                          tie_word_embeddings=False)
+        cfg.use_cache = False
+        torch.manual_seed(0)
+        m = AutoModelForCausalLM.from_config(cfg).to(device=DEV, dtype=dtype)
+        return m
+
+    def wrap(self, m, n):
+        layers = m.model.layers
+        for i in range(n):
+            layers[i] = Ckpt(layers[i])
+
+    def batch_of(self, b, seq, dtype):
+        ids = torch.randint(0, self.vocab, (b, seq + 1), device=DEV)
+        return ids
+
+    def loss(self, m, ids):
+        # the loss outside the model's forward, as a custom loop computes it
+        x, y = ids[:, :-1], ids[:, 1:]
+        logits = m(input_ids=x, use_cache=False).logits
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+class CNN:
+    name = "cnn"
+    batch = 32
+    seq = None
+    size = 128
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.resnet18(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        k = 0
+        for stage in (m.layer1, m.layer2, m.layer3, m.layer4):
+            for i in range(len(stage)):
+                if k < n:
+                    stage[i] = Ckpt(stage[i])
+                k += 1
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
+        y = torch.randint(0, 100, (b,), device=DEV)
+        return (x, y)
+
+    def loss(self, m, xy):
+        x, y = xy
+        return F.cross_entropy(m(x), y)
+
+
+class ViT:
+    name = "vit"
+    batch = 32
+    seq = None
+    size = 64
+
+    def build(self, dtype):
+        from torchvision.models import VisionTransformer
+
+        torch.manual_seed(0)
+        return VisionTransformer(image_size=self.size, patch_size=8, num_layers=6, num_heads=8, hidden_dim=384,
+                                 mlp_dim=1536, num_classes=100).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        layers = m.encoder.layers
+        for i in range(n):
+            layers[i] = Ckpt(layers[i])
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
+        y = torch.randint(0, 100, (b,), device=DEV)
+        return (x, y)
+
+    def loss(self, m, xy):
+        x, y = xy
+        return F.cross_entropy(m(x), y)
+
+
+# ---------------------------------------------------------------- one run
+def make_optimizer(kind, params):
+    if kind == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4, foreach=True)
+    if kind == "adamw-fused":
+        return torch.optim.AdamW(params, lr=1e-4, fused=True)
+    if kind == "adam":
+        return torch.optim.Adam(params, lr=1e-4, foreach=True)
+    if kind == "sgd":
+        return torch.optim.SGD(params, lr=1e-3, foreach=True)
+    if kind == "sgd-momentum":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=True)
+    if kind == "adafactor":
+        return torch.optim.Adafactor(params, lr=1e-3, foreach=True)
+    raise ValueError(kind)
+
+
+def clean():
+    gc.collect()
+    torch.cuda.synchronize()
+    if hasattr(torch._C, "_cuda_clearCublasWorkspaces"):
+        torch._C._cuda_clearCublasWorkspaces()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+
+
+def train(spec, cfg, record=None):
+    """cfg: batch, seq, precision (fp32|bf16|fp16|amp-bf16|amp-fp16), optimizer, accumulate, ckpt (0: none, -1: all)."""
+    clean()
+    start_reserved = torch.cuda.memory_reserved()
+    if record:
+        torch.cuda.memory._record_memory_history(max_entries=200000, stacks="python")
+    prec = cfg.get("precision", "fp32")
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec, torch.float32)
+    m = spec.build(dtype)
+    m.train()
+    ck = cfg.get("ckpt", 0)
+    if ck:
+        nblocks = {"llm": 4, "cnn": 8, "vit": 6}[spec.name]
+        spec.wrap(m, nblocks if ck < 0 else ck)
+    opt = make_optimizer(cfg.get("optimizer", "adamw"), m.parameters())
+    amp_dtype = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(prec)
+    scaler = torch.amp.GradScaler("cuda") if prec == "amp-fp16" else None
+    K = cfg.get("accumulate", 1)
+    B = cfg["batch"]
+    mb = B // K
+    for _ in range(STEPS):
+        for _k in range(K):
+            data = spec.batch_of(mb, cfg.get("seq"), dtype)
+            ctx = torch.autocast("cuda", dtype=amp_dtype) if amp_dtype else contextlib.nullcontext()
+            with ctx:
+                loss = spec.loss(m, data)
+            if K > 1:
+                loss = loss / K
+            if scaler:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            del loss, data
+        if scaler:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+        opt.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+    stats = torch.cuda.memory_stats()
+    res = {
+        "max_allocated": torch.cuda.max_memory_allocated(),
+        "max_reserved": torch.cuda.max_memory_reserved(),
+        "requested_peak": stats.get("requested_bytes.all.peak", 0),
+        "start_reserved": start_reserved,
+    }
+    if record:
+        path = os.path.join(OUT, record + ".pickle")
+        torch.cuda.memory._dump_snapshot(path)
+        torch.cuda.memory._record_memory_history(enabled=None)
+        res["recording"] = record + ".pickle"
+    del m, opt, scaler
+    return res
+
+
+def run(spec, name, cfg, record=None):
+    full = dict(cfg)
+    full.setdefault("batch", spec.batch)
+    if spec.seq is not None:
+        full.setdefault("seq", spec.seq)
+    t = time.time()
+    out = {"model": spec.name, "name": name, "config": full}
+    try:
+        out.update(train(spec, full, record))
+        out["ok"] = True
+        out["oom"] = False
+    except torch.cuda.OutOfMemoryError as e:
+        out["ok"] = False
+        out["oom"] = True
+        out["error"] = str(e).splitlines()[0][:300]
+        if record:
+            torch.cuda.memory._record_memory_history(enabled=None)
+    except Exception as e:  # noqa: BLE001 - a failing configuration is recorded, not fatal
+        out["ok"] = False
+        out["oom"] = False
+        out["error"] = (type(e).__name__ + ": " + str(e)).splitlines()[0][:300]
+        traceback.print_exc()
+        if record:
+            torch.cuda.memory._record_memory_history(enabled=None)
+    out["seconds"] = round(time.time() - t, 2)
+    gc.collect()
+    print(json.dumps({k: v for k, v in out.items() if k != "config"}), full, flush=True)
+    return out
+
+
+CHANGES = [
+    ("ckpt_all", {"ckpt": -1}),
+    ("ckpt_2", {"ckpt": 2}),
+    ("bf16", {"precision": "bf16"}),
+    ("amp_bf16", {"precision": "amp-bf16"}),
+    ("amp_fp16", {"precision": "amp-fp16"}),
+    ("sgd", {"optimizer": "sgd"}),
+    ("sgd_momentum", {"optimizer": "sgd-momentum"}),
+    ("adam", {"optimizer": "adam"}),
+    ("adamw_fused", {"optimizer": "adamw-fused"}),
+    ("adafactor", {"optimizer": "adafactor"}),
+    ("accum2", {"accumulate": 2}),
+    ("accum4", {"accumulate": 4}),
+    ("batch_x2", {"batch_mult": 2}),
+    ("batch_half", {"batch_div": 2}),
+    ("ckpt_all+amp_bf16", {"ckpt": -1, "precision": "amp-bf16"}),
+    ("ckpt_all+accum2", {"ckpt": -1, "accumulate": 2}),
+    ("amp_bf16+sgd_momentum+accum2", {"precision": "amp-bf16", "optimizer": "sgd-momentum", "accumulate": 2}),
+    ("bf16+ckpt_all+batch_x2", {"precision": "bf16", "ckpt": -1, "batch_mult": 2}),
+]
+SEQ_CHANGES = [
+    ("seq_x2", {"seq_mult": 2}),
+    ("seq_x2+batch_half", {"seq_mult": 2, "batch_div": 2}),
+    ("seq_half", {"seq_div": 2}),
+]
+
+
+def resolve(spec, cfg):
+    c = dict(cfg)
+    b = spec.batch * c.pop("batch_mult", 1) // c.pop("batch_div", 1)
+    c["batch"] = b
+    if spec.seq is not None:
+        c["seq"] = spec.seq * c.pop("seq_mult", 1) // c.pop("seq_div", 1)
+    return c
+
+
+def main():
+    assert torch.cuda.is_available()
+    total = torch.cuda.get_device_properties(0).total_memory
+    info = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "total_memory": total, "steps": STEPS,
+            "runs": [], "sweeps": []}
+    # warm-up outside any recording: CUDA context, cuBLAS/cuDNN handles, kernels' lazy loading
+    w = torch.randn(256, 256, device=DEV, requires_grad=True)
+    (w @ w).sum().backward()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        (w @ w).float().sum().backward()
+    del w
+    budget = float(os.environ.get("TRUTH_BUDGET_S", "420")) / 3
+    for spec in (LLM(), CNN(), ViT()):
+        deadline = time.time() + budget
+        base = run(spec, spec.name + "_base", {}, record="whatif_" + spec.name + "_base")
+        info["runs"].append(base)
+        if spec.name == "llm":
+            info["runs"].append(run(spec, "llm_amp_bf16_recorded", {"precision": "amp-bf16"},
+                                    record="whatif_llm_amp_bf16"))
+        changes = CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
+        for name, cfg in changes:
+            if time.time() > deadline:
+                break
+            info["runs"].append(run(spec, spec.name + "_" + name, resolve(spec, cfg)))
+        # batch sweep under a cap: base and every block checkpointed
+        if not base.get("ok"):
+            continue
+        cap = int(base["max_reserved"] * 2.5) // (2 << 20) * (2 << 20)
+        torch.cuda.set_per_process_memory_fraction(cap / total)
+        for label, extra in (("base", {}), ("ckpt_all", {"ckpt": -1})):
+            sweep = {"model": spec.name, "variant": label, "cap_bytes": cap, "recorded_batch": spec.batch, "runs": []}
+            mults = [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 12, 16]
+            for mult in mults:
+                if time.time() > deadline:
+                    break
+                b = int(spec.batch * mult)
+                r = run(spec, "%s_sweep_%s_b%d" % (spec.name, label, b), dict(extra, batch=b))
+                sweep["runs"].append({"batch": b, "ok": r["ok"], "oom": r["oom"], "max_reserved": r.get("max_reserved"),
+                                      "max_allocated": r.get("max_allocated")})
+                if not r["ok"]:
+                    break
+            info["sweeps"].append(sweep)
+        torch.cuda.set_per_process_memory_fraction(1.0)
+        clean()
+        with open(os.path.join(OUT, "truth.json"), "w") as f:
+            json.dump(info, f, indent=1)
+    with open(os.path.join(OUT, "truth.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    print("done", len(info["runs"]), "runs", flush=True)
+
+
+if __name__ == "__main__":
+    main()
