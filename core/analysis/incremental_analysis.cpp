@@ -2,6 +2,10 @@
 
 #include <chrono>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 namespace memscope {
 
 namespace {
@@ -309,6 +313,10 @@ void IncrementalAnalysis::ingestLoop(LiveClient* client, std::function<void()> o
 
 void IncrementalAnalysis::analysisLoop(LiveClient* client)
 {
+    // A full analysis is seconds of CPU at 10M events; on two cores it must not delay the
+    // updates (measured: p99 66 ms and 1.1 s gaps at equal priority). Threads it starts inherit this.
+    if (m_options.analysisNice > 0)
+        ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), m_options.analysisNice);
     auto lastEnd = std::chrono::steady_clock::now();
     double lastCost = 0;
     for (;;) {

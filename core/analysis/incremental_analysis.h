@@ -80,6 +80,9 @@ public:
         int minFullAnalysisIntervalMs = 1000;
         int ingestPeriodMs = 50; // start(): ingest at most this often
         AnalysisStage fullAnalysisUntil = AnalysisStage::Diagnosed;
+        // The analysis thread's nice value (Linux, per thread): the ingest thread, the reader
+        // and the GUI take a core from it at once; it still gets every idle cycle. 0: as they.
+        int analysisNice = 10;
     };
 
     IncrementalAnalysis();
