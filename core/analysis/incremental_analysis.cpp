@@ -2,6 +2,10 @@
 
 #include <chrono>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 namespace memscope {
 
 namespace {
@@ -146,8 +150,18 @@ std::shared_ptr<const LiveView> IncrementalAnalysis::publish(const LiveClient* c
     if (v->error.empty())
         v->error = m_analysisError;
     v->revision = ++m_revision;
+    if (m_view && m_view->analysis && m_analysisRunning.load())
+        m_retired.push_back(std::move(m_view)); // may hold the last reference to an old analysis
     m_view = v;
     return v;
+}
+
+void IncrementalAnalysis::retire(std::shared_ptr<const LiveView> view)
+{
+    if (!view || !m_analysisRunning.load())
+        return;
+    std::lock_guard<std::mutex> lock(m_viewMutex);
+    m_retired.push_back(std::move(view));
 }
 
 std::shared_ptr<const LiveView> IncrementalAnalysis::view() const
@@ -249,8 +263,10 @@ void IncrementalAnalysis::start(LiveClient& client, std::function<void()> onPubl
         m_stop = false;
     }
     m_ingestThread = std::thread(&IncrementalAnalysis::ingestLoop, this, &client, onPublished);
-    if (m_options.detailEvents <= 0)
+    if (m_options.detailEvents <= 0) {
+        m_analysisRunning = true;
         m_analysisThread = std::thread(&IncrementalAnalysis::analysisLoop, this, &client);
+    }
 }
 
 void IncrementalAnalysis::stop()
@@ -264,6 +280,9 @@ void IncrementalAnalysis::stop()
         m_ingestThread.join();
     if (m_analysisThread.joinable())
         m_analysisThread.join();
+    m_analysisRunning = false;
+    std::lock_guard<std::mutex> lock(m_viewMutex);
+    m_retired.clear();
 }
 
 void IncrementalAnalysis::requestFullAnalysis()
@@ -309,6 +328,10 @@ void IncrementalAnalysis::ingestLoop(LiveClient* client, std::function<void()> o
 
 void IncrementalAnalysis::analysisLoop(LiveClient* client)
 {
+    // A full analysis is seconds of CPU at 10M events; on two cores it must not delay the
+    // updates (measured: p99 66 ms and 1.1 s gaps at equal priority). Threads it starts inherit this.
+    if (m_options.analysisNice > 0)
+        ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), m_options.analysisNice);
     auto lastEnd = std::chrono::steady_clock::now();
     double lastCost = 0;
     for (;;) {
@@ -320,6 +343,14 @@ void IncrementalAnalysis::analysisLoop(LiveClient* client)
                 return;
             requested = m_analysisRequested;
             m_analysisRequested = false;
+        }
+        {
+            // Old views, and with them old full analyses, are freed here, at this thread's priority.
+            std::vector<std::shared_ptr<const LiveView>> retired;
+            {
+                std::lock_guard<std::mutex> lock(m_viewMutex);
+                retired.swap(m_retired);
+            }
         }
         int64_t events, analysed;
         {

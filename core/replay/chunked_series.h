@@ -57,6 +57,14 @@ public:
         ++m_size;
     }
 
+    // Drops chunk c alone (its elements may no longer be read; holds() says which are kept).
+    void evictChunk(size_t c)
+    {
+        if (c < m_chunks.size())
+            m_chunks[c].reset();
+    }
+    bool holds(size_t i) const { return i < m_size && m_chunks[i >> kShift] != nullptr; }
+
     // Drops the chunks that lie wholly before index i.
     void evictBefore(size_t i)
     {
@@ -78,7 +86,13 @@ public:
     }
 
     // Bytes held by the chunks still kept.
-    size_t heldBytes() const { return (m_chunks.size() - (m_firstHeld >> kShift)) * kChunk * sizeof(T); }
+    size_t heldBytes() const
+    {
+        size_t chunks = 0;
+        for (const Chunk& c : m_chunks)
+            chunks += c != nullptr;
+        return chunks * kChunk * sizeof(T);
+    }
 
 private:
     std::vector<Chunk> m_chunks;

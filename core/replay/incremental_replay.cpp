@@ -135,19 +135,27 @@ void IncrementalDeviceReplay::evict()
     m_requested.evictValuesBefore(static_cast<size_t>(keepFrom));
     m_reserved.evictValuesBefore(static_cast<size_t>(keepFrom));
     m_eventRef.evictBefore(static_cast<size_t>(keepFrom));
-    // Chunks of allocations all made before the window and all freed: nothing refers to them.
+    // Chunks of allocations all made before the window and all freed: nothing refers to them
+    // (a free finds its allocation through the live set). A chunk that still holds a
+    // long-lived allocation (a parameter) is pinned and looked at again later; the chunks
+    // after it go regardless.
     constexpr size_t kShift = ChunkedSeries<Allocation>::kShift;
     const size_t fullChunks = m_traced.size() >> kShift;
-    for (size_t c = m_evictedAllocChunks; c < fullChunks; ++c) {
-        const Allocation& lastOfChunk = m_traced[((c + 1) << kShift) - 1];
-        if (lastOfChunk.allocEvent.value >= keepFrom)
+    std::erase_if(m_pinnedChunks, [&](size_t c) {
+        if (m_tracedLiveByChunk[c] != 0)
+            return false;
+        m_traced.evictChunk(c);
+        return true;
+    });
+    for (; m_allocScan < fullChunks; ++m_allocScan) {
+        const size_t c = m_allocScan;
+        if (m_traced[((c + 1) << kShift) - 1].allocEvent.value >= keepFrom)
             break;
         if (m_tracedLiveByChunk[c] != 0)
-            break; // a long-lived allocation (a parameter) keeps its chunk; later ones wait for it
-        m_evictedAllocChunks = c + 1;
+            m_pinnedChunks.push_back(c);
+        else
+            m_traced.evictChunk(c);
     }
-    if (m_evictedAllocChunks > 0)
-        m_traced.evictBefore(m_evictedAllocChunks << kShift);
 }
 
 void IncrementalDeviceReplay::setSegments(const std::vector<Segment>& allSegments)
@@ -269,7 +277,7 @@ std::vector<Allocation> IncrementalDeviceReplay::allocations() const
         }
     out.reserve(out.size() + m_traced.size());
     for (size_t i = 0; i < m_traced.size(); ++i)
-        out.push_back(i >= m_traced.firstHeld() ? m_traced[i] : Allocation{});
+        out.push_back(m_traced.holds(i) ? m_traced[i] : Allocation{});
     return out;
 }
 

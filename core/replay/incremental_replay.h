@@ -136,7 +136,8 @@ private:
     std::vector<Segment> m_segments; // this device's
     bool m_anySegment = false;
     int64_t m_detailEvents = 0;
-    size_t m_evictedAllocChunks = 0; // chunks of m_traced examined for eviction
+    size_t m_allocScan = 0; // chunks of m_traced before this one are evicted or pinned
+    std::vector<size_t> m_pinnedChunks; // wholly before the window, but holding a live allocation
 };
 
 } // namespace memscope

@@ -6,6 +6,7 @@
 // peaks, the per-category curves, the peak's split, and every diagnosis.
 #include "analysis/analysis.h"
 #include "analysis/incremental_analysis.h"
+#include "analysis/live_stats.h"
 #include "live/live_recording.h"
 #include "snapshot/snapshot_reader.h"
 
@@ -176,6 +177,15 @@ private slots:
         const auto v = inc.publish();
         QVERIFY(v->bounded);
         QCOMPARE(v->events, static_cast<int64_t>(full->devices[0].events.count()));
+        // MEMSCOPE_LIVE_STATS's line for this view.
+        const LiveStatsLine line = liveStatsLine(*v, 1.5, 2.25);
+        QCOMPARE(line.events, v->events);
+        QVERIFY(line.rssBytes > 0);
+        const QString json = QString::fromStdString(liveStatsJson(line));
+        QVERIFY2(json.startsWith(
+                     QStringLiteral("{\"t_s\": 1.500, \"events\": %1, \"update_ms\": 2.250, \"rss_bytes\": ").arg(v->events)),
+                 qPrintable(json));
+        QVERIFY(json.endsWith(QStringLiteral("\"dropped\": 0, \"lag_events\": 0}")));
         QVERIFY(!inc.runFullAnalysis());
         QVERIFY(!inc.mirroredSnapshot());
         // A recording whose rows were released before they were taken cannot be shown whole.

@@ -201,6 +201,54 @@ private slots:
             QCOMPARE(got.maxValue, want.maxValue);
         }
     }
+
+    // Regression: a chunk of allocations holding one long-lived allocation (a parameter) kept
+    // every later chunk too, so the bounded mode's memory grew with the run (2.3 GiB at 100M
+    // events). many_small six times over (addresses moved apart per round, so each round's
+    // never-freed blocks stay live): the old chunks go, pinned ones stay, memory is flat.
+    void boundedLetsOldAllocationsGo()
+    {
+        const auto snap = readSnapshotFile(MEMSCOPE_SAMPLES_DIR "/many_small.pickle");
+        const EventTable& one = snap->devices.at(0).events;
+        EventTable rounds;
+        for (uint64_t r = 0; r < 6; ++r)
+            for (size_t k = 0; k < one.count(); ++k)
+                rounds.push(one.action[k], one.addr[k] + (r << 40), one.size[k], one.stream[k], one.timeUs[k], one.stack[k],
+                            one.userMetadata[k], one.compileContext[k]);
+        IncrementalDeviceReplay full(0), bounded(0);
+        bounded.setDetailEvents(50000);
+        for (size_t at = 0; at < rounds.count();) {
+            at = std::min(rounds.count(), at + 7919);
+            full.append(rounds, at);
+            bounded.append(rounds, at);
+        }
+        QCOMPARE(bounded.view().peakRequested.bytes, full.view().peakRequested.bytes);
+        const auto allocs = bounded.allocations();
+        const auto fullAllocs = full.allocations();
+        QCOMPARE(allocs.size(), fullAllocs.size());
+        // Per chunk of 16,384 traced allocations wholly before the window: let go exactly when
+        // none of them is still live; and some chunk after a pinned one was let go.
+        const size_t pre = static_cast<size_t>(full.view().preexistingCount);
+        const int64_t keepFrom = static_cast<int64_t>(rounds.count()) - 50000;
+        const size_t chunk = ChunkedSeries<Allocation>::kChunk;
+        bool pinnedSeen = false, evictedAfterPinned = false;
+        for (size_t c = 0; pre + (c + 1) * chunk <= fullAllocs.size(); ++c) {
+            const size_t first = pre + c * chunk, last = first + chunk;
+            if (fullAllocs[last - 1].allocEvent.value >= keepFrom)
+                break;
+            bool live = false;
+            for (size_t i = first; i < last; ++i)
+                live = live || fullAllocs[i].aliveAtEnd();
+            const bool kept = allocs[first].allocEvent.valid();
+            QCOMPARE(kept, live);
+            for (size_t i = first; kept && i < last; ++i)
+                QCOMPARE(allocs[i].allocEvent, fullAllocs[i].allocEvent); // what is kept is right
+            pinnedSeen = pinnedSeen || live;
+            evictedAfterPinned = evictedAfterPinned || (pinnedSeen && !kept);
+        }
+        QVERIFY(evictedAfterPinned);
+        QVERIFY(bounded.heldBytes() < full.heldBytes());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestIncrementalReplay)
