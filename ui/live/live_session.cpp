@@ -196,6 +196,7 @@ void LiveSession::startIngest()
     callbacks.finished = [this, out, arrival, revision] {
         m_ingesting = false;
         m_ingestedRevision = revision;
+        releaseLater(std::move(m_view));
         m_view = *out;
         if (m_view && !m_view->error.empty() && QString::fromStdString(m_view->error) != m_updateError)
             fail(QString::fromStdString(m_view->error));
@@ -240,6 +241,7 @@ void LiveSession::startFullAnalysis()
         m_analyzedEvents = out->events;
         m_updateError.clear();
         if (out->document && !m_paused) {
+            releaseLater(std::move(m_document));
             m_document = out->document;
             ++m_delivered;
             emit documentUpdated();
@@ -295,6 +297,12 @@ void LiveSession::startRecoveredAnalysis()
         *out = maker ? maker(a) : makeDocument(a);
         },
         std::move(callbacks));
+}
+
+void LiveSession::releaseLater(std::shared_ptr<const void> old)
+{
+    if (old)
+        m_runner->start(tr("live update"), [old = std::move(old)](JobContext&) {});
 }
 
 bool LiveSession::save(const QString& path, QString* error)

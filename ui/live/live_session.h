@@ -75,6 +75,10 @@ public:
     QString nvmlNote() const { return m_nvmlNote; }
     QString recoveryPath() const { return m_recoveryPath; }
 
+    // Lets `old` go on a runner thread: the last reference to a replaced view or document of a
+    // long run frees gigabytes, which must not stall the GUI thread.
+    void releaseLater(std::shared_ptr<const void> old);
+
     // Writes the recording as a protocol-4 pickle; afterwards the recovery file goes.
     bool save(const QString& path, QString* error);
     bool saved() const { return m_saved; }

@@ -1,5 +1,6 @@
 #include "ui/live/live_tab.h"
 
+#include "analysis/live_stats.h"
 #include "live/live_client.h"
 #include "ui/live/live_overview.h"
 #include "ui/live/live_session.h"
@@ -23,10 +24,6 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include <fstream>
-
-#include <unistd.h>
-
 namespace memscope {
 
 namespace {
@@ -35,14 +32,6 @@ std::function<void(QWidget*, const QString&)>& host()
 {
     static std::function<void(QWidget*, const QString&)> h;
     return h;
-}
-
-int64_t residentBytes()
-{
-    std::ifstream f("/proc/self/statm");
-    long long pages = 0, resident = 0;
-    f >> pages >> resident;
-    return resident * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 int64_t shownEvents(const Document& doc)
@@ -242,7 +231,9 @@ void LiveTab::onDocument()
     } else {
         const auto range = timeline()->xRange();
         QSignalBlocker block(timeline());
+        std::shared_ptr<const Document> old = m_tab->documentPtr();
         m_tab->setGrownDocument(doc);
+        m_session->releaseLater(std::move(old)); // its last reference, off the GUI thread
         if (m_follow->isChecked())
             timeline()->resetZoom();
         else
@@ -258,21 +249,11 @@ void LiveTab::writeStats(qint64 arrivalMs)
     if (!view)
         return;
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    const LiveStats st = m_session->stats();
-    const int64_t shown = view->events;
-    const int64_t received = std::max<int64_t>(view->received, static_cast<int64_t>(st.events));
+    LiveStatsLine line = liveStatsLine(*view, (now - m_attachedMs) / 1000.0, arrivalMs > 0 ? double(now - arrivalMs) : -1.0);
+    line.lagEvents = std::max<int64_t>(line.lagEvents, static_cast<int64_t>(m_session->stats().events) - view->events);
     QFile f(m_statsPath);
-    if (!f.open(QIODevice::Append | QIODevice::Text))
-        return;
-    const QString line = QStringLiteral("{\"t_s\": %1, \"events\": %2, \"update_ms\": %3, \"rss_bytes\": %4, "
-                                        "\"dropped\": %5, \"lag_events\": %6}\n")
-                             .arg((now - m_attachedMs) / 1000.0, 0, 'f', 3)
-                             .arg(shown)
-                             .arg(arrivalMs > 0 ? now - arrivalMs : -1)
-                             .arg(residentBytes())
-                             .arg(static_cast<qulonglong>(st.agentDropped))
-                             .arg(std::max<int64_t>(0, received - shown));
-    f.write(line.toUtf8());
+    if (f.open(QIODevice::Append | QIODevice::Text))
+        f.write((liveStatsJson(line) + "\n").c_str());
 }
 
 QString LiveTab::statusText() const { return m_status->text() + QLatin1Char('\n') + m_numbers->text(); }
