@@ -232,12 +232,12 @@ int runWhatIf(const std::vector<std::string>& args)
     std::cout << "  requested peak      " << formatBytes(what.requestedPeak) << untilOom << "\n"
               << "  allocated peak      " << formatBytes(what.allocatedPeak) << " (rounded blocks)" << untilOom << "\n"
               << "  reserved peak       " << formatBytes(what.reservedPeak) << untilOom << "\n"
-              << "  at the allocated peak " << formatBytes(what.reservedAtAllocatedPeak) << " reserved, "
-              << formatBytes(what.unallocatedAtAllocatedPeak()) << " of it unallocated ("
-              << static_cast<int>(std::lround(what.unallocatedFractionAtAllocatedPeak() * 100)) << "%); largest free block "
-              << formatBytes(what.largestFreeAtAllocatedPeak) << ", fragmentation "
-              << static_cast<int>(std::lround(what.fragmentationAtAllocatedPeak() * 100))
-              << "% (1 - largest free block / free bytes)\n"
+              << "  unallocated         " << formatBytes(what.unallocatedAtAllocatedPeak()) << " of "
+              << formatBytes(what.reservedAtAllocatedPeak) << " reserved at the allocated peak ("
+              << static_cast<int>(std::lround(what.unallocatedFractionAtAllocatedPeak() * 100)) << "%)\n"
+              << "  fragmentation       " << static_cast<int>(std::lround(what.fragmentationAtAllocatedPeak() * 100))
+              << "% there (1 - largest free block / free bytes); largest free block "
+              << formatBytes(what.largestFreeAtAllocatedPeak) << "\n"
               << "  out of memory       " << oomText(what.oom) << "\n";
     if (what.recordedOomsAvoided > 0)
         std::cout << "  " << what.recordedOomsAvoided << " recorded out-of-memory error(s) would not happen\n";
