@@ -69,6 +69,7 @@ namespace memscope {
  *                                                              to the end with a size no parameter has)
  *      optimizer step, outliving the step                    OPTIMIZER_STATE
  *      a library workspace (cuBLAS), anything else           INTERMEDIATE
+ *      a DDP gradient bucket (c10d::Reducer, any phase)       GRADIENT
  *    "To the end" above: never freed, or freed only in the teardown after the last
  *    event of any phase (a program that drops its model, EMA weights or cuBLAS workspaces
  *    before it dumps the snapshot).

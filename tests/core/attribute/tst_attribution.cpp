@@ -1,4 +1,5 @@
 #include "attribute/attributor.h"
+#include "attribute/collective_memory.h"
 #include "attribute/range_cursor.h"
 #include "support/oracle_labels.h"
 #include "io/allocations_csv.h"
@@ -314,6 +315,45 @@ private slots:
     }
 
     // Iterations: as many as the program ran.
+    // DDP's gradient buckets (c10d::Reducer, built in the first backward and kept to the end
+    // with sizes no parameter has) are gradients, not intermediates: the shared 2-rank job.
+    void ddpBucketsAreGradients_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("rank0") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank0.pickle");
+        QTest::newRow("rank1") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank1.pickle");
+    }
+    void ddpBucketsAreGradients()
+    {
+        QFETCH(QString, file);
+        const auto a = attributeFile(file);
+        const Replay& replay = *a->replay;
+        const Collectives coll = findCollectives(replay);
+        int64_t bucketBytesAtEnd = 0;
+        int64_t buckets = 0;
+        for (size_t dv = 0; dv < replay.devices.size(); ++dv) {
+            const DeviceReplay& d = replay.devices[dv];
+            const DeviceAttribution& da = a->devices[dv];
+            for (size_t j = 0; j < d.allocations.size(); ++j) {
+                if (coll.devices[dv].allocationKind[j] != CollectiveKind::GradientBucket)
+                    continue;
+                ++buckets;
+                QCOMPARE(da.allocationCategory[j], Category::Gradient);
+                if (!d.allocations[j].freeEvent.valid())
+                    bucketBytesAtEnd += static_cast<int64_t>(d.allocations[j].size);
+            }
+            if (d.eventCount == 0)
+                continue;
+            // at the end the gradients hold at least the buckets still alive
+            const size_t last = static_cast<size_t>(d.eventCount - 1);
+            QVERIFY(da.categoryBytes[static_cast<size_t>(Category::Gradient)][last] >= bucketBytesAtEnd);
+        }
+        QVERIFY(buckets > 0);
+        QVERIFY(bucketBytesAtEnd > 256LL << 20); // the buckets hold the model's gradients, live to the end
+        qInfo("%lld bucket allocations, %lld bytes live at the end", static_cast<long long>(buckets),
+              static_cast<long long>(bucketBytesAtEnd));
+    }
+
     void iterationCount_data()
     {
         QTest::addColumn<QString>("file");
