@@ -290,6 +290,10 @@ private slots:
                                   << int(DiagnosticKind::ActivationBoundPeak);
         QTest::newRow("qwen_bs8_ckpt") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle/oracle_qwen_bs8_ckpt.pickle")
                                        << int(DiagnosticKind::OptimizerBoundPeak);
+        // DDP: activations 36% of the peak, but the largest part and 61% of what lies beyond
+        // parameters and optimizer state; the message says both
+        QTest::newRow("ddp_rank0") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank0.pickle")
+                                   << int(DiagnosticKind::ActivationBoundPeak);
         QTest::newRow("qwen_infer") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle/oracle_qwen_infer.pickle")
                                     << int(DiagnosticKind::Peak);
     }
@@ -308,6 +312,10 @@ private slots:
         QCOMPARE(p->bytes, d.peakRequested.bytes);
         QCOMPARE(p->event, d.peakRequested.event.value);
         QVERIFY(!p->fix.empty());
+        if (p->kind == DiagnosticKind::ActivationBoundPeak) // says why: the largest part, and both shares
+            QVERIFY2(p->message.find("its largest part (") != std::string::npos &&
+                         p->message.find("of what lies beyond parameters and optimizer state)") != std::string::npos,
+                     p->message.c_str());
     }
 
     // Unused cache: reserved minus in use, from the dump-time segments.
