@@ -354,6 +354,41 @@ private slots:
               static_cast<long long>(bucketBytesAtEnd));
     }
 
+    // Lightning as a user runs it (samples/recording/record_lightning_plain.py: Trainer
+    // defaults, self.log, no labeller hooks): every one of the 5 iterations has a forward, a
+    // backward and a step, and its peak lies in one of them, not in "other" (the loss runs
+    // inside optimizer.step(closure), followed by the step's bookkeeping and zero_grad
+    // before its backward). The labelled Lightning runs too.
+    void lightningPhasesInEveryIteration_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("iterations");
+        const QString dir = QStringLiteral(MEMSCOPE_TESTDATA_DIR);
+        QTest::newRow("plain fp32") << dir + QStringLiteral("/lightning/pl_plain_32-true.pickle.gz") << 5;
+        QTest::newRow("plain bf16") << dir + QStringLiteral("/lightning/pl_plain_bf16-mixed.pickle.gz") << 5;
+        for (const char* name : {"fw_pl_auto", "fw_pl_auto_bf16", "fw_pl_auto_clip", "fw_pl_auto_accum2", "fw_pl_manual"})
+            QTest::newRow(name) << dir + QStringLiteral("/oracle/%1.pickle").arg(QLatin1String(name)) << 3;
+    }
+    void lightningPhasesInEveryIteration()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, iterations);
+        const auto a = attributeFile(file);
+        const DeviceAttribution& d = a->devices.at(0);
+        QCOMPARE(int(d.iterations.size()), iterations);
+        for (const Iteration& it : d.iterations) {
+            const QString where = QStringLiteral("iteration %1").arg(it.index + 1);
+            for (Phase want : {Phase::Forward, Phase::Backward, Phase::OptimizerStep}) {
+                bool found = false;
+                for (const PhaseRange& p : it.phases)
+                    found = found || p.phase == want;
+                QVERIFY2(found, qPrintable(where + QStringLiteral(" has no ") + QString::fromUtf8(phaseName(want).data())));
+            }
+            QVERIFY2(it.peak.phase != Phase::Other, qPrintable(where + QStringLiteral("'s peak lies in other")));
+        }
+        QVERIFY(d.peakPhase != Phase::Other);
+    }
+
     void iterationCount_data()
     {
         QTest::addColumn<QString>("file");
