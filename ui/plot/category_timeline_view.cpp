@@ -330,6 +330,13 @@ void CategoryTimelineView::rebuildBands()
     });
     m_iterationLines->setColors({m_theme.muted});
     m_iterationLines->setLabeler([](const Band& b) { return tr("iter %1").arg(b.source + 1); });
+    m_iterationLines->setLabelObstacles([this] {
+        std::vector<QRectF> out;
+        for (QCPItemText* t : {m_peakLabel, m_rangeLabel})
+            if (t && t->visible())
+                out.push_back(QRectF(t->topLeft->pixelPosition(), t->bottomRight->pixelPosition()).normalized());
+        return out;
+    });
 }
 
 QString CategoryTimelineView::bandTooltip(const BandLayer::Band& b) const
