@@ -70,9 +70,11 @@ WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
     auto* right = new QVBoxLayout;
     right->addWidget(m_exact);
     right->addWidget(m_output, 1);
+    // The settings field gets room for a setting or two (it was cut at ~120 px).
+    m_settings->setMinimumWidth(m_settings->fontMetrics().averageCharWidth() * 40);
     auto* layout = new QHBoxLayout(this);
-    layout->addLayout(left);
-    layout->addLayout(right, 1);
+    layout->addLayout(left, 2);
+    layout->addLayout(right, 3);
 
     connect(m_run, &QPushButton::clicked, this, [this] { simulate(); });
     connect(m_search, &QPushButton::clicked, this, [this] { findLargestBatch(); });
