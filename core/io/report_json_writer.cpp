@@ -80,6 +80,7 @@ std::string reportJson(const Attribution& attribution, const PointReport& at, co
         site["count"] = s.count;
         site["category"] = categoryName(s.category);
         site["top_user_frame"] = frames.frameText(frames.topUserFrame(s.stack));
+        site["op"] = frames.opText(s.stack);
         site["stack"] = frames.stackSummary(s.stack, 8);
         sites.push_back(std::move(site));
     }

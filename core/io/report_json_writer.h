@@ -19,7 +19,7 @@ namespace memscope {
  *   peak_reserved   bytes, event_index, time_us
  *   at              the reported point (`--at`; the peak by default): the same fields as
  *                   `peak` plus live_allocations and top_call_sites (bytes, count,
- *                   category, top_user_frame, stack)
+ *                   category, top_user_frame, op, stack)
  *   iterations      index (from 1), first_event, last_event, start_time_us, end_time_us, phases
  *                   [{phase, first_event, last_event}], peak {bytes, event_index, time_us,
  *                   phase, by_category}
