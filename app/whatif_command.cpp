@@ -433,9 +433,12 @@ int runWhatIf(const std::vector<std::string>& args)
           << ", \"first_mismatch\": " << jsonString(exact.firstMismatch) << ", \"caveat\": " << jsonString(exact.caveat)
           << "},\n  \"reserved_peak_bytes\": " << what.reservedPeak << ",\n  \"allocated_peak_bytes\": " << what.allocatedPeak
           << ",\n  \"requested_peak_bytes\": " << what.requestedPeak << ",\n  \"reserved_peak_event\": " << what.reservedPeakEvent
-          << ",\n  \"fragmentation_bytes\": " << what.fragmentationAtPeak()
-          << ",\n  \"fragmentation_fraction\": " << what.fragmentationFraction()
-          << ",\n  \"largest_free_block_at_peak_bytes\": " << what.largestFreeAtReservedPeak
+          << ",\n  \"allocated_peak_event\": " << what.allocatedPeakEvent
+          << ",\n  \"reserved_at_allocated_peak_bytes\": " << what.reservedAtAllocatedPeak
+          << ",\n  \"unallocated_at_peak_bytes\": " << what.unallocatedAtAllocatedPeak()
+          << ",\n  \"unallocated_fraction\": " << what.unallocatedFractionAtAllocatedPeak()
+          << ",\n  \"fragmentation_fraction\": " << what.fragmentationAtAllocatedPeak()
+          << ",\n  \"largest_free_block_at_peak_bytes\": " << what.largestFreeAtAllocatedPeak
           << ",\n  \"segments_created\": " << what.segmentsCreated << ",\n  \"segments_released\": " << what.segmentsReleased
           << ",\n  \"recorded_ooms_avoided\": " << what.recordedOomsAvoided << ",\n  \"changes\": ";
         ModelChanges shown;
@@ -473,12 +476,16 @@ int runWhatIf(const std::vector<std::string>& args)
               << "capacity: " << (capacity ? formatBytes(static_cast<int64_t>(*capacity)) : std::string("unlimited")) << "\n";
     if (batch || search)
         std::cout << "batch: " << shownBatch << " (recorded " << recordedBatch << ")\n";
-    std::cout << "  requested peak      " << formatBytes(what.requestedPeak) << "\n"
-              << "  allocated peak      " << formatBytes(what.allocatedPeak) << " (rounded blocks)\n"
-              << "  reserved peak       " << formatBytes(what.reservedPeak) << "\n"
-              << "  fragmentation       " << formatBytes(what.fragmentationAtPeak()) << " reserved but unallocated at the peak ("
-              << static_cast<int>(std::lround(what.fragmentationFraction() * 100)) << "%), largest free block "
-              << formatBytes(what.largestFreeAtReservedPeak) << "\n"
+    const char* untilOom = what.oom ? " (up to the out-of-memory error)" : "";
+    std::cout << "  requested peak      " << formatBytes(what.requestedPeak) << untilOom << "\n"
+              << "  allocated peak      " << formatBytes(what.allocatedPeak) << " (rounded blocks)" << untilOom << "\n"
+              << "  reserved peak       " << formatBytes(what.reservedPeak) << untilOom << "\n"
+              << "  unallocated         " << formatBytes(what.unallocatedAtAllocatedPeak()) << " of "
+              << formatBytes(what.reservedAtAllocatedPeak) << " reserved at the allocated peak ("
+              << static_cast<int>(std::lround(what.unallocatedFractionAtAllocatedPeak() * 100)) << "%)\n"
+              << "  fragmentation       " << static_cast<int>(std::lround(what.fragmentationAtAllocatedPeak() * 100))
+              << "% there (1 - largest free block / free bytes); largest free block "
+              << formatBytes(what.largestFreeAtAllocatedPeak) << "\n"
               << "  out of memory       " << oomText(what.oom) << "\n";
     if (what.recordedOomsAvoided > 0)
         std::cout << "  " << what.recordedOomsAvoided << " recorded out-of-memory error(s) would not happen\n";

@@ -121,8 +121,18 @@ MainWindow::MainWindow(QWidget* parent)
     m_loadLabel->hide();
     m_progress->hide();
     m_cancel->hide();
-    statusBar()->showMessage(tr("Wheel: zoom · drag: pan · Shift+drag: select a range · click: inspect a time · "
-                                "double-click: reset"));
+    // The chart's mouse hints only while a chart is shown; the welcome page has none. A
+    // normal status-bar widget: a temporary message covers it, and it comes back after.
+    auto* hint = new QLabel(tr("Wheel: zoom · drag: pan · Shift+drag: select a range · click: inspect a time · "
+                               "double-click: reset · F1: shortcuts"),
+                            this);
+    hint->setObjectName(QStringLiteral("chartHint"));
+    hint->setMinimumWidth(1); // elided by the layout rather than widening the window
+    statusBar()->addWidget(hint, 1);
+    auto showHint = [this, hint] { hint->setVisible(m_stack->currentWidget() == m_tabs && currentTab()); };
+    connect(m_stack, &QStackedWidget::currentChanged, this, showHint);
+    connect(m_tabs, &QTabWidget::currentChanged, this, showHint);
+    showHint();
 
     connect(m_cancel, &QPushButton::clicked, this, [this] {
         m_loader->cancel();
@@ -290,6 +300,7 @@ void MainWindow::createActions()
               [](SnapshotTab* t) { t->showDetail(Detail::Diagnostics); });
     tabAction(view, tr("&Estimator"), QKeySequence(Qt::CTRL | Qt::Key_5),
               [](SnapshotTab* t) { t->showDetail(Detail::Estimator); });
+    tabAction(view, tr("&What-If…"), QKeySequence(Qt::CTRL | Qt::Key_6), [](SnapshotTab* t) { t->showDetail(Detail::WhatIf); });
     tabAction(view, tr("&Find Allocations…"), QKeySequence::Find, [](SnapshotTab* t) {
         t->showDetail(Detail::Allocations);
         t->allocations()->searchField()->setFocus();
@@ -308,8 +319,10 @@ void MainWindow::createActions()
     prev->setShortcut(QKeySequence::PreviousChild);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    QAction* aboutAction = help->addAction(tr("&About memscope"), this, &MainWindow::about);
-    aboutAction->setShortcut(QKeySequence::HelpContents);
+    QAction* keys = help->addAction(tr("&Keyboard Shortcuts and Mouse"), this, &MainWindow::showShortcuts);
+    keys->setShortcut(QKeySequence::HelpContents);
+    help->addSeparator();
+    help->addAction(tr("&About memscope"), this, &MainWindow::about);
     help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 
@@ -701,8 +714,12 @@ bool MainWindow::exportReport(const QString& directory, QString* message)
 void MainWindow::chooseExportDirectory()
 {
     QSettings settings;
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export Report To"),
-                                                          settings.value(QStringLiteral("exportDir")).toString());
+    // Starts in the last export folder (else the open file's); the dialog can make a new one.
+    QString start = settings.value(QStringLiteral("exportDir")).toString();
+    if (start.isEmpty() || !QFileInfo(start).isDir())
+        if (SnapshotTab* t = currentTab())
+            start = QFileInfo(t->path()).absolutePath();
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export Report To"), start, QFileDialog::ShowDirsOnly);
     if (dir.isEmpty())
         return;
     settings.setValue(QStringLiteral("exportDir"), dir);
@@ -728,6 +745,44 @@ void MainWindow::saveChartImage()
         QMessageBox::warning(this, tr("Save failed"), tr("Could not write %1").arg(path));
     else
         statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
+}
+
+void MainWindow::showShortcuts()
+{
+    // Read off the menus, so the page never disagrees with them.
+    QString rows;
+    for (QAction* top : menuBar()->actions()) {
+        QMenu* menu = top->menu();
+        if (!menu)
+            continue;
+        QString menuRows;
+        for (QAction* a : menu->actions())
+            if (!a->isSeparator() && !a->shortcut().isEmpty())
+                menuRows += QStringLiteral("<tr><td>%1</td><td><b>%2</b></td></tr>")
+                                .arg(a->text().remove(QLatin1Char('&')).toHtmlEscaped(),
+                                     a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped());
+        if (!menuRows.isEmpty())
+            rows += QStringLiteral("<tr><td colspan=2><br><i>%1</i></td></tr>")
+                        .arg(top->text().remove(QLatin1Char('&')).toHtmlEscaped()) +
+                    menuRows;
+    }
+    QMessageBox box(this);
+    box.setWindowTitle(tr("Keyboard Shortcuts and Mouse"));
+    box.setTextFormat(Qt::RichText);
+    box.setText(tr("<h3>Using memscope</h3>"
+                   "<p>Open a snapshot (<tt>torch.cuda.memory._dump_snapshot()</tt>) or drop it on the window. The timeline "
+                   "shows memory by category; the peak is marked. Click a time to see what is live then in the tabs below; "
+                   "Shift+drag selects a range; double-click resets the zoom. Findings in Diagnostics have a \"Show "
+                   "moment\" link; activating an allocation or a call site selects it in the timeline.</p>"
+                   "<table cellspacing=0 cellpadding=3>"
+                   "<tr><td>Mouse wheel</td><td><b>zoom</b></td></tr>"
+                   "<tr><td>Drag</td><td><b>pan</b></td></tr>"
+                   "<tr><td>Shift+drag</td><td><b>select a range</b></td></tr>"
+                   "<tr><td>Click</td><td><b>inspect a time</b></td></tr>"
+                   "<tr><td>Double-click</td><td><b>reset the zoom</b></td></tr>"
+                   "%1</table>")
+                    .arg(rows));
+    box.exec();
 }
 
 void MainWindow::about()

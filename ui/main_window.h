@@ -106,6 +106,7 @@ private:
     void onCompared(std::shared_ptr<const class Comparison> comparison);
     void chooseExportDirectory();
     void saveChartImage();
+    void showShortcuts(); // Help > Keyboard Shortcuts and Mouse (F1)
     void about();
     void closeTab(int index);
     void applyBannerPalette();

@@ -210,6 +210,7 @@ SimulationResult simulateDevice(const Replay& replay, size_t deviceIndex, const 
         }
     };
 
+    int64_t allocatedMax = 0;
     auto afterEvent = [&](int64_t i) {
         if (model.reserved() > 0 && model.reserved() >= model.reservedPeak() &&
             (result.reservedPeakEvent < 0 || model.reserved() > result.reservedPeak)) {
@@ -218,6 +219,12 @@ SimulationResult simulateDevice(const Replay& replay, size_t deviceIndex, const 
             result.allocatedAtReservedPeak = model.allocated();
             result.largestFreeAtReservedPeak = static_cast<int64_t>(model.largestFreeBlock());
         }
+        if (model.allocated() > 0 && model.allocated() > allocatedMax) {
+            allocatedMax = model.allocated();
+            result.allocatedPeakEvent = i;
+            result.reservedAtAllocatedPeak = model.reserved();
+            result.largestFreeAtAllocatedPeak = static_cast<int64_t>(model.largestFreeBlock());
+        }
         if (options.keepCurve)
             result.reserved[static_cast<size_t>(i)] = model.reserved();
     };
@@ -225,6 +232,9 @@ SimulationResult simulateDevice(const Replay& replay, size_t deviceIndex, const 
         result.reserved.assign(n, 0);
     result.reservedPeak = 0;
     if (model.reserved() > 0) { // the seeded state is the first candidate
+        allocatedMax = model.allocated();
+        result.reservedAtAllocatedPeak = model.reserved();
+        result.largestFreeAtAllocatedPeak = static_cast<int64_t>(model.largestFreeBlock());
         result.reservedPeak = model.reserved();
         result.allocatedAtReservedPeak = model.allocated();
         result.largestFreeAtReservedPeak = static_cast<int64_t>(model.largestFreeBlock());

@@ -66,10 +66,35 @@ struct SimulationResult {
     int64_t reservedPeakEvent = -1;
     int64_t allocatedAtReservedPeak = 0;
     int64_t largestFreeAtReservedPeak = 0;
+    // At the reserved peak's first event (kept for callers of the reserved peak; the what-if
+    // reports read the figures at the allocated peak below).
     int64_t fragmentationAtPeak() const { return reservedPeak - allocatedAtReservedPeak; }
     double fragmentationFraction() const
     {
         return reservedPeak > 0 ? static_cast<double>(fragmentationAtPeak()) / static_cast<double>(reservedPeak) : 0.0;
+    }
+    // Taken at the allocated peak (the first event where the rounded blocks reach their
+    // highest), not at the reserved peak: with expandable segments the reserved plateau begins
+    // long before the blocks fill it, so its first or last event says little about the peak.
+    // The event's reserved bytes and what is free in them: reserved − allocated, and the
+    // largest free block. "Fragmentation" is core/query's one definition (free_space.h):
+    // 1 − largest free block / free bytes.
+    int64_t allocatedPeakEvent = -1;
+    int64_t reservedAtAllocatedPeak = 0;
+    int64_t largestFreeAtAllocatedPeak = 0;
+    // Reserved but not allocated at the allocated peak, and its share of the reserved bytes.
+    int64_t unallocatedAtAllocatedPeak() const { return reservedAtAllocatedPeak - allocatedPeak; }
+    double unallocatedFractionAtAllocatedPeak() const
+    {
+        return reservedAtAllocatedPeak > 0
+                   ? static_cast<double>(unallocatedAtAllocatedPeak()) / static_cast<double>(reservedAtAllocatedPeak)
+                   : 0.0;
+    }
+    // 1 − largest free block / free bytes at the allocated peak (0 with nothing free).
+    double fragmentationAtAllocatedPeak() const
+    {
+        const int64_t free = unallocatedAtAllocatedPeak();
+        return free > 0 ? 1.0 - static_cast<double>(largestFreeAtAllocatedPeak) / static_cast<double>(free) : 0.0;
     }
     int64_t segmentsCreated = 0;
     int64_t segmentsReleased = 0;

@@ -1,5 +1,6 @@
 #include "attribute/attributor.h"
 
+#include "attribute/collective_memory.h"
 #include "attribute/phase_segmenter.h"
 #include "attribute/stack_hints.h"
 #include "common/huge_pages.h"
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 namespace memscope {
 
@@ -115,6 +117,26 @@ struct Categorizer {
         categorizePreexisting(anyStep && !stepState);
         demoteWorkspacesNamedGradients();
         dataMadeBeforeTheModelRuns();
+        ddpBucketsAreGradients();
+    }
+
+    // DDP's flat gradient buckets (a c10d::Reducer frame, collective_memory.h) hold the
+    // gradients the ranks all-reduce: GRADIENT, whatever their phase and lifetime made them
+    // (built in the first backward and kept to the end with sizes no parameter has, they
+    // read as temporaries). The communication sub-band still names them as buckets.
+    void ddpBucketsAreGradients()
+    {
+        std::unordered_map<decltype(StackId{}.value), bool> bucketStack;
+        for (size_t j = 0; j < d.allocations.size(); ++j) {
+            const StackId stack = d.allocations[j].stack;
+            if (!stack.valid())
+                continue;
+            auto [found, fresh] = bucketStack.try_emplace(stack.value, false);
+            if (fresh)
+                found->second = classifyCollectiveStack(snap, stack) == CollectiveKind::GradientBucket;
+            if (found->second)
+                out.allocationCategory[j] = Category::Gradient;
+        }
     }
 
     // A tensor the program's own code made before the first iteration (no torch.nn, no

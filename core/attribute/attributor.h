@@ -32,7 +32,9 @@ namespace memscope {
  *    in the range are the autograd thread's backward.
  * 2. Phases in one pass with context: frameless events after a forward are the backward;
  *    the program's own code between two events of a phase (the loss between forward and
- *    backward) keeps that phase, elsewhere it is Other. Silent events (a kind the recording
+ *    backward) keeps that phase, elsewhere it is Other; a loss followed by a zero_grad or by
+ *    events only an annotated step range names before its backward (Lightning's closure)
+ *    keeps the forward's phase too. Silent events (a kind the recording
  *    never gives frames, e.g. frees under context="alloc") keep the phase around them;
  *    inside an annotated range they take the range's phase unless the current phase was
  *    set inside that range (a free in a closure's backward), and after an annotated step or
@@ -71,6 +73,7 @@ namespace memscope {
  *                                                              to the end with a size no parameter has)
  *      optimizer step, outliving the step                    OPTIMIZER_STATE
  *      a library workspace (cuBLAS), anything else           INTERMEDIATE
+ *      a DDP gradient bucket (c10d::Reducer, any phase)       GRADIENT
  *    "To the end" above: never freed, or freed only in the teardown after the last
  *    event of any phase (a program that drops its model, EMA weights or cuBLAS workspaces
  *    before it dumps the snapshot).

@@ -118,6 +118,8 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
         silentKind[j] = framesSeen && countByKind[j] > 0 && framedByKind[j] == 0;
     std::vector<Raw> raw;
     assignHuge(raw, static_cast<size_t>(n), Raw::User);
+    std::vector<uint8_t> byRangeOnly; // the phase came from an annotated range, not the event's frames
+    assignHuge(byRangeOnly, static_cast<size_t>(n), uint8_t{0});
     RangeCursor<TimeRange> rawRanges(ann.steps);
     for (int64_t i = 0; i < n; ++i) {
         const size_t k = static_cast<size_t>(i);
@@ -132,9 +134,10 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
         const bool silent = !(h & kHintFramed) && silentKind[kindOf(ev.action[k])];
         const bool ownEvidence = (h & (kHintForward | kHintBackward)) || closure || (!(h & kHintFramed) && framesSeen) || silent;
         Raw r = Raw::User;
-        if (annotated != Raw::User && !ownEvidence)
+        if (annotated != Raw::User && !ownEvidence) {
             r = annotated;
-        else if ((h & kHintOptimizer) && !closure)
+            byRangeOnly[k] = 1;
+        } else if ((h & kHintOptimizer) && !closure)
             r = Raw::Optimizer;
         else if (h & kHintZeroGrad)
             r = Raw::ZeroGrad;
@@ -152,14 +155,29 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
     // 2. Context. Events of the program's own code (loss, input, clipping) take the phase
     //    around them only when that phase goes on after them; frameless events after a
     //    forward are the backward's.
+    //    The loss of a closure (Lightning's automatic optimization: training_step inside
+    //    optimizer.step(closure), then zero_grad, then backward) is followed by the step's
+    //    own bookkeeping and a zero_grad before its backward: `nextAutograd` looks past those
+    //    (zero_grad, and events whose phase only an annotated range gave), so the loss keeps
+    //    the forward's phase there too.
     std::vector<Raw> next;
     assignHuge(next, static_cast<size_t>(n), Raw::User);
+    std::vector<Raw> nextAutograd;
+    assignHuge(nextAutograd, static_cast<size_t>(n), Raw::User);
     Raw upcoming = Raw::User;
+    Raw upcomingAutograd = Raw::User;
     for (int64_t i = n - 1; i >= 0; --i) {
-        next[static_cast<size_t>(i)] = upcoming;
-        if (raw[static_cast<size_t>(i)] != Raw::User && raw[static_cast<size_t>(i)] != Raw::Silent)
-            upcoming = raw[static_cast<size_t>(i)];
+        const size_t k = static_cast<size_t>(i);
+        next[k] = upcoming;
+        nextAutograd[k] = upcomingAutograd;
+        if (raw[k] != Raw::User && raw[k] != Raw::Silent) {
+            upcoming = raw[k];
+            if (raw[k] != Raw::ZeroGrad && !byRangeOnly[k])
+                upcomingAutograd = raw[k];
+        }
     }
+    byRangeOnly.clear();
+    byRangeOnly.shrink_to_fit();
     // A silent event inside an annotated range takes the range's phase, unless what set the
     // current phase lies inside that range too (a free inside a closure's forward or backward);
     // after an annotated step or zero_grad has ended, it is not in it any more (the program's
@@ -182,8 +200,10 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
         } else if (r == Raw::User) {
             const Raw nx = next[k];
             const bool autogradNext = nx == Raw::Backward || nx == Raw::Frameless;
+            const Raw na = nextAutograd[k];
+            const bool closureLoss = cur == Phase::Forward && (na == Raw::Backward || na == Raw::Frameless);
             const bool inStep = cur == Phase::OptimizerStep || cur == Phase::ZeroGrad;
-            const bool keep = ((cur == Phase::Forward || cur == Phase::Backward) && autogradNext) ||
+            const bool keep = ((cur == Phase::Forward || cur == Phase::Backward) && autogradNext) || closureLoss ||
                               (inStep && phaseOf(nx) == cur);
             if (!keep)
                 cur = Phase::Other;
@@ -197,6 +217,8 @@ PhaseSegmentation segmentPhases(const Snapshot& snapshot, const DeviceTrace& tra
     raw.shrink_to_fit();
     next.clear();
     next.shrink_to_fit();
+    nextAutograd.clear();
+    nextAutograd.shrink_to_fit();
 
     // 3. Iterations.
     const auto& phase = out.eventPhase;

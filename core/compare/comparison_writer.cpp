@@ -53,7 +53,7 @@ Json runJson(const ComparedRun& r)
         Json q;
         q["bytes"] = pp.bytes;
         q["event_index"] = pp.event;
-        q["iteration"] = pp.iteration;
+        q["iteration"] = pp.iteration >= 0 ? pp.iteration + 1 : -1; // from 1, as report.json
         q["by_category"] = byCategory(pp.byCategory);
         phases[std::string(phaseName(p))] = std::move(q);
     }

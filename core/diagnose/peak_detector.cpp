@@ -39,7 +39,12 @@ std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMea
     const bool gradientBound = gradients > activations && gradients * 2 >= beyond;
     // Saved activations must be what the forward/backward peak is made of; a backward peak
     // built of kept results or temporaries is not lowered by checkpointing.
-    const bool activationsDominate = activations > 0 && activations * 2 >= beyond;
+    // They must also be the largest single category there: a peak where they are a third
+    // beside as much optimizer state is not "activation-bound" to its reader.
+    bool activationsLargest = activations > 0;
+    for (Category c : kAllCategories)
+        activationsLargest = activationsLargest && (c == Category::Activation || bytesOfCategory(c) <= activations);
+    const bool activationsDominate = activations > 0 && activations * 2 >= beyond && activationsLargest;
     if (training && (phase == Phase::Forward || phase == Phase::Backward) && !gradientBound && activationsDominate)
         d.kind = DiagnosticKind::ActivationBoundPeak;
     else if (training && phase == Phase::Backward && gradients >= bytesOfCategory(Category::Intermediate))
@@ -65,8 +70,10 @@ std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMea
                                               : std::string());
     switch (d.kind) {
     case DiagnosticKind::ActivationBoundPeak:
-        d.message = where + ", is activation-bound: saved activations " + formatBytes(activations) + " (" +
-                    percentText(static_cast<double>(activations) / static_cast<double>(m.peak)) + " of it)";
+        d.message = where + ", is activation-bound: saved activations " + formatBytes(activations) + ", its largest part (" +
+                    percentText(static_cast<double>(activations) / static_cast<double>(m.peak)) + " of it, " +
+                    percentText(static_cast<double>(activations) / static_cast<double>(std::max<int64_t>(beyond, 1))) +
+                    " of what lies beyond parameters and optimizer state)";
         d.fix = "Lower the activations: a smaller batch or sequence length (they scale with both), activation "
                 "checkpointing (torch.utils.checkpoint, model.gradient_checkpointing_enable()), mixed precision "
                 "(torch.autocast with bfloat16).";

@@ -15,7 +15,9 @@ namespace memscope {
  *
  *   forward / backward, in a trace that trains,  ActivationBoundPeak: smaller batch or
  *   saved activations at least half of what      sequence, activation checkpointing, mixed precision
- *   lies beyond parameters and optimizer state
+ *   lies beyond parameters and optimizer state,
+ *   and the largest category there (the message
+ *   gives both shares)
  *   optimizer step, or a backward where          OptimizerBoundPeak: foreach=False / fused=True,
  *   gradients outweigh the activations and       fewer optimizer states, stepping in backward
  *   the temporaries

@@ -26,6 +26,9 @@ namespace memscope {
  *   alloc_phase     phase in which it was allocated
  *   top_user_frame  innermost frame of the user's own code, "train.py:42 forward"
  *   stack           the user frames, innermost first, joined by " < "
+ *   op              the operation behind it (FrameClassifier::opText): the innermost library
+ *                   Python frame, "sdpa_attention.py:158 sdpa_attention_forward", else the
+ *                   autograd node and ATen operator, "AddmmBackward0 > aten::mm"
  *
  * The total row also names the point: event in alloc_event, time in alloc_time_us.
  */

@@ -30,6 +30,7 @@ std::string pointJson(const Attribution& attribution, const PointReport& point, 
         j["alloc_event"] = a.allocEvent;
         j["free_event"] = a.freeEvent;
         j["top_user_frame"] = frames.frameText(frames.topUserFrame(a.stack));
+        j["op"] = frames.opText(a.stack);
         allocations.push_back(std::move(j));
     }
     root["top_allocations"] = std::move(allocations);
@@ -41,6 +42,7 @@ std::string pointJson(const Attribution& attribution, const PointReport& point, 
         site["count"] = s.count;
         site["category"] = categoryName(s.category);
         site["top_user_frame"] = frames.frameText(frames.topUserFrame(s.stack));
+        site["op"] = frames.opText(s.stack);
         site["stack"] = frames.stackSummary(s.stack, 8);
         sites.push_back(std::move(site));
     }

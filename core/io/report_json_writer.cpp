@@ -18,6 +18,10 @@ Json byCategory(const std::array<int64_t, kCategoryCount>& bytes)
     return j;
 }
 
+// Iterations are numbered from 1, as the window and the diagnostics' messages number them;
+// -1 is a point outside any iteration.
+int iterationNumber(int index) { return index >= 0 ? index + 1 : -1; }
+
 Json point(const PointReport& p, int64_t t0)
 {
     Json j;
@@ -26,7 +30,7 @@ Json point(const PointReport& p, int64_t t0)
     j["time_us"] = p.timeUs;
     j["seconds_from_start"] = static_cast<double>(p.timeUs - t0) / 1e6;
     j["phase"] = phaseName(p.phase);
-    j["iteration"] = p.iteration;
+    j["iteration"] = iterationNumber(p.iteration);
     j["reserved_bytes"] = p.reserved;
     j["by_category"] = byCategory(p.byCategory);
     return j;
@@ -76,6 +80,7 @@ std::string reportJson(const Attribution& attribution, const PointReport& at, co
         site["count"] = s.count;
         site["category"] = categoryName(s.category);
         site["top_user_frame"] = frames.frameText(frames.topUserFrame(s.stack));
+        site["op"] = frames.opText(s.stack);
         site["stack"] = frames.stackSummary(s.stack, 8);
         sites.push_back(std::move(site));
     }
@@ -85,7 +90,7 @@ std::string reportJson(const Attribution& attribution, const PointReport& at, co
     Json iterations = Json::array();
     for (const Iteration& it : a.iterations) {
         Json j;
-        j["index"] = it.index;
+        j["index"] = iterationNumber(it.index);
         j["first_event"] = it.firstEvent;
         j["last_event"] = it.lastEvent;
         j["start_time_us"] = timeAt(it.firstEvent);

@@ -14,12 +14,13 @@ namespace memscope {
  *
  *   file, device, events, allocations
  *   peak            the global requested peak: bytes, event_index, time_us, seconds_from_start,
- *                   phase, iteration, reserved_bytes, by_category {PARAMETER: bytes, …}
+ *                   phase, iteration (numbered from 1 as in the window; -1 outside any),
+ *                   reserved_bytes, by_category {PARAMETER: bytes, …}
  *   peak_reserved   bytes, event_index, time_us
  *   at              the reported point (`--at`; the peak by default): the same fields as
  *                   `peak` plus live_allocations and top_call_sites (bytes, count,
- *                   category, top_user_frame, stack)
- *   iterations      index, first_event, last_event, start_time_us, end_time_us, phases
+ *                   category, top_user_frame, op, stack)
+ *   iterations      index (from 1), first_event, last_event, start_time_us, end_time_us, phases
  *                   [{phase, first_event, last_event}], peak {bytes, event_index, time_us,
  *                   phase, by_category}
  *   oom_events      event indices of `oom` entries

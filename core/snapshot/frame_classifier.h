@@ -35,6 +35,12 @@ public:
     std::string stackSummary(StackId stack, size_t maxFrames = 4) const;
     // For a stack with no user frame: "(library) MmBackward0 > aten::mm".
     std::string librarySummary(StackId stack) const;
+    // The operation behind an allocation, where the user frame says only "the training
+    // loop": the innermost library Python frame below the user's code other than
+    // nn.Module's call machinery ("sdpa_attention.py:158 sdpa_attention_forward",
+    // "functional.py:3462 cross_entropy"), else the ATen operator or autograd node of the
+    // native frames ("aten::mm"); "" when the stack shows neither.
+    std::string opText(StackId stack) const;
     const Snapshot& snapshot() const { return m_snapshot; }
 
 private:

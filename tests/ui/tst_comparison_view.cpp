@@ -110,6 +110,14 @@ private slots:
         for (auto it = topA->data()->constBegin(); it != topA->data()->constEnd(); ++it)
             highest = std::max(highest, it->value);
         QCOMPARE(qint64(highest), m_amp->a().peak.requested);
+        // Byte ticks land on binary steps and carry no ".00" ("40 GiB", not "40.00 GiB").
+        for (int p = 0; p < 3; ++p) {
+            view.plot(p)->replot(QCustomPlot::rpImmediateRefresh);
+            const QVector<QString> labels = view.plot(p)->yAxis->tickVectorLabels();
+            QVERIFY(!labels.isEmpty());
+            for (const QString& l : labels)
+                QVERIFY2(!l.contains(QStringLiteral(".00 ")) && !l.contains(QStringLiteral("0 iB")), qPrintable(l));
+        }
         view.plot(0)->xAxis->setRange(1, 2);
         QCOMPARE(view.plot(1)->xAxis->range().lower, 1.0);
         QCOMPARE(view.plot(2)->xAxis->range().upper, 2.0);

@@ -856,8 +856,56 @@ private slots:
     {
         MainWindow w;
         w.show();
-        QAction* about = menuAction(w, QKeySequence(QKeySequence::HelpContents));
+        QAction* about = nullptr;
+        for (QAction* a : w.menuBar()->findChildren<QAction*>())
+            if (a->text() == QStringLiteral("&About memscope"))
+                about = a;
         QVERIFY(about);
+        QCOMPARE(modalText(w, about).contains(QStringLiteral("memscope 0.0-test")), true);
+    }
+
+    // F1 is Help > Keyboard Shortcuts: every menu shortcut is listed, the what-if among them
+    // (View > What-If, Ctrl+6); the welcome page shows no chart hints, a chart does.
+    void helpListsShortcuts()
+    {
+        MainWindow w;
+        w.show();
+        auto* hint = w.statusBar()->findChild<QLabel*>(QStringLiteral("chartHint"));
+        QVERIFY(hint);
+        QVERIFY(!hint->isVisibleTo(&w));
+        QAction* help = menuAction(w, QKeySequence(QKeySequence::HelpContents));
+        QVERIFY(help);
+        QVERIFY(help->text().contains(QStringLiteral("Keyboard")));
+        QAction* whatIf = menuAction(w, QKeySequence(Qt::CTRL | Qt::Key_6));
+        QVERIFY(whatIf);
+        const QString text = modalText(w, help);
+        for (QAction* a : w.menuBar()->findChildren<QAction*>())
+            if (!a->shortcut().isEmpty())
+                QVERIFY2(text.contains(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped()), qPrintable(a->text()));
+        QVERIFY(text.contains(QStringLiteral("What-If")));
+        QVERIFY(open(w, sample("linear3"), 1));
+        QVERIFY(hint->isVisibleTo(&w) || !w.statusBar()->currentMessage().isEmpty());
+        w.statusBar()->clearMessage();
+        QVERIFY(hint->isVisibleTo(&w));
+        QVERIFY(hint->text().contains(QStringLiteral("Shift+drag")));
+    }
+
+    // With a snapshot open the window can be made 1000x700 (it could not go below 1062 px:
+    // the info line's full text set the minimum).
+    void fitsIn1000x700()
+    {
+        MainWindow w;
+        w.resize(1000, 700);
+        w.show();
+        QVERIFY(open(w, sample("llm_bs16"), 1));
+        QCoreApplication::processEvents();
+        QVERIFY2(w.minimumSizeHint().width() <= 1000 && w.minimumSizeHint().height() <= 700,
+                 qPrintable(QStringLiteral("%1x%2").arg(w.minimumSizeHint().width()).arg(w.minimumSizeHint().height())));
+    }
+
+private:
+    static QString modalText(MainWindow& w, QAction* action)
+    {
         QString text;
         QTimer::singleShot(0, &w, [&] {
             if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
@@ -865,8 +913,8 @@ private slots:
                 box->accept();
             }
         });
-        about->trigger();
-        QVERIFY2(text.contains(QStringLiteral("memscope 0.0-test")), qPrintable(text));
+        action->trigger();
+        return text;
     }
 };
 

@@ -132,7 +132,7 @@ class TestReportExport : public QObject {
         std::vector<int64_t> byCategory(kCategoryCount, 0);
         for (qsizetype i = 2 + kCategoryCount; i < peak.size(); ++i) {
             const QStringList& row = peak[i];
-            QCOMPARE(row.size(), 14);
+            QCOMPARE(row.size(), 15); // ... top_user_frame, stack, op
             QCOMPARE(row[0], QStringLiteral("allocation"));
             const AllocationId id{row[5].toInt()};
             QVERIFY(std::binary_search(live.begin(), live.end(), id));

@@ -77,13 +77,23 @@ bool waitLoaded(MainWindow& w, int tabs)
     return w.tabCount() >= tabs;
 }
 
+// The window's size for screenshots: MEMSCOPE_SHOT_SIZE=WxH (1000x700 is the smallest the
+// window is made for), 1600x1000 by default.
+QSize shotSize()
+{
+    const QStringList wh = qEnvironmentVariable("MEMSCOPE_SHOT_SIZE").split(QLatin1Char('x'));
+    if (wh.size() == 2 && wh[0].toInt() > 0 && wh[1].toInt() > 0)
+        return {wh[0].toInt(), wh[1].toInt()};
+    return {1600, 1000};
+}
+
 int screenshots(const QString& outDir, const QStringList& files)
 {
     QDir().mkpath(outDir);
     QTemporaryDir settingsDir;
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
     MainWindow w;
-    w.resize(1600, 1000);
+    w.resize(shotSize());
     w.show();
     settle(300);
     w.grab().save(outDir + QStringLiteral("/welcome.png"));
@@ -96,6 +106,8 @@ int screenshots(const QString& outDir, const QStringList& files)
         }
         const QString base = outDir + QLatin1Char('/') + QFileInfo(f).completeBaseName();
         SnapshotTab* tab = w.currentTab();
+        std::printf("%s: window %dx%d, smallest %dx%d\n", qPrintable(QFileInfo(f).fileName()), w.width(), w.height(),
+                    w.minimumSizeHint().width(), w.minimumSizeHint().height());
         // Breakdown at the peak with the largest call site's stack.
         tab->detailTabs()->setCurrentIndex(0);
         PeakPanel* peak = tab->peakPanel();
@@ -150,6 +162,9 @@ int screenshots(const QString& outDir, const QStringList& files)
         tab->showDetail(SnapshotTab::DetailTab::Estimator);
         settle();
         w.grab().save(base + QStringLiteral("_estimator.png"));
+        tab->showDetail(SnapshotTab::DetailTab::WhatIf);
+        settle();
+        w.grab().save(base + QStringLiteral("_whatif.png"));
         // A selected range on the timeline (the iteration holding the peak) in event-index mode.
         tab->detailTabs()->setCurrentIndex(0);
         const auto& its = m.attribution->iterations;

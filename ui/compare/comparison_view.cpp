@@ -34,7 +34,19 @@ class BytesTicker : public QCPAxisTicker {
 protected:
     QString getTickLabel(double tick, const QLocale&, QChar, int) override
     {
-        return QString::fromStdString(formatBytes(static_cast<int64_t>(tick)));
+        // Round binary steps need no decimals: "40 GiB", "512 MiB", "1.5 GiB" (not "40.00 GiB").
+        QString s = QString::fromStdString(formatBytes(static_cast<int64_t>(tick)));
+        const qsizetype space = s.indexOf(QLatin1Char(' '));
+        const qsizetype dot = s.indexOf(QLatin1Char('.'));
+        if (space > 0 && dot > 0 && dot < space) {
+            qsizetype end = space;
+            while (end > dot && s.at(end - 1) == QLatin1Char('0'))
+                --end;
+            if (end == dot + 1)
+                --end;
+            s.remove(end, space - end);
+        }
+        return s;
     }
     double getTickStep(const QCPRange& range) override
     {

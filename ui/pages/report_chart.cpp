@@ -174,7 +174,9 @@ ReportChart::ReportChart(const Document& document, size_t deviceIndex, const Poi
     key->setSubTicks(false);
     key->grid()->setVisible(false);
     value->setTicker(QSharedPointer<ByteAxisTicker>(new ByteAxisTicker));
-    value->setRange(0, static_cast<double>(maxBytes) * 2.3);
+    // Room for the longest bar's "bytes  share" label (about 140 px of a bar area at least
+    // 500 px wide), not twice the bar: the axis reads as the bars' scale.
+    value->setRange(0, static_cast<double>(maxBytes) * 1.4);
     value->ticker()->setTickCount(3);
     value->setLabel(
         at.globalPeak

@@ -44,8 +44,11 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     // Sized by a fixed length, not by measuring every item: a long run has thousands of
     // iterations, and shaping their texts cost ~0.1 s at first show.
     m_iterations->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_iterations->setMinimumContentsLength(24);
+    m_iterations->setMinimumContentsLength(16);
     m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Wraps instead of setting the window's minimum width (1000 px must fit).
+    m_info->setWordWrap(true);
+    m_info->setMinimumWidth(120);
 
     auto* bar = new QHBoxLayout;
     bar->setContentsMargins(6, 4, 6, 0);

@@ -70,9 +70,11 @@ WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
     auto* right = new QVBoxLayout;
     right->addWidget(m_exact);
     right->addWidget(m_output, 1);
+    // The settings field gets room for a setting or two (it was cut at ~120 px).
+    m_settings->setMinimumWidth(m_settings->fontMetrics().averageCharWidth() * 40);
     auto* layout = new QHBoxLayout(this);
-    layout->addLayout(left);
-    layout->addLayout(right, 1);
+    layout->addLayout(left, 2);
+    layout->addLayout(right, 3);
 
     connect(m_run, &QPushButton::clicked, this, [this] { simulate(); });
     connect(m_search, &QPushButton::clicked, this, [this] { findLargestBatch(); });
@@ -243,16 +245,22 @@ void WhatIfPanel::showResult()
     }
     if (m_result) {
         const SimulationResult& r = *m_result;
-        html += tr("<table>"
-                   "<tr><td>Requested peak</td><td align=right>%1</td></tr>"
-                   "<tr><td>Allocated peak (rounded blocks)</td><td align=right>%2</td></tr>"
-                   "<tr><td>Reserved peak</td><td align=right><b>%3</b></td></tr>"
-                   "<tr><td>Fragmentation at the reserved peak</td><td align=right>%4 (%5)</td></tr>"
+        // Cell padding keeps each label apart from its value; the figures of an out-of-memory
+        // run end at the error, and say so.
+        const QString untilOom = r.oom ? tr(" (up to the out-of-memory error)") : QString();
+        html += tr("<table cellspacing=0 cellpadding=2>"
+                   "<tr><td>Requested peak%7</td><td align=right>%1</td></tr>"
+                   "<tr><td>Allocated peak (rounded blocks)%7</td><td align=right>%2</td></tr>"
+                   "<tr><td>Reserved peak%7</td><td align=right><b>%3</b></td></tr>"
+                   "<tr><td>Reserved but unallocated at the allocated peak&nbsp;&nbsp;</td>"
+                   "<td align=right>%4 (%5)</td></tr>"
                    "<tr><td>Largest free block there</td><td align=right>%6</td></tr>"
+                   "<tr><td>Fragmentation there (1 − largest free block / free bytes)&nbsp;&nbsp;</td>"
+                   "<td align=right>%8</td></tr>"
                    "</table>")
                     .arg(bytesText(r.requestedPeak), bytesText(r.allocatedPeak), bytesText(r.reservedPeak),
-                         bytesText(r.fragmentationAtPeak()), percentText(r.fragmentationFraction()),
-                         bytesText(r.largestFreeAtReservedPeak));
+                         bytesText(r.unallocatedAtAllocatedPeak()), percentText(r.unallocatedFractionAtAllocatedPeak()),
+                         bytesText(r.largestFreeAtAllocatedPeak), untilOom, percentText(r.fragmentationAtAllocatedPeak()));
         if (r.oom)
             html += tr("<p><b>Out of memory</b> at event %1 (%2): asking %3 with %4 reserved, %5 allocated.</p>")
                         .arg(countText(r.oom->event), phaseText(r.oom->phase), bytesText(static_cast<int64_t>(r.oom->size)),

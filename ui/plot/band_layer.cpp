@@ -49,6 +49,7 @@ void BandLayer::drawLines(QCPPainter* painter)
     const QFontMetrics fm(m_font);
     double lastLine = -1e9;
     double lastLabelEnd = -1e9;
+    const std::vector<QRectF> avoid = m_obstacles ? m_obstacles() : std::vector<QRectF>{};
     // Lines are zero-width bands sorted by x0; a wider one is drawn at its start.
     const std::vector<Band>& bands = m_set->bands();
     for (size_t i = m_set->firstReaching(0, range.lower); i < bands.size(); ++i) {
@@ -71,8 +72,13 @@ void BandLayer::drawLines(QCPPainter* painter)
         if (p0 + 4 <= lastLabelEnd)
             continue;
         if (const QString label = labelOf(b); !label.isEmpty()) {
+            QRectF box(p0 + 2, r.top() + 1, fm.horizontalAdvance(label) + 4, fm.height() + 2);
+            for (int pass = 0; pass < 2; ++pass) // below one obstacle, then check the others again
+                for (const QRectF& o : avoid)
+                    if (box.intersects(o))
+                        box.moveTop(o.bottom() + 2);
             painter->setPen(m_text);
-            painter->drawText(QPointF(p0 + 4, r.top() + fm.ascent() + 3), label);
+            painter->drawText(QPointF(box.left() + 2, box.top() + fm.ascent() + 2), label);
             lastLabelEnd = p0 + 4 + fm.horizontalAdvance(label) + 8;
             ++m_primitives;
         }

@@ -37,6 +37,10 @@ public:
     void setRows(int rows); // lanes: how many rows share the rect (a set's own rows are clamped to it)
     int rows() const { return m_rows; }
     void setLabeler(Labeler labeler) { m_labeler = std::move(labeler); }
+    // Pixel rectangles a line's label must not cover (the peak and range labels): a label
+    // that would is moved down below them.
+    using Obstacles = std::function<std::vector<QRectF>()>;
+    void setLabelObstacles(Obstacles obstacles) { m_obstacles = std::move(obstacles); }
     void setTextColor(const QColor& c) { m_text = c; }
     void setFont(const QFont& f) { m_font = f; }
     // The band under a pixel, or nullptr.
@@ -62,6 +66,7 @@ private:
     std::shared_ptr<const BandSet> m_set;
     std::vector<QColor> m_colors;
     Labeler m_labeler;
+    Obstacles m_obstacles;
     int m_primitives = 0;
     QColor m_text = Qt::black;
     QFont m_font;

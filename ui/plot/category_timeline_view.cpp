@@ -330,6 +330,13 @@ void CategoryTimelineView::rebuildBands()
     });
     m_iterationLines->setColors({m_theme.muted});
     m_iterationLines->setLabeler([](const Band& b) { return tr("iter %1").arg(b.source + 1); });
+    m_iterationLines->setLabelObstacles([this] {
+        std::vector<QRectF> out;
+        for (QCPItemText* t : {m_peakLabel, m_rangeLabel})
+            if (t && t->visible())
+                out.push_back(QRectF(t->topLeft->pixelPosition(), t->bottomRight->pixelPosition()).normalized());
+        return out;
+    });
 }
 
 QString CategoryTimelineView::bandTooltip(const BandLayer::Band& b) const
@@ -611,8 +618,10 @@ QRectF CategoryTimelineView::peakLabelRect() const
     int w = 0;
     for (const QString& l : lines)
         w = std::max(w, bold.horizontalAdvance(l));
-    return QRectF(right ? anchor.x() - 10 - w - 12 : anchor.x() + 10, anchor.y() - 8 - lines.size() * bold.height() - 6, w + 12,
-                  lines.size() * bold.height() + 6);
+    const double h = lines.size() * bold.height() + 6;
+    // Above the marker, or below it where above would leave the chart (a peak at the top).
+    const bool below = anchor.y() - 8 - h < area.top();
+    return QRectF(right ? anchor.x() - 10 - w - 12 : anchor.x() + 10, below ? anchor.y() + 8 : anchor.y() - 8 - h, w + 12, h);
 }
 
 void CategoryTimelineView::placeLabels()
@@ -624,9 +633,10 @@ void CategoryTimelineView::placeLabels()
     const QRect area = m_main->rect();
     const double px = m_peakMarker->position->pixelPosition().x();
     const bool right = px > area.left() + area.width() * 0.62;
-    m_peakLabel->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignBottom);
-    m_peakLabel->position->setCoords(right ? -10 : 10, -8);
     const QStringList lines = m_peakLabel->text().split(QLatin1Char('\n'));
+    const bool below = m_peakMarker->position->pixelPosition().y() - 8 - (lines.size() * bold.height() + 6) < area.top();
+    m_peakLabel->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) | (below ? Qt::AlignTop : Qt::AlignBottom));
+    m_peakLabel->position->setCoords(right ? -10 : 10, below ? 8 : -8);
     int w = 0;
     for (const QString& l : lines)
         w = std::max(w, bold.horizontalAdvance(l));

@@ -1,4 +1,5 @@
 #include "attribute/attributor.h"
+#include "attribute/collective_memory.h"
 #include "attribute/range_cursor.h"
 #include "support/oracle_labels.h"
 #include "io/allocations_csv.h"
@@ -314,6 +315,80 @@ private slots:
     }
 
     // Iterations: as many as the program ran.
+    // DDP's gradient buckets (c10d::Reducer, built in the first backward and kept to the end
+    // with sizes no parameter has) are gradients, not intermediates: the shared 2-rank job.
+    void ddpBucketsAreGradients_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("rank0") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank0.pickle");
+        QTest::newRow("rank1") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank1.pickle");
+    }
+    void ddpBucketsAreGradients()
+    {
+        QFETCH(QString, file);
+        const auto a = attributeFile(file);
+        const Replay& replay = *a->replay;
+        const Collectives coll = findCollectives(replay);
+        int64_t bucketBytesAtEnd = 0;
+        int64_t buckets = 0;
+        for (size_t dv = 0; dv < replay.devices.size(); ++dv) {
+            const DeviceReplay& d = replay.devices[dv];
+            const DeviceAttribution& da = a->devices[dv];
+            for (size_t j = 0; j < d.allocations.size(); ++j) {
+                if (coll.devices[dv].allocationKind[j] != CollectiveKind::GradientBucket)
+                    continue;
+                ++buckets;
+                QCOMPARE(da.allocationCategory[j], Category::Gradient);
+                if (!d.allocations[j].freeEvent.valid())
+                    bucketBytesAtEnd += static_cast<int64_t>(d.allocations[j].size);
+            }
+            if (d.eventCount == 0)
+                continue;
+            // at the end the gradients hold at least the buckets still alive
+            const size_t last = static_cast<size_t>(d.eventCount - 1);
+            QVERIFY(da.categoryBytes[static_cast<size_t>(Category::Gradient)][last] >= bucketBytesAtEnd);
+        }
+        QVERIFY(buckets > 0);
+        QVERIFY(bucketBytesAtEnd > 256LL << 20); // the buckets hold the model's gradients, live to the end
+        qInfo("%lld bucket allocations, %lld bytes live at the end", static_cast<long long>(buckets),
+              static_cast<long long>(bucketBytesAtEnd));
+    }
+
+    // Lightning as a user runs it (samples/recording/record_lightning_plain.py: Trainer
+    // defaults, self.log, no labeller hooks): every one of the 5 iterations has a forward, a
+    // backward and a step, and its peak lies in one of them, not in "other" (the loss runs
+    // inside optimizer.step(closure), followed by the step's bookkeeping and zero_grad
+    // before its backward). The labelled Lightning runs too.
+    void lightningPhasesInEveryIteration_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("iterations");
+        const QString dir = QStringLiteral(MEMSCOPE_TESTDATA_DIR);
+        QTest::newRow("plain fp32") << dir + QStringLiteral("/lightning/pl_plain_32-true.pickle.gz") << 5;
+        QTest::newRow("plain bf16") << dir + QStringLiteral("/lightning/pl_plain_bf16-mixed.pickle.gz") << 5;
+        for (const char* name : {"fw_pl_auto", "fw_pl_auto_bf16", "fw_pl_auto_clip", "fw_pl_auto_accum2", "fw_pl_manual"})
+            QTest::newRow(name) << dir + QStringLiteral("/oracle/%1.pickle").arg(QLatin1String(name)) << 3;
+    }
+    void lightningPhasesInEveryIteration()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, iterations);
+        const auto a = attributeFile(file);
+        const DeviceAttribution& d = a->devices.at(0);
+        QCOMPARE(int(d.iterations.size()), iterations);
+        for (const Iteration& it : d.iterations) {
+            const QString where = QStringLiteral("iteration %1").arg(it.index + 1);
+            for (Phase want : {Phase::Forward, Phase::Backward, Phase::OptimizerStep}) {
+                bool found = false;
+                for (const PhaseRange& p : it.phases)
+                    found = found || p.phase == want;
+                QVERIFY2(found, qPrintable(where + QStringLiteral(" has no ") + QString::fromUtf8(phaseName(want).data())));
+            }
+            QVERIFY2(it.peak.phase != Phase::Other, qPrintable(where + QStringLiteral("'s peak lies in other")));
+        }
+        QVERIFY(d.peakPhase != Phase::Other);
+    }
+
     void iterationCount_data()
     {
         QTest::addColumn<QString>("file");

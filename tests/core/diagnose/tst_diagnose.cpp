@@ -1,6 +1,7 @@
 #include "attribute/attributor.h"
 #include "diagnose/diagnoser.h"
 #include "io/diagnostics_json.h"
+#include "query/point_report.h"
 #include "diagnose/growth_detector.h"
 #include "diagnose/repeated_passes.h"
 #include "replay/replay.h"
@@ -12,6 +13,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSet>
 #include <QTest>
 
 #include <algorithm>
@@ -290,6 +292,10 @@ private slots:
                                   << int(DiagnosticKind::ActivationBoundPeak);
         QTest::newRow("qwen_bs8_ckpt") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle/oracle_qwen_bs8_ckpt.pickle")
                                        << int(DiagnosticKind::OptimizerBoundPeak);
+        // DDP: activations 36% of the peak, but the largest part and 61% of what lies beyond
+        // parameters and optimizer state; the message says both
+        QTest::newRow("ddp_rank0") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank0.pickle")
+                                   << int(DiagnosticKind::ActivationBoundPeak);
         QTest::newRow("qwen_infer") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle/oracle_qwen_infer.pickle")
                                     << int(DiagnosticKind::Peak);
     }
@@ -308,6 +314,33 @@ private slots:
         QCOMPARE(p->bytes, d.peakRequested.bytes);
         QCOMPARE(p->event, d.peakRequested.event.value);
         QVERIFY(!p->fix.empty());
+        if (p->kind == DiagnosticKind::ActivationBoundPeak) // says why: the largest part, and both shares
+            QVERIFY2(p->message.find("its largest part (") != std::string::npos &&
+                         p->message.find("of what lies beyond parameters and optimizer state)") != std::string::npos,
+                     p->message.c_str());
+    }
+
+    // The op behind the peak's call sites: in llm_bs16 every activation's user frame is the
+    // loop's one line (train.py:61); the op tells them apart (sdpa, linear, silu), and a
+    // backward temporary of a stack with no user frame names its autograd node.
+    void opTellsCallSitesApart()
+    {
+        const Analysed a = analyse(sample("llm_bs16"));
+        const PointReport r = buildPointReport(*a.attribution, 0, peakEvent(a.replay().devices.at(0)));
+        QSet<QString> userFrames, ops;
+        bool sdpa = false;
+        for (const CallSite& s : r.callSites) {
+            if (s.category != Category::Activation)
+                continue;
+            userFrames << QString::fromStdString(a.frames->frameText(a.frames->topUserFrame(s.stack)));
+            const QString op = QString::fromStdString(a.frames->opText(s.stack));
+            ops << op;
+            sdpa = sdpa || op.startsWith(QStringLiteral("sdpa_attention.py:"));
+        }
+        QCOMPARE(userFrames.size(), 1); // train.py:61 llm_train
+        QVERIFY2(ops.size() >= 4, qPrintable(QStringList(ops.values()).join(QStringLiteral("; "))));
+        QVERIFY(sdpa);
+        QVERIFY(!ops.contains(QString()));
     }
 
     // Unused cache: reserved minus in use, from the dump-time segments.
