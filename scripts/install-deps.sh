@@ -9,7 +9,7 @@ packages=(
   xvfb xauth python3
   clang libclang-rt-14-dev clang-format-14
   ccache dpkg-dev socat locales
-  python3-venv python3-setuptools python3-wheel
+  python3-venv python3-setuptools python3-wheel flake8
   # the Python module (python/, docs/PYTHON.md) and its tests (scripts/python-check.sh)
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pandas python3-matplotlib
   python3-pytest python3-nbclient python3-ipykernel jupyter-nbconvert

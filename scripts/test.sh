@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds memscope and runs the whole test suite (the README's second command, and what CI
-# runs): the formatting check, the suite (preset ci: the default build, warnings as errors),
+# runs): the formatting check, flake8 on the Python (.flake8), the suite (preset ci: the default build, warnings as errors),
 # the packaging checks (scripts/package-check.sh: the .deb run from an unpacked root, the
 # Qt-free `cli` build and the headless tests against it, the agent pip-installed offline),
 # pytest on the pip-installed Python module and `memscope mcp` (scripts/python-check.sh),
@@ -20,6 +20,13 @@ passed=0
 failed=0
 
 if ! bash scripts/check-format.sh; then
+  failed=$((failed + 1))
+fi
+# The Python the project ships and tests (the agent, the module, the tests' scripts): .flake8.
+if flake8 agent python tests; then
+  echo "scripts/test.sh: flake8 clean (agent, python, tests)"
+else
+  echo "scripts/test.sh: flake8 found problems (above)" >&2
   failed=$((failed + 1))
 fi
 

@@ -8,7 +8,6 @@ import os
 import runpy
 import signal
 import sys
-import time
 
 
 def _parser():
@@ -62,8 +61,8 @@ def _list():
                 found += 1
                 job = ("job %s rank %s/%s\t" % (info["job"], info.get("rank"), info.get("world_size", "?"))
                        if info.get("job") else "")
-                print("%d\t%s\t%s%s\t%s" % (info["pid"], info.get("mode"), job, info.get("socket"),
-                                             " ".join(info.get("argv", []))))
+                argv = " ".join(info.get("argv", []))
+                print("%d\t%s\t%s%s\t%s" % (info["pid"], info.get("mode"), job, info.get("socket"), argv))
     if not found:
         print("no agents running (looked in %s)" % d)
     return 0

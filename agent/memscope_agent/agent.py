@@ -87,9 +87,9 @@ class Agent:
     def start(self):
         self.server.start()
         self.source.start(self.journal)
-        _log("%s%s mode, listening on %s%s" % ("rank %d of job %s, " % (self.rank["rank"], self.rank["job"]) if self.rank else "",
-                                              self.source.mode, self.server.socket_path,
-                                            " and tcp %s" % self.server.tcp_address if self.server.token else ""))
+        who = "rank %d of job %s, " % (self.rank["rank"], self.rank["job"]) if self.rank else ""
+        tcp = " and tcp %s" % self.server.tcp_address if self.server.token else ""
+        _log("%s%s mode, listening on %s%s" % (who, self.source.mode, self.server.socket_path, tcp))
 
     def stop(self, linger=10.0):
         with self.lock:

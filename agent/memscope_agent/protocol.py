@@ -172,8 +172,8 @@ class Encoder:
     def annotation(self, a):
         self._flush_events()
         stage = 1 if a.get("stage") == "END" else 0
-        self.body += message(ANNOTATION, ANNOTATION_REC.pack(int(a.get("device", 0)), stage, self.string(a.get("name", "")),
-                                                            int(a.get("time_us", 0))))
+        rec = ANNOTATION_REC.pack(int(a.get("device", 0)), stage, self.string(a.get("name", "")), int(a.get("time_us", 0)))
+        self.body += message(ANNOTATION, rec)
 
     def _flush_events(self):
         if self._count:

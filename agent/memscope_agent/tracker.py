@@ -13,7 +13,6 @@ import shutil
 import sys
 import threading
 
-from . import protocol as P
 from .sources import Source, final_state
 
 _lib = None

@@ -125,7 +125,8 @@ def read_stream(sock_path, out):
             if kind == P.ERROR:
                 errors.append(json.loads(payload.decode()).get("message"))
         dec = client.receive(s, on_message=on_message, timeout=300)
-        out["events"] = sum(len(v) for v in getattr(dec, "events", {}).values()) if isinstance(getattr(dec, "events", None), dict) else getattr(dec, "event_count", None)
+        events = getattr(dec, "events", None)
+        out["events"] = sum(len(v) for v in events.values()) if isinstance(events, dict) else getattr(dec, "event_count", None)
         out["end"] = dec.end if isinstance(dec.end, (dict, type(None))) else str(dec.end)
     except Exception as e:
         out["client_error"] = "%s: %s" % (type(e).__name__, e)

@@ -72,7 +72,8 @@ def main():
     KEEP.append((model, opt))
     dist.barrier()
     ms = torch.cuda.memory_stats(dev)
-    stats = {"rank": rank, "local_rank": local, "device": dev.index, "backend": backend, "world_size": dist.get_world_size(), "steps": a.steps,
+    stats = {"rank": rank, "local_rank": local, "device": dev.index, "backend": backend,
+             "world_size": dist.get_world_size(), "steps": a.steps,
              "batch": a.batch, "seq": a.seq, "step_s": times, "median_step_s": statistics.median(times[3:] or times),
              "max_memory_allocated": torch.cuda.max_memory_allocated(dev),
              "max_memory_reserved": torch.cuda.max_memory_reserved(dev),

@@ -188,8 +188,8 @@ def main():
     run("many_small", 20, mode, tag="many_small_env_switch", launch="env")
     run("many_small", 10, mode, tag="many_small_stacks_all", agent_env={"MEMSCOPE_AGENT_STACKS": "all"},
         extra=["--record-stacks", "all"])
-    print("SUMMARY", json.dumps({k: RESULTS.get(k) for k in ("env", "tracker_build_s", "tracker_build_error",
-                                                               "qwen_step_overhead_pct", "many_small_step_overhead_pct")}))
+    keys = ("env", "tracker_build_s", "tracker_build_error", "qwen_step_overhead_pct", "many_small_step_overhead_pct")
+    print("SUMMARY", json.dumps({k: RESULTS.get(k) for k in keys}))
 
 
 if __name__ == "__main__":

@@ -165,8 +165,8 @@ def main():
     R["small"] = agent_run("small", keep="small_", extra=["--steps", "4", "--layers", "2", "--hidden", "256", "--batch",
                                                           "2", "--seq", "64"])
     save()
-    print("SUMMARY", json.dumps({k: R.get(k) for k in ("env", "tracker_build_s", "step_ms_none", "step_ms_agent",
-                                                        "overhead_pct")}), flush=True)
+    keys = ("env", "tracker_build_s", "step_ms_none", "step_ms_agent", "overhead_pct")
+    print("SUMMARY", json.dumps({k: R.get(k) for k in keys}), flush=True)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import memscope
-from conftest import DATA, ROOT, SAMPLES
+from conftest import ROOT, SAMPLES
 
 SNAPSHOTS = sorted(str(p.relative_to(ROOT)) for p in SAMPLES.glob("*.pickle")) + [
     "tests/data/release.json",

@@ -6,7 +6,6 @@ It reads only our own trusted recordings (samples/, tests/data/) with Python's p
 module; memscope itself never does. Each output is described in tests/robustness/README.md.
 """
 import copy
-import gzip
 import os
 import pickle
 
