@@ -105,7 +105,7 @@ void attribution(benchmark::State& state, const std::string& file)
 }
 
 // The live set at the peak, then at random events (what a click on the timeline asks).
-void liveAfter(benchmark::State& state, const std::string& file)
+void activeAfter(benchmark::State& state, const std::string& file)
 {
     auto r = replaySnapshot(readSnapshotFile(file));
     const DeviceReplay& d = r->devices.at(0);
@@ -113,7 +113,7 @@ void liveAfter(benchmark::State& state, const std::string& file)
     size_t total = 0;
     for (auto _ : state) {
         const int64_t at = d.eventCount ? static_cast<int64_t>(rng() % static_cast<uint64_t>(d.eventCount)) : -1;
-        total += d.liveAfter(at).size();
+        total += d.activeAfter(at).size();
     }
     benchmark::DoNotOptimize(total);
 }
@@ -160,7 +160,7 @@ void endToEnd(benchmark::State& state, const std::string& file)
         benchmark::DoNotOptimize(a.get());
         for (const DeviceReplay& d : r->devices)
             if (d.peakRequested.event.valid())
-                benchmark::DoNotOptimize(d.liveAfter(d.peakRequested.event.value).size());
+                benchmark::DoNotOptimize(d.activeAfter(d.peakRequested.event.value).size());
     }
     setEvents(state, *r->snapshot);
 }
@@ -179,7 +179,7 @@ int main(int argc, char** argv)
         benchmark::RegisterBenchmark(("Attribution/" + name).c_str(), attribution, file)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
-        benchmark::RegisterBenchmark(("LiveAfter/" + name).c_str(), liveAfter, file)->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("LiveAfter/" + name).c_str(), activeAfter, file)->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("LodBuild/" + name).c_str(), lodBuild, file)->Unit(benchmark::kMillisecond)->UseRealTime();
         benchmark::RegisterBenchmark(("LodQuery/" + name).c_str(), lodQuery, file)
             ->Unit(benchmark::kMicrosecond)

@@ -8,6 +8,8 @@
 #     EVENTS  the recording's events (10000000 for the 10M row); generated once in /tmp
 #     RATE    events a second (0: as fast as the sender goes)
 #     DETAIL  the bounded mode's detail in events (MEMSCOPE_LIVE_DETAIL_EVENTS; 0: every event)
+#   SHOT=FILE.png saves the window at the end; STATS=FILE keeps the per-update lines
+#   (default /tmp/live_tab_stats.jsonl).
 set -euo pipefail
 build="$1"
 events="$2"
@@ -23,5 +25,5 @@ server=$!
 for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.1; done
 MEMSCOPE_LIVE_DETAIL_EVENTS="$detail" QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}" \
   /usr/bin/time -f "wall %e s, max RSS %M KiB" \
-  "$build/tools/memscope_ui_tool" live "$socket" "$dir/stats.jsonl" "${SHOT:-}"
+  "$build/tools/memscope_ui_tool" live "$socket" "${STATS:-/tmp/live_tab_stats.jsonl}" "${SHOT:-}"
 echo "file $(du -m "$file" | cut -f1) MiB ($file), rate $rate, detail $detail"

@@ -126,9 +126,9 @@ bool runOnce(const std::string& file, const std::string& check, int queries, int
     for (const DeviceReplay& d : replay->devices) {
         events += d.eventCount;
         if (d.peakRequested.event.valid())
-            liveAtPeak += static_cast<int64_t>(d.liveAfter(d.peakRequested.event.value).size());
+            liveAtPeak += static_cast<int64_t>(d.activeAfter(d.peakRequested.event.value).size());
         for (int q = 0; q < queries && d.eventCount > 0; ++q)
-            querySum += d.liveAfter(static_cast<int64_t>(rng() % static_cast<uint64_t>(d.eventCount))).size();
+            querySum += d.activeAfter(static_cast<int64_t>(rng() % static_cast<uint64_t>(d.eventCount))).size();
     }
     const double t4 = now();
     // Levels of detail of the requested and reserved curves, and one 2000-pixel view each.

@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     auto snapshot = recording.snapshot();
     auto replay = replaySnapshot(snapshot);
     for (const DeviceReplay& d : replay->devices)
-        (void)d.liveAfter(d.eventCount - 1);
+        (void)d.activeAfter(d.eventCount - 1);
     (void)summaryText(*replay, std::nullopt);
     return 0;
 }

@@ -42,10 +42,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         std::abort();
     auto replay = replaySnapshot(snapshot);
     for (const DeviceReplay& d : replay->devices) {
-        (void)d.liveAfter(-1);
-        (void)d.liveAfter(d.eventCount / 2);
-        (void)d.liveAfter(d.peakRequested.event.value);
-        (void)d.liveAfter(d.eventCount - 1);
+        (void)d.activeAfter(-1);
+        (void)d.activeAfter(d.eventCount / 2);
+        (void)d.activeAfter(d.peakRequested.event.value);
+        (void)d.activeAfter(d.eventCount - 1);
     }
     const std::string text = summaryText(*replay, std::nullopt);
     const std::string json = summaryJson(*replay, std::nullopt);

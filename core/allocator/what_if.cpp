@@ -31,7 +31,7 @@ int64_t batchBytesAtPeak(const DeviceAttribution& attribution, const DeviceRepla
     if (!replay.peakRequested.event.valid())
         return 0;
     int64_t bytes = 0;
-    for (AllocationId id : replay.liveAfter(replay.peakRequested.event.value))
+    for (AllocationId id : replay.activeAfter(replay.peakRequested.event.value))
         if (scalesWithBatch(attribution, replay, id))
             bytes += static_cast<int64_t>(replay.allocation(id).size);
     return bytes;

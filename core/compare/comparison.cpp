@@ -202,7 +202,7 @@ void collectSites(const ComparedRun& run, const AlignedAxis& axis, size_t side, 
     const DeviceAttribution& a = an.attribution->devices.at(run.deviceIndex);
     StackKeys keys(*an.snapshot, *an.frames);
 
-    for (const LiveAllocation& l : run.peak.live) {
+    for (const ActiveAllocation& l : run.peak.live) {
         SiteAcc& acc = sites[keys.key(l.stack)];
         if (acc.libraryKey.empty())
             acc.libraryKey = keys.libraryKey(l.stack);

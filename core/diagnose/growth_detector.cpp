@@ -52,7 +52,7 @@ std::optional<Diagnostic> detectGrowth(const DeviceContext& ctx, const std::vect
             continue;
         while (pass + 1 < n && a.allocEvent.value > passes[pass].lastEvent)
             ++pass;
-        if (a.allocEvent.value < passes[pass].firstEvent || !a.liveAfter(loopEnd) || freedInBackward(ctx.attribution, a))
+        if (a.allocEvent.value < passes[pass].firstEvent || !a.activeAfter(loopEnd) || freedInBackward(ctx.attribution, a))
             continue;
         retainedPerPass[pass] += static_cast<int64_t>(a.size);
         ++retainedCountPerPass[pass];

@@ -62,7 +62,7 @@ std::optional<Diagnostic> detectMissingNoGrad(const DeviceContext& ctx, const st
             if (ph == Phase::Backward || ph == Phase::OptimizerStep)
                 continue;
             ++s.allocations;
-            if (al.liveAfter(lastAlloc) && al.allocEvent.value < lastAlloc && !freedInBackward(a, al)) {
+            if (al.activeAfter(lastAlloc) && al.allocEvent.value < lastAlloc && !freedInBackward(a, al)) {
                 s.ids.push_back(AllocationId{static_cast<int32_t>(j)});
                 s.bytes += static_cast<int64_t>(al.size);
                 stacks.insert(al.stack.value);

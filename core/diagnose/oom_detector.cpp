@@ -21,9 +21,9 @@ std::vector<Diagnostic> detectOutOfMemory(const DeviceContext& ctx)
         const int64_t live = r.requestedAfter(i);
         const int64_t unused = std::max<int64_t>(0, reserved - live);
 
-        std::vector<AllocationId> liveIds = r.liveAfter(i);
+        std::vector<AllocationId> activeIds = r.activeAfter(i);
         std::array<int64_t, kCategoryCount> byCategory{};
-        for (AllocationId id : liveIds)
+        for (AllocationId id : activeIds)
             if (static_cast<size_t>(id.value) < ctx.attribution.allocationCategory.size())
                 byCategory[static_cast<size_t>(ctx.attribution.category(id))] += static_cast<int64_t>(r.allocation(id).size);
 
@@ -34,7 +34,7 @@ std::vector<Diagnostic> detectOutOfMemory(const DeviceContext& ctx)
         d.device = ctx.device();
         d.bytes = asked;
         d.event = i;
-        setEvidence(d, r, liveIds);
+        setEvidence(d, r, activeIds);
         const int64_t largest = d.allocations.empty() ? 0 : static_cast<int64_t>(r.allocation(d.allocations.front()).size);
 
         std::string cause, fix;
@@ -62,9 +62,9 @@ std::vector<Diagnostic> detectOutOfMemory(const DeviceContext& ctx)
                 cats += std::string(categoryLabel(c)) + " " + formatBytes(byCategory[static_cast<size_t>(c)]);
             }
         d.detail = "At the failed allocation (" + siteText(ctx.frames, ev.stack[static_cast<size_t>(i)]) + ") the process held " +
-                   formatBytes(reserved) + " reserved: " + formatBytes(live) + " requested by " + std::to_string(liveIds.size()) +
-                   " live tensors and " + formatBytes(unused) + " cached but unused. Largest live tensor " +
-                   formatBytes(largest) +
+                   formatBytes(reserved) + " reserved: " + formatBytes(live) + " requested by " +
+                   std::to_string(activeIds.size()) + " live tensors and " + formatBytes(unused) +
+                   " cached but unused. Largest live tensor " + formatBytes(largest) +
                    (d.sites.empty() ? std::string()
                                     : ", largest call site " + siteText(ctx.frames, d.sites.front().stack) + " with " +
                                           formatBytes(d.sites.front().bytes)) +
@@ -75,7 +75,7 @@ std::vector<Diagnostic> detectOutOfMemory(const DeviceContext& ctx)
                      {"reserved", "Reserved by the process", reserved},
                      {"live", "Requested by live tensors", live},
                      {"reserved_unused", "Reserved but unused", unused},
-                     {"live_tensors", "Live tensors", static_cast<int64_t>(liveIds.size()), false},
+                     {"live_tensors", "Live tensors", static_cast<int64_t>(activeIds.size()), false},
                      {"largest_live", "Largest live tensor", largest}};
         out.push_back(std::move(d));
     }

@@ -126,7 +126,7 @@ std::optional<Diagnostic> detectPeak(const DeviceContext& ctx, const TrainingMea
 
     std::vector<AllocationId> movable;
     if (m.peakEvent >= -1)
-        for (AllocationId id : r.liveAfter(m.peakEvent)) {
+        for (AllocationId id : r.activeAfter(m.peakEvent)) {
             const Category c = static_cast<size_t>(id.value) < a.allocationCategory.size() ? a.category(id) : Category::Other;
             if (d.kind == DiagnosticKind::Peak || (c != Category::Parameter && c != Category::OptimizerState))
                 movable.push_back(id);

@@ -37,7 +37,7 @@ void writePeakReportCsv(std::ostream& out, const PointReport& r, const FrameClas
         out << "category," << categoryName(c) << ',' << r.byCategory[k] << ',' << share(r.byCategory[k], r.requested) << ','
             << r.countByCategory[k] << ",,,,,,,,,,\n";
     }
-    for (const LiveAllocation& l : r.live) {
+    for (const ActiveAllocation& l : r.live) {
         out << "allocation," << categoryName(l.category) << ',' << l.size << ',' << share(l.size, r.requested) << ",1,"
             << l.id.value << ',' << hex(l.addr) << ',' << optionalInt(l.allocEvent, l.allocEvent >= 0) << ','
             << optionalInt(l.allocTimeUs, l.allocEvent >= 0) << ',' << optionalInt(l.freeEvent, l.freeEvent >= 0) << ','

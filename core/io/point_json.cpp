@@ -20,7 +20,7 @@ std::string pointJson(const Attribution& attribution, const PointReport& point, 
     root["is_global_peak"] = point.globalPeak;
     Json allocations = Json::array();
     for (size_t i = 0; i < point.live.size() && i < top; ++i) {
-        const LiveAllocation& a = point.live[i];
+        const ActiveAllocation& a = point.live[i];
         Json j;
         j["id"] = a.id.value;
         j["address"] = a.addr;

@@ -9,15 +9,15 @@ AllocatorState computeAllocatorState(const DeviceReplay& replay, std::span<const
     AllocatorState st;
     st.event = event;
     for (const SegmentLife& s : segments)
-        if (s.liveAfter(event)) {
+        if (s.activeAfter(event)) {
             SegmentState ss;
             ss.segment = &s;
             st.segments.push_back(ss);
             st.reserved += s.size;
         }
-    for (AllocationId id : replay.liveAfter(event)) {
+    for (AllocationId id : replay.activeAfter(event)) {
         const Allocation& a = replay.allocation(id);
-        ++st.liveCount;
+        ++st.activeCount;
         auto it = std::upper_bound(st.segments.begin(), st.segments.end(), a.addr,
                                    [](uint64_t addr, const SegmentState& s) { return addr < s.segment->addr; });
         if (it == st.segments.begin() || a.addr >= std::prev(it)->segment->addr + std::prev(it)->segment->size) {

@@ -36,7 +36,7 @@ struct AllocatorState {
     uint64_t requested = 0; // live requested bytes inside segments
     uint64_t inUse = 0; // what their blocks cover (reserved = inUse + free.bytes)
     FreeSpace free;
-    int64_t liveCount = 0;
+    int64_t activeCount = 0;
     int64_t unplacedCount = 0; // live allocations in no known segment
     uint64_t unplacedBytes = 0;
 

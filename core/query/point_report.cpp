@@ -53,9 +53,9 @@ PointReport buildPointReport(const Attribution& attribution, size_t deviceIndex,
 
     auto timeOf = [&](EventIndex e) { return e.valid() ? ev.timeUs[static_cast<size_t>(e.value)] : 0; };
     std::unordered_map<int32_t, size_t> siteIndex;
-    for (AllocationId id : d.liveAfter(event)) {
+    for (AllocationId id : d.activeAfter(event)) {
         const Allocation& al = d.allocation(id);
-        LiveAllocation l;
+        ActiveAllocation l;
         l.id = id;
         l.addr = al.addr;
         l.size = static_cast<int64_t>(al.size);
@@ -93,12 +93,12 @@ PointReport buildPointReport(const Attribution& attribution, size_t deviceIndex,
             r.byCategory[c] = 0;
     }
     if (!haveCurves)
-        for (const LiveAllocation& l : r.live)
+        for (const ActiveAllocation& l : r.live)
             r.byCategory[static_cast<size_t>(l.category)] += l.size;
 
     for (CallSite& s : r.callSites)
         s.category = static_cast<Category>(std::max_element(s.byCategory.begin(), s.byCategory.end()) - s.byCategory.begin());
-    std::stable_sort(r.live.begin(), r.live.end(), [](const LiveAllocation& x, const LiveAllocation& y) {
+    std::stable_sort(r.live.begin(), r.live.end(), [](const ActiveAllocation& x, const ActiveAllocation& y) {
         return x.size != y.size ? x.size > y.size : x.id < y.id;
     });
     std::stable_sort(r.callSites.begin(), r.callSites.end(),

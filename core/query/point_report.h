@@ -14,7 +14,7 @@ namespace memscope {
  * them, grouped by stack. The peak panel shows it; peak_report.csv and report.json write
  * it. Category bytes come from the attribution's curves; the live set from the replay.
  */
-struct LiveAllocation {
+struct ActiveAllocation {
     AllocationId id;
     uint64_t addr = 0;
     int64_t size = 0;
@@ -48,7 +48,7 @@ struct PointReport {
     int iteration = -1; // index into DeviceAttribution::iterations, -1 outside any
     std::array<int64_t, kCategoryCount> byCategory{};
     std::array<int64_t, kCategoryCount> countByCategory{};
-    std::vector<LiveAllocation> live; // largest first
+    std::vector<ActiveAllocation> live; // largest first
     std::vector<CallSite> callSites; // most bytes first
 };
 

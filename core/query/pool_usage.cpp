@@ -129,7 +129,7 @@ DevicePools poolUsage(const DeviceReplay& replay, const EventTable& events, std:
             const SegmentLife* l = *it;
             if (addr - l->addr >= largest)
                 break;
-            if (addr < l->addr + l->size && l->liveAfter(event))
+            if (addr < l->addr + l->size && l->activeAfter(event))
                 return static_cast<int32_t>(index.at(key(l->pool)));
         }
         return -1;

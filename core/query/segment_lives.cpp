@@ -89,7 +89,7 @@ std::vector<SegmentLife> segmentLives(const Snapshot& s, const DeviceTrace& trac
             --it;
             if (a - it->addr >= largest)
                 break;
-            if (a < it->addr + it->size && it->liveAfter(static_cast<int64_t>(row))) {
+            if (a < it->addr + it->size && it->activeAfter(static_cast<int64_t>(row))) {
                 if (it->pool.isDefault())
                     it->pool = pool;
                 break;

@@ -18,7 +18,7 @@ struct SegmentLife {
     PoolId pool; // a CUDA-graph / MemPool private pool; default: the allocator's own pools
     int64_t startEvent = -1; // -1: existed before the trace
     int64_t endEvent = std::numeric_limits<int64_t>::max(); // its segment_free; max: alive at the end
-    bool liveAfter(int64_t e) const { return startEvent <= e && e < endEvent; }
+    bool activeAfter(int64_t e) const { return startEvent <= e && e < endEvent; }
 };
 
 /*

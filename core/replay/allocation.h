@@ -20,7 +20,7 @@ struct Allocation {
     bool preexisting() const { return !allocEvent.valid(); }
     bool aliveAtEnd() const { return !freeEvent.valid(); }
     // Live after event i (i = -1: before the first event).
-    bool liveAfter(int64_t i) const
+    bool activeAfter(int64_t i) const
     {
         return (!allocEvent.valid() || allocEvent.value <= i) && (!freeEvent.valid() || freeEvent.value > i);
     }

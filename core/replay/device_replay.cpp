@@ -266,18 +266,18 @@ struct Builder {
         // Never a longer stride than the earlier rule gave (2048 checkpoints, ~16 ids per
         // event or allocation): a trace that keeps very many allocations alive gets a longer
         // stride, not quadratic memory.
-        std::vector<int32_t> liveBefore;
-        assignHuge(liveBefore, static_cast<size_t>(n) + 2, 0);
+        std::vector<int32_t> activeBefore;
+        assignHuge(activeBefore, static_cast<size_t>(n) + 2, 0);
         for (const Allocation& a : r.allocations) {
-            ++liveBefore[a.allocEvent.valid() ? static_cast<size_t>(a.allocEvent.value) + 1 : 0];
-            --liveBefore[a.freeEvent.valid() ? static_cast<size_t>(a.freeEvent.value) + 1 : static_cast<size_t>(n) + 1];
+            ++activeBefore[a.allocEvent.valid() ? static_cast<size_t>(a.allocEvent.value) + 1 : 0];
+            --activeBefore[a.freeEvent.valid() ? static_cast<size_t>(a.freeEvent.value) + 1 : static_cast<size_t>(n) + 1];
         }
-        for (size_t k = 1; k < liveBefore.size(); ++k)
-            liveBefore[k] += liveBefore[k - 1];
+        for (size_t k = 1; k < activeBefore.size(); ++k)
+            activeBefore[k] += activeBefore[k - 1];
         auto held = [&](int64_t stride) {
             int64_t total = 0;
             for (int64_t i = 0; i <= n; i += stride)
-                total += liveBefore[static_cast<size_t>(i)];
+                total += activeBefore[static_cast<size_t>(i)];
             return total;
         };
         const int64_t ids = n + static_cast<int64_t>(r.allocations.size());
@@ -295,7 +295,7 @@ struct Builder {
         for (int64_t i = 0; i <= n; ++i) {
             if (i % r.checkpointStride == 0) {
                 std::erase_if(cur,
-                              [&](AllocationId id) { return !r.allocations[static_cast<size_t>(id.value)].liveAfter(i - 1); });
+                              [&](AllocationId id) { return !r.allocations[static_cast<size_t>(id.value)].activeAfter(i - 1); });
                 if (!std::is_sorted(cur.begin(), cur.end())) // ids follow alloc order: sorted already
                     std::sort(cur.begin(), cur.end());
                 r.checkpoints.push_back(cur);
@@ -312,7 +312,7 @@ struct Builder {
 
 } // namespace
 
-std::vector<AllocationId> DeviceReplay::liveAfter(int64_t i) const
+std::vector<AllocationId> DeviceReplay::activeAfter(int64_t i) const
 {
     i = std::clamp<int64_t>(i, -1, eventCount - 1);
     const int64_t j = (i + 1) / checkpointStride;
@@ -323,7 +323,7 @@ std::vector<AllocationId> DeviceReplay::liveAfter(int64_t i) const
         if (id.valid() && allocations[static_cast<size_t>(id.value)].allocEvent.value == e)
             out.push_back(id);
     }
-    std::erase_if(out, [&](AllocationId id) { return !allocations[static_cast<size_t>(id.value)].liveAfter(i); });
+    std::erase_if(out, [&](AllocationId id) { return !allocations[static_cast<size_t>(id.value)].activeAfter(i); });
     std::sort(out.begin(), out.end());
     return out;
 }

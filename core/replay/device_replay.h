@@ -50,7 +50,7 @@ struct DeviceReplay {
     int64_t requestedAfter(int64_t i) const { return i < 0 ? requestedAtStart : requested[static_cast<size_t>(i)]; }
     int64_t reservedAfter(int64_t i) const { return i < 0 ? reservedAtStart : reserved[static_cast<size_t>(i)]; }
     // Live allocations after event i (i = -1: before the first event), sorted by id.
-    std::vector<AllocationId> liveAfter(int64_t i) const;
+    std::vector<AllocationId> activeAfter(int64_t i) const;
     const Allocation& allocation(AllocationId id) const { return allocations[static_cast<size_t>(id.value)]; }
 };
 

@@ -544,8 +544,8 @@ private slots:
         auto replay = replaySnapshot(snap);
         const DeviceReplay& d = replay->devices[0];
         QCOMPARE(d.peakRequested.bytes, int64_t(n) * 512);
-        QCOMPARE(d.liveAfter(n - 1).size(), size_t(n));
-        QCOMPARE(d.liveAfter(n / 2).size(), size_t(n / 2 + 1));
+        QCOMPARE(d.activeAfter(n - 1).size(), size_t(n));
+        QCOMPARE(d.activeAfter(n / 2).size(), size_t(n / 2 + 1));
         size_t held = 0;
         for (const auto& c : d.checkpoints)
             held += c.size();
@@ -782,12 +782,12 @@ private slots:
             QCOMPARE(d->peakRequested.bytes, active);
             QCOMPARE(d->peakReserved.bytes, reserved);
             QVERIFY(!d->peakRequested.event.valid());
-            QCOMPARE(d->liveAfter(-1).size(), size_t(d->preexistingCount));
+            QCOMPARE(d->activeAfter(-1).size(), size_t(d->preexistingCount));
         } else if (feature == QLatin1String("empty")) {
             QCOMPARE(snap->devices.size(), size_t(1));
             QCOMPARE(d->peakRequested.bytes, int64_t(0));
             QCOMPARE(d->peakReserved.bytes, int64_t(0));
-            QVERIFY(d->liveAfter(0).empty());
+            QVERIFY(d->activeAfter(0).empty());
         } else if (feature == QLatin1String("expandable")) {
             int64_t maps = 0, segAllocs = 0;
             for (Action a : ev.action) {

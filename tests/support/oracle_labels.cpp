@@ -135,7 +135,7 @@ OracleAgreement compareWithOracle(const Snapshot& snapshot, const DeviceReplay& 
         const size_t o = static_cast<size_t>(oracle[j]);
         const size_t m = static_cast<size_t>(a.allocationCategory[j]);
         const int64_t size = static_cast<int64_t>(al.size);
-        if (al.liveAfter(r.peakEvent)) {
+        if (al.activeAfter(r.peakEvent)) {
             r.peakConfusion[o][m] += size;
             ours[m] += size;
             theirs[o] += size;

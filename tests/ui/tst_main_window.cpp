@@ -205,10 +205,10 @@ private slots:
         QVERIFY(peak->headerText().contains(bytes(d.peakRequested.bytes)));
         for (size_t c = 0; c < kCategoryCount; ++c)
             QCOMPARE(r.byCategory[c], a.peakByCategory[c]);
-        const auto live = d.liveAfter(pe);
-        QCOMPARE(static_cast<size_t>(peak->liveTable()->model()->rowCount()), live.size());
+        const auto live = d.activeAfter(pe);
+        QCOMPARE(static_cast<size_t>(peak->activeTable()->model()->rowCount()), live.size());
         int64_t liveSum = 0;
-        for (const LiveAllocation& l : r.live)
+        for (const ActiveAllocation& l : r.live)
             liveSum += l.size;
         QCOMPARE(liveSum, d.peakRequested.bytes);
         int64_t siteSum = 0;
@@ -227,15 +227,15 @@ private slots:
         QCOMPARE(tableSum, d.peakRequested.bytes);
         QCOMPARE(bt->item(bt->rowCount() - 1, 1)->text(), bytes(d.peakRequested.bytes));
         // Sorting the live table by size puts the largest allocation first.
-        peak->liveTable()->sortByColumn(0, Qt::DescendingOrder);
-        QCOMPARE(peak->liveTable()->model()->index(0, 0).data().toString(), bytes(r.live.front().size));
-        peak->liveTable()->sortByColumn(0, Qt::AscendingOrder);
-        QCOMPARE(peak->liveTable()->model()->index(0, 0).data().toString(), bytes(r.live.back().size));
+        peak->activeTable()->sortByColumn(0, Qt::DescendingOrder);
+        QCOMPARE(peak->activeTable()->model()->index(0, 0).data().toString(), bytes(r.live.front().size));
+        peak->activeTable()->sortByColumn(0, Qt::AscendingOrder);
+        QCOMPARE(peak->activeTable()->model()->index(0, 0).data().toString(), bytes(r.live.back().size));
         // Selecting a row shows its stack: the user's frames first, the library folded.
-        peak->liveTable()->sortByColumn(0, Qt::DescendingOrder);
-        peak->liveTable()->setCurrentIndex(peak->liveTable()->model()->index(0, 0));
+        peak->activeTable()->sortByColumn(0, Qt::DescendingOrder);
+        peak->activeTable()->setCurrentIndex(peak->activeTable()->model()->index(0, 0));
         StackView* stack = peak->stackView();
-        const LiveAllocation& top = r.live.front();
+        const ActiveAllocation& top = r.live.front();
         if (top.stack.valid()) {
             const auto frames = doc.snapshot().stacks.frames(top.stack);
             QCOMPARE(stack->userFrameCount() + stack->libraryFrameCount(), static_cast<int>(frames.size()));
@@ -260,7 +260,7 @@ private slots:
         QCOMPARE(st.unplacedCount, int64_t{0});
         QCOMPARE(st.free.bytes + st.inUse, st.reserved);
         QVERIFY(st.requested <= st.inUse);
-        QVERIFY(st.inUse - st.requested <= kAllocatorBlockRounding * static_cast<uint64_t>(st.liveCount));
+        QVERIFY(st.inUse - st.requested <= kAllocatorBlockRounding * static_cast<uint64_t>(st.activeCount));
         QVERIFY(alloc->summaryText().contains(bytes(d.reservedAfter(pe))));
         QVERIFY(alloc->summaryText().contains(bytes(d.peakRequested.bytes)));
 
@@ -286,7 +286,7 @@ private slots:
                 if (!id.valid())
                     continue;
                 ++hits;
-                QVERIFY(d.allocation(id).liveAfter(bands->eventAtPixel(x)));
+                QVERIFY(d.allocation(id).activeAfter(bands->eventAtPixel(x)));
                 // Inside a band (the same allocation 2 px above and below), the pixel is a
                 // shade of its category's colour: the same hue.
                 if (bands->allocationAt(QPointF(x, y - 2)) != id || bands->allocationAt(QPointF(x, y + 2)) != id)
@@ -348,7 +348,7 @@ private slots:
         const double peakX = at->plot()->xAxis->coordToPixel(m.x(std::max<int64_t>(pe, 0), XAxisMode::Time));
         const int64_t colEvent = bands->eventAtPixel(peakX);
         QVERIFY(colEvent >= -1);
-        const auto colLive = d.liveAfter(colEvent);
+        const auto colLive = d.activeAfter(colEvent);
         if (!colLive.empty() && d.allocation(colLive.front()).size * 1.0 / d.peakRequested.bytes > 0.02) {
             QTest::mouseClick(at->plot(), Qt::LeftButton, {}, QPoint(static_cast<int>(peakX), area.bottom() - 1));
             QCOMPARE(at->selectedAllocation(), colLive.front());
@@ -749,7 +749,7 @@ private slots:
         QVERIFY(id.valid());
         QCOMPARE(id, g->allocations.front());
         QCOMPARE(tab->detailTabs()->currentWidget(), tab->allocations());
-        QVERIFY(tab->deviceModel().replay->allocation(id).liveAfter(tab->selectedEvent()));
+        QVERIFY(tab->deviceModel().replay->allocation(id).activeAfter(tab->selectedEvent()));
         QCOMPARE(tab->peakPanel()->report().event, tab->selectedEvent());
         QCOMPARE(tab->timeline()->cursorEvent(), tab->selectedEvent());
         // A call site highlights every allocation it made.

@@ -126,7 +126,7 @@ class TestReportExport : public QObject {
             categorySum += row[2].toLongLong();
         }
         QCOMPARE(categorySum, d.requestedAfter(event));
-        const auto live = d.liveAfter(event);
+        const auto live = d.activeAfter(event);
         QCOMPARE(peak.size(), static_cast<qsizetype>(2 + kCategoryCount + live.size()));
         int64_t liveSum = 0;
         std::vector<int64_t> byCategory(kCategoryCount, 0);

@@ -3,7 +3,7 @@
 #include "query/point_report.h"
 #include "ui/document/document.h"
 #include "ui/models/call_site_model.h"
-#include "ui/models/live_allocation_model.h"
+#include "ui/models/active_allocation_model.h"
 
 #include <QAbstractItemModelTester>
 #include <QSortFilterProxyModel>
@@ -39,7 +39,7 @@ private slots:
         QTest::newRow("llm_bs16") << QStringLiteral("llm_bs16.pickle");
         QTest::newRow("oom") << QStringLiteral("oom.pickle");
     }
-    void liveAllocations()
+    void activeAllocations()
     {
         QFETCH(QString, sample);
         const auto doc = load(sample);
@@ -47,27 +47,27 @@ private slots:
         const PointReport report = buildPointReport(*doc->attribution(), 0, peakEvent(*m.replay));
         QVERIFY(!report.live.empty());
 
-        LiveAllocationModel model;
+        ActiveAllocationModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 0);
         model.setReport(doc.get(), &m, &report);
         QCOMPARE(model.rowCount(), static_cast<int>(report.live.size()));
-        QCOMPARE(model.columnCount(), int(LiveAllocationModel::ColumnCount));
+        QCOMPARE(model.columnCount(), int(ActiveAllocationModel::ColumnCount));
         readAll(model);
 
         // The live set at the peak adds up to the requested bytes there.
         qlonglong sum = 0;
         for (int r = 0; r < model.rowCount(); ++r)
-            sum += model.data(model.index(r, LiveAllocationModel::Size), LiveAllocationModel::SortRole).toLongLong();
+            sum += model.data(model.index(r, ActiveAllocationModel::Size), ActiveAllocationModel::SortRole).toLongLong();
         QCOMPARE(sum, static_cast<qlonglong>(report.requested));
 
         // Sorted by size through a proxy as the peak panel does: largest first.
         QSortFilterProxyModel proxy;
         QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
         proxy.setSourceModel(&model);
-        proxy.setSortRole(LiveAllocationModel::SortRole);
-        proxy.sort(LiveAllocationModel::Size, Qt::DescendingOrder);
-        QCOMPARE(proxy.data(proxy.index(0, LiveAllocationModel::Size), LiveAllocationModel::SortRole).toLongLong(),
+        proxy.setSortRole(ActiveAllocationModel::SortRole);
+        proxy.sort(ActiveAllocationModel::Size, Qt::DescendingOrder);
+        QCOMPARE(proxy.data(proxy.index(0, ActiveAllocationModel::Size), ActiveAllocationModel::SortRole).toLongLong(),
                  static_cast<qlonglong>(report.live.front().size));
 
         model.setReport(nullptr, nullptr, nullptr);

@@ -111,7 +111,7 @@ int screenshots(const QString& outDir, const QStringList& files)
         // Breakdown at the peak with the largest call site's stack.
         tab->detailTabs()->setCurrentIndex(0);
         PeakPanel* peak = tab->peakPanel();
-        QTableView* live = peak->liveTable();
+        QTableView* live = peak->activeTable();
         int row = 0;
         for (int i = 0; i < live->model()->rowCount(); ++i)
             if (!live->model()->index(i, 5).data().toString().startsWith(QLatin1Char('('))) {
@@ -134,10 +134,10 @@ int screenshots(const QString& outDir, const QStringList& files)
         const DeviceModel& m = tab->deviceModel();
         const PointReport r = buildPointReport(*tab->document().attribution(), tab->deviceIndex(), peakEvent(*m.replay));
         AllocationId pick;
-        for (const LiveAllocation& l : r.live)
+        for (const ActiveAllocation& l : r.live)
             if (l.stack.valid() && !pick.valid())
                 pick = l.id;
-        for (const LiveAllocation& l : r.live)
+        for (const ActiveAllocation& l : r.live)
             if (l.stack.valid() && l.category == Category::Activation) {
                 pick = l.id;
                 break;

@@ -309,7 +309,7 @@ void AllocationTimelineView::showMatches(std::vector<uint8_t> matches, const QSt
     for (size_t i = 0; i < allocs.size() && i < matches.size(); ++i)
         if (matches[i]) {
             ++m_matchCount;
-            if (allocs[i].liveAfter(pe))
+            if (allocs[i].activeAfter(pe))
                 m_matchBytes += static_cast<int64_t>(allocs[i].size);
         }
     m_bands->setMatches(m_matchCount ? std::move(matches) : std::vector<uint8_t>(allocs.size(), 0));

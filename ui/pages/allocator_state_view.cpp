@@ -109,7 +109,7 @@ void AllocatorStateView::refresh()
                             peak ? tr(" — global peak") : QString());
     html += tr("Reserved <b>%1</b> in %2 segments · requested <b>%3</b> by %4 live allocations")
                 .arg(bytesText(static_cast<int64_t>(st.reserved)), countText(static_cast<int64_t>(st.segments.size())),
-                     bytesText(static_cast<int64_t>(st.requested)), countText(st.liveCount - st.unplacedCount));
+                     bytesText(static_cast<int64_t>(st.requested)), countText(st.activeCount - st.unplacedCount));
     html += tr("<br>Free (cached blocks): <b>%1</b> (%2 of reserved) in %3 pieces, largest %4 · "
                "fragmentation <b>%5</b> · block rounding %6")
                 .arg(bytesText(static_cast<int64_t>(st.free.bytes)),

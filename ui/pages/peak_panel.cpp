@@ -1,7 +1,7 @@
 #include "ui/pages/peak_panel.h"
 
 #include "ui/models/call_site_model.h"
-#include "ui/models/live_allocation_model.h"
+#include "ui/models/active_allocation_model.h"
 #include "ui/style/plot_theme.h"
 #include "ui/pages/share_bar_delegate.h"
 #include "ui/pages/stack_view.h"
@@ -44,7 +44,7 @@ QTableView* makeTable(QWidget* parent, QSortFilterProxyModel* proxy)
 
 PeakPanel::PeakPanel(QWidget* parent)
     : QWidget(parent), m_header(new QLabel(this)), m_peakButton(new QPushButton(tr("Go to global peak"), this)),
-      m_breakdown(new QTableWidget(this)), m_tabs(new QTabWidget(this)), m_liveModel(new LiveAllocationModel(this)),
+      m_breakdown(new QTableWidget(this)), m_tabs(new QTabWidget(this)), m_liveModel(new ActiveAllocationModel(this)),
       m_siteModel(new CallSiteModel(this)), m_liveProxy(new QSortFilterProxyModel(this)),
       m_siteProxy(new QSortFilterProxyModel(this)), m_stack(new StackView(this))
 {
@@ -227,11 +227,11 @@ void PeakPanel::refresh()
 
     m_liveModel->setReport(m_document.get(), &m, &m_report);
     m_siteModel->setReport(m_document.get(), &m_report);
-    m_live->sortByColumn(LiveAllocationModel::Size, Qt::DescendingOrder);
+    m_live->sortByColumn(ActiveAllocationModel::Size, Qt::DescendingOrder);
     m_sites->sortByColumn(CallSiteModel::Bytes, Qt::DescendingOrder);
     m_live->resizeColumnsToContents();
     m_sites->resizeColumnsToContents();
-    m_live->setColumnWidth(LiveAllocationModel::TopFrame, std::min(m_live->columnWidth(LiveAllocationModel::TopFrame), 360));
+    m_live->setColumnWidth(ActiveAllocationModel::TopFrame, std::min(m_live->columnWidth(ActiveAllocationModel::TopFrame), 360));
     m_sites->setColumnWidth(CallSiteModel::TopFrame, std::min(m_sites->columnWidth(CallSiteModel::TopFrame), 300));
     m_tabs->setTabText(0, tr("Live allocations (%1)").arg(countText(static_cast<int64_t>(r.live.size()))));
     m_tabs->setTabText(1, tr("Call sites (%1)").arg(countText(static_cast<int64_t>(r.callSites.size()))));
@@ -243,7 +243,7 @@ void PeakPanel::showLiveRow(const QModelIndex& proxyIndex)
     if (!proxyIndex.isValid() || !m_document)
         return;
     const QModelIndex src = m_liveProxy->mapToSource(proxyIndex);
-    const LiveAllocation& l = m_report.live[static_cast<size_t>(src.row())];
+    const ActiveAllocation& l = m_report.live[static_cast<size_t>(src.row())];
     m_stack->setAllocation(m_document.get(), m_deviceIndex, l.id,
                            tr("<b>%1</b> %2 · allocation #%3")
                                .arg(bytesText(l.size), m_document->attributed() ? categoryText(l.category) : QString())

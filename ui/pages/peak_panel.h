@@ -17,7 +17,7 @@ class QTableWidget;
 namespace memscope {
 
 class CallSiteModel;
-class LiveAllocationModel;
+class ActiveAllocationModel;
 class StackView;
 
 /*
@@ -41,7 +41,7 @@ public:
     const PointReport& report() const { return m_report; }
     QString headerText() const;
     QTableWidget* breakdownTable() const { return m_breakdown; }
-    QTableView* liveTable() const { return m_live; }
+    QTableView* activeTable() const { return m_live; }
     QTableView* callSiteTable() const { return m_sites; }
     StackView* stackView() const { return m_stack; }
 
@@ -61,7 +61,7 @@ private:
     QTabWidget* m_tabs;
     QTableView* m_live;
     QTableView* m_sites;
-    LiveAllocationModel* m_liveModel;
+    ActiveAllocationModel* m_liveModel;
     CallSiteModel* m_siteModel;
     QSortFilterProxyModel* m_liveProxy;
     QSortFilterProxyModel* m_siteProxy;

@@ -256,11 +256,11 @@ void SnapshotTab::showDetail(DetailTab tab) { m_details->setCurrentIndex(static_
 
 int64_t SnapshotTab::eventShowing(const Allocation& a) const
 {
-    if (const Diagnostic* d = m_diagnostics->currentFinding(); d && d->event >= 0 && a.liveAfter(d->event))
+    if (const Diagnostic* d = m_diagnostics->currentFinding(); d && d->event >= 0 && a.activeAfter(d->event))
         return d->event;
-    if (a.liveAfter(m_event))
+    if (a.activeAfter(m_event))
         return m_event;
-    if (const int64_t pe = peakEvent(*deviceModel().replay); a.liveAfter(pe))
+    if (const int64_t pe = peakEvent(*deviceModel().replay); a.activeAfter(pe))
         return pe;
     return a.allocEvent.valid() ? a.allocEvent.value : -1;
 }

@@ -132,7 +132,7 @@ void AllocationBandsLayer::render(const QRect& area, double dpr)
     auto advance = [&](int64_t target) {
         if (liveEvent == kNoColumnEvent || target < liveEvent || target - liveEvent > replay.checkpointStride ||
             replay.doubleAllocs > 0 || replay.eventAllocation.size() != static_cast<size_t>(replay.eventCount)) {
-            live = replay.liveAfter(target);
+            live = replay.activeAfter(target);
             liveEvent = target;
             firstChanged = 0;
             return;
@@ -258,7 +258,7 @@ AllocationId AllocationBandsLayer::allocationAt(const QPointF& pos) const
         return {};
     const double bytes = m_rect->axis(QCPAxis::atLeft)->pixelToCoord(pos.y());
     double cum = 0;
-    for (AllocationId id : m_model->replay->liveAfter(e)) {
+    for (AllocationId id : m_model->replay->activeAfter(e)) {
         const double size = static_cast<double>(m_model->replay->allocation(id).size);
         if (bytes >= cum && bytes < cum + size)
             return id;

@@ -270,7 +270,7 @@ private slots:
         const auto oracle = joinOracleLabels(*replay->snapshot, d,
                                              readOracleLabels((base + QStringLiteral(".labels.csv")).toStdString()));
         std::array<double, kCategoryCount> mib{};
-        for (AllocationId id : d.liveAfter(d.peakRequested.event.value))
+        for (AllocationId id : d.activeAfter(d.peakRequested.event.value))
             mib[static_cast<size_t>(oracle[static_cast<size_t>(id.value)])] += double(d.allocation(id).size) / 1048576.0;
         auto at = [&](Category c) { return qRound(mib[static_cast<size_t>(c)] * 10) / 10.0; };
         QCOMPARE(at(Category::Parameter), 610.1);

@@ -146,7 +146,7 @@ private slots:
         QVERIFY(!g->allocations.empty());
         QVERIFY(!g->sites.empty());
         for (AllocationId id : g->allocations)
-            QVERIFY(d.allocation(id).liveAfter(d.eventCount - 1));
+            QVERIFY(d.allocation(id).activeAfter(d.eventCount - 1));
         for (size_t i = 1; i < g->sites.size(); ++i)
             QVERIFY(g->sites[i - 1].bytes >= g->sites[i].bytes);
         // The figure and the field agree.
@@ -266,10 +266,10 @@ private slots:
         QCOMPARE(o.figure("reserved")->value, d.reservedAfter(i));
         QCOMPARE(o.figure("live")->value, d.requestedAfter(i));
         QCOMPARE(o.figure("reserved_unused")->value, d.reservedAfter(i) - d.requestedAfter(i));
-        QCOMPARE(o.figure("live_tensors")->value, int64_t(d.liveAfter(i).size()));
+        QCOMPARE(o.figure("live_tensors")->value, int64_t(d.activeAfter(i).size()));
         // The largest live allocations, largest first: 192 MiB blocks.
         QCOMPARE(o.figure("largest_live")->value, int64_t{201326592});
-        QVERIFY(o.allocations.size() == d.liveAfter(i).size());
+        QVERIFY(o.allocations.size() == d.activeAfter(i).size());
         for (size_t k = 1; k < o.allocations.size(); ++k)
             QVERIFY(d.allocation(o.allocations[k - 1]).size >= d.allocation(o.allocations[k]).size);
         QCOMPARE(o.sites.size(), size_t{1});

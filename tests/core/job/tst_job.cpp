@@ -160,7 +160,7 @@ private slots:
             if (reducer) {
                 QCOMPARE(kind, CollectiveKind::GradientBucket);
                 ++buckets;
-                if (al.liveAfter(r.peakRequested.event.value))
+                if (al.activeAfter(r.peakRequested.event.value))
                     bucketBytesAtPeak += static_cast<int64_t>(al.size);
             }
             if (coalesced) {

@@ -57,7 +57,7 @@ private slots:
         QCOMPARE(d.peakRequested.timeUs, r->snapshot->devices[0].events.timeUs[size_t(d.peakRequested.event.value)]);
         // The live set at the peak adds up to the peak.
         int64_t sum = 0;
-        for (AllocationId id : d.liveAfter(d.peakRequested.event.value))
+        for (AllocationId id : d.activeAfter(d.peakRequested.event.value))
             sum += static_cast<int64_t>(d.allocation(id).size);
         QCOMPARE(sum, requestedPeak);
         QCOMPARE(d.truncated, pickle.contains(QStringLiteral("overflow")));
@@ -170,7 +170,7 @@ private slots:
         const DeviceReplay& d = r->devices.at(0);
         for (int64_t i = -1; i < d.eventCount; i += 997) {
             int64_t sum = 0;
-            for (AllocationId id : d.liveAfter(i))
+            for (AllocationId id : d.activeAfter(i))
                 sum += static_cast<int64_t>(d.allocation(id).size);
             QCOMPARE(sum, d.requestedAfter(i));
         }

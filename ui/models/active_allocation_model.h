@@ -11,14 +11,14 @@ struct DeviceModel;
 
 // The live allocations of a PointReport as table rows. Qt::UserRole gives the raw value
 // each column sorts by; AllocationIdRole the allocation.
-class LiveAllocationModel : public QAbstractTableModel {
+class ActiveAllocationModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { Size, CategoryColumn, PhaseColumn, AllocatedAt, Lifetime, TopFrame, Address, ColumnCount };
     static constexpr int SortRole = Qt::UserRole;
     static constexpr int AllocationIdRole = Qt::UserRole + 1;
 
-    explicit LiveAllocationModel(QObject* parent = nullptr);
+    explicit ActiveAllocationModel(QObject* parent = nullptr);
     void setReport(const Document* document, const DeviceModel* model, const PointReport* report);
 
     int rowCount(const QModelIndex& parent = {}) const override;

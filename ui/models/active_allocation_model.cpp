@@ -1,4 +1,4 @@
-#include "ui/models/live_allocation_model.h"
+#include "ui/models/active_allocation_model.h"
 
 #include "ui/document/document.h"
 #include "ui/style/plot_theme.h"
@@ -6,9 +6,9 @@
 
 namespace memscope {
 
-LiveAllocationModel::LiveAllocationModel(QObject* parent) : QAbstractTableModel(parent) { }
+ActiveAllocationModel::ActiveAllocationModel(QObject* parent) : QAbstractTableModel(parent) { }
 
-void LiveAllocationModel::setReport(const Document* document, const DeviceModel* model, const PointReport* report)
+void ActiveAllocationModel::setReport(const Document* document, const DeviceModel* model, const PointReport* report)
 {
     beginResetModel();
     m_document = document;
@@ -17,7 +17,7 @@ void LiveAllocationModel::setReport(const Document* document, const DeviceModel*
     m_topFrames.clear();
     if (report) {
         m_topFrames.reserve(report->live.size());
-        for (const LiveAllocation& l : report->live) {
+        for (const ActiveAllocation& l : report->live) {
             std::string s = document->frames()->frameText(document->frames()->topUserFrame(l.stack));
             if (s.empty())
                 s = document->frames()->stackSummary(l.stack, 1);
@@ -27,14 +27,14 @@ void LiveAllocationModel::setReport(const Document* document, const DeviceModel*
     endResetModel();
 }
 
-int LiveAllocationModel::rowCount(const QModelIndex& parent) const
+int ActiveAllocationModel::rowCount(const QModelIndex& parent) const
 {
     return parent.isValid() || !m_report ? 0 : static_cast<int>(m_report->live.size());
 }
 
-int LiveAllocationModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int ActiveAllocationModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
-QVariant LiveAllocationModel::headerData(int section, Qt::Orientation orientation, int role) const
+QVariant ActiveAllocationModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
@@ -50,11 +50,11 @@ QVariant LiveAllocationModel::headerData(int section, Qt::Orientation orientatio
     }
 }
 
-QVariant LiveAllocationModel::data(const QModelIndex& index, int role) const
+QVariant ActiveAllocationModel::data(const QModelIndex& index, int role) const
 {
     if (!m_report || !index.isValid())
         return {};
-    const LiveAllocation& l = m_report->live[static_cast<size_t>(index.row())];
+    const ActiveAllocation& l = m_report->live[static_cast<size_t>(index.row())];
     const double t0 = 0;
     auto seconds = [&](int64_t e) { return m_model->x(e, XAxisMode::Time) - t0; };
     const bool before = l.allocEvent < 0;
