@@ -32,7 +32,7 @@ private:
     }
 
 private slots:
-    void liveAllocations_data()
+    void activeAllocations_data()
     {
         QTest::addColumn<QString>("sample");
         QTest::newRow("linear3") << QStringLiteral("linear3.pickle");
@@ -74,7 +74,7 @@ private slots:
         QCOMPARE(model.rowCount(), 0);
     }
 
-    void callSites_data() { liveAllocations_data(); }
+    void callSites_data() { activeAllocations_data(); }
     void callSites()
     {
         QFETCH(QString, sample);
