@@ -8,7 +8,7 @@
 # Rounds alternate the thread counts (1 2 4 8 16, then 16 8 4 2 1, ...), so a slow spell of a
 # shared machine falls on all of them.
 #
-#   MEMSCOPE=build/dev/app/memscope GEN=build/dev/bench/memscope_gen_snapshot \
+#   MEMSCOPE=build/dev/app/memscope GEN=build/dev/tools/memscope_gen_snapshot \
 #   SIZES="930000:5 10000000:3 100000000:1" THREADS="1 2 4 8 16" OUT=/tmp/scaling \
 #   bash bench/parallel_scaling.sh
 #
