@@ -14,7 +14,7 @@ Loader::Loader(QObject* parent, JobRunner* runner) : QObject(parent), m_runner(r
 Loader::~Loader()
 {
     m_queue.clear();
-    if (m_job)
+    if (m_job && m_runner)
         m_runner->cancel(m_job);
 }
 

@@ -3,6 +3,7 @@
 #include "ui/document/document.h"
 
 #include <QObject>
+#include <QPointer>
 #include <QStringList>
 
 #include <atomic>
@@ -50,7 +51,9 @@ private:
     void startNext();
 
     QStringList m_queue;
-    JobRunner* m_runner;
+    // The window's runner may go first (MainWindow's children are destroyed in the order
+    // made, the runner before the loader: tst_job_tab under ASan).
+    QPointer<JobRunner> m_runner;
     uint64_t m_job = 0; // the file loading now, 0: none
 };
 

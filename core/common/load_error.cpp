@@ -11,7 +11,22 @@ std::string compose(const std::string& file, int64_t offset, const std::string& 
     if (!keyPath.empty())
         s += ": at " + keyPath;
     s += ": " + message;
-    return s;
+    // One line, whatever the file held: a key or value quoted from the file may carry control
+    // characters (a newline in a top-level key, found by fuzz_snapshot_loader).
+    std::string out;
+    out.reserve(s.size());
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[u >> 4];
+            out += hex[u & 15];
+        } else {
+            out += c;
+        }
+    }
+    return out;
 }
 } // namespace
 

@@ -688,6 +688,10 @@ private slots:
         row("a pickled tuple", tools::pickled(Py::tuple({Py::integer(1)})),
             "not a CUDA memory snapshot: the top level is a tuple");
         row("an empty dict", tools::pickled(Py::dict({})), "not a CUDA memory snapshot: top-level keys are (none)");
+        // Regression (fuzz_snapshot_loader, fuzz/corpus/.../regression_newline_in_top_level_key):
+        // a key quoted into the message kept its newline, and the message was two lines.
+        row("a top-level key with a newline", tools::pickled(Py::dict({{"se\nments", Py::list({})}})),
+            "not a CUDA memory snapshot: top-level keys are 'se\\x0aments'; expected");
         row("a JSON object of other keys", "{\"a\": 1, \"b\": [2]}", "not a CUDA memory snapshot: top-level keys are 'a', 'b'");
         row("a JSON number", " 42", "unknown pickle opcode 0x20");
         row("a JSON string at the top", "[\"x\"]", "at segments[0]: expected a segment object, found string");

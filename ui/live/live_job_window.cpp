@@ -85,7 +85,7 @@ LiveJobWindow::~LiveJobWindow()
 {
     m_timer.stop();
     m_session->detach();
-    if (m_summarizing)
+    if (m_summarizing && m_runner)
         m_runner->cancel(m_summarizing);
 }
 

@@ -3,6 +3,7 @@
 #include "job/rank_set.h"
 #include "live/job_live_session.h"
 
+#include <QPointer>
 #include <QTimer>
 #include <QWidget>
 
@@ -62,7 +63,7 @@ private:
     QToolButton* m_detach;
     QToolButton* m_save;
     QTimer m_timer;
-    JobRunner* m_runner;
+    QPointer<JobRunner> m_runner; // the window's may go first
     uint64_t m_summarizing = 0; // the runner's job, 0: none
     std::vector<uint64_t> m_summarizedRevision; // per session index
     std::vector<RankEntry> m_entries; // per session index: the latest summary
