@@ -3,7 +3,7 @@
 #include "command_line.h"
 #include "live/agent_directory.h"
 #include "live/replay_server.h"
-#include "snapshot/snapshot_reader.h"
+#include "analysis/analysis.h"
 
 #include <atomic>
 #include <chrono>
@@ -48,7 +48,8 @@ int runReplayServe(const std::vector<std::string>& args)
         o.infoPath = cl.value("--info").value_or(dir + "/agent-" + std::to_string(::getpid()) + ".json");
     }
     const auto t0 = std::chrono::steady_clock::now();
-    auto snap = readSnapshotFile(file);
+    // Through the one pipeline, stopped once the file is read: the sender needs no replay.
+    const auto snap = analyze(AnalysisSource::file(file), {.load = {}, .until = AnalysisStage::Loaded})->snapshot;
     uint64_t events = 0;
     for (const DeviceTrace& t : snap->devices)
         events += t.events.count();
