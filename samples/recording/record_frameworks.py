@@ -28,6 +28,14 @@ SCENARIO:
   frozen_adapter   peft LoRA (r=8 on q/k/v/o) on the frozen small LM, plain loop, AdamW on the adapters
   accum_plain      gradient accumulation in a plain loop (2 micro-batches per optimizer step)
   ema              plain loop plus EMA weights (torch._foreach_lerp_ after each step)
+  pl_gpt_loss_outside_bf16
+                   Lightning, bf16-mixed, a GPT-2 model (4 layers, n_embd 512, vocab 32768) whose
+                   loss is computed in training_step (F.cross_entropy on the logits), not in the
+                   model's forward
+  pl_gpt_loss_outside_32
+                   same, 32-true
+  loss_outside_plain
+                   plain loop, the small LM, fp32, the loss computed outside the model's forward
 """
 import argparse
 import copy
@@ -48,9 +56,10 @@ ap.add_argument("out")
 ap.add_argument("--name")
 ap.add_argument("--steps", type=int, default=3)
 ap.add_argument("--batch", type=int, default=4)
+ap.add_argument("--vocab", type=int, default=8192)
 a = ap.parse_args()
 name = a.name or "fw_" + a.scenario
-SEQ, VOCAB = 128, 8192
+SEQ, VOCAB = 128, a.vocab
 lab = Labeller(name, a.out)
 meta = {"scenario": a.scenario, "steps": a.steps, "batch": a.batch, "seq": SEQ, "argv": sys.argv[1:]}
 
@@ -67,6 +76,22 @@ def small_lm(layers=4, hidden=512, device="cuda"):
     return m.to(device) if device else m
 
 
+def gpt(layers=4, hidden=512):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(vocab_size=VOCAB, n_positions=1024, n_embd=hidden, n_layer=layers, n_head=8,
+                     use_cache=False)
+    torch.manual_seed(0)
+    meta["model"] = "gpt2 layers=%d n_embd=%d vocab=%d" % (layers, hidden, VOCAB)
+    return GPT2LMHeadModel(cfg)
+
+
+def loss_outside(model, x):
+    # The loss of a custom training_step or loop: cross-entropy on the logits, outside forward.
+    logits = model(input_ids=x).logits
+    return torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, VOCAB), x[:, 1:].reshape(-1))
+
+
 def tokens(n=None):
     return torch.randint(0, VOCAB, (n or a.batch, SEQ), device="cuda")
 
@@ -81,27 +106,28 @@ def tag_step_start(model, x):
 
 
 # ---------------------------------------------------------------- PyTorch Lightning
-def lightning(precision="32-true", clip=None, accum=1, manual=False):
+def lightning(precision="32-true", clip=None, accum=1, manual=False, outside=False):
     try:
         import lightning.pytorch as pl
     except ImportError:
         import pytorch_lightning as pl
     meta.update(framework="lightning " + pl.__version__, precision=precision, gradient_clip_val=clip,
-                accumulate_grad_batches=accum, manual_optimization=manual)
+                accumulate_grad_batches=accum, manual_optimization=manual, loss_outside_forward=outside)
+    step_loss = loss_outside if outside else lm_loss
 
     class LitLM(pl.LightningModule):
         def __init__(self):
             super().__init__()
-            self.model = small_lm(device=None)  # Lightning moves it to the GPU
+            self.model = gpt() if outside else small_lm(device=None)  # Lightning moves it to the GPU
             self.automatic_optimization = not manual
 
         def training_step(self, batch, i):
             tag_step_start(self, batch)
             if self.automatic_optimization:
-                return lm_loss(self.model, batch)
+                return step_loss(self.model, batch)
             opt = self.optimizers()
             opt.zero_grad()
-            loss = lm_loss(self.model, batch)
+            loss = step_loss(self.model, batch)
             self.manual_backward(loss)
             lab.tag_grads(self)
             opt.step()
@@ -320,7 +346,26 @@ def ema(decay=0.99):
                 torch._foreach_lerp_(ema_weights, [p.detach() for p in model.parameters()], 1 - decay)
 
 
+def loss_outside_plain():
+    model = small_lm()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    meta.update(framework="plain loop", loss_outside_forward=True)
+    with lab.activations():
+        for step in range(a.steps):
+            x = tokens()
+            tag_step_start(model, x)
+            loss = loss_outside(model, x)
+            loss.backward()
+            lab.tag_grads(model)
+            opt.step()
+            lab.tag_optimizer(opt)
+            opt.zero_grad()
+
+
 SCENARIOS = {
+    "pl_gpt_loss_outside_bf16": lambda: lightning(precision="bf16-mixed", outside=True),
+    "pl_gpt_loss_outside_32": lambda: lightning(outside=True),
+    "loss_outside_plain": loss_outside_plain,
     "pl_auto": lambda: lightning(),
     "pl_auto_bf16": lambda: lightning(precision="bf16-mixed"),
     "pl_auto_clip": lambda: lightning(clip=1.0),

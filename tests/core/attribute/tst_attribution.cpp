@@ -4,6 +4,7 @@
 #include "support/oracle_labels.h"
 #include "io/allocations_csv.h"
 #include "replay/replay.h"
+#include "snapshot/frame_classifier.h"
 #include "snapshot/snapshot_reader.h"
 
 #include <QDir>
@@ -387,6 +388,76 @@ private slots:
             QVERIFY2(it.peak.phase != Phase::Other, qPrintable(where + QStringLiteral("'s peak lies in other")));
         }
         QVERIFY(d.peakPhase != Phase::Other);
+    }
+
+    // Issue 28 item 6: the loss computed outside the model's forward (Lightning's
+    // training_step, a custom loop: samples/recording/record_frameworks.py's loss_outside),
+    // whose cross-entropy saves tensors for the backward. Those are activations wherever
+    // they are made, with the step annotations or without them (torch before 2.5 writes
+    // none; there only attributor rule 4's "plain, after the forward began, freed in its
+    // backward" names them). The bar is 97% at the peak and of the loss's own saved bytes.
+    void lossOutsideForward_data()
+    {
+        QTest::addColumn<QString>("base");
+        QTest::addColumn<bool>("dropAnnotations");
+        QTest::addColumn<bool>("lossAtPeak");
+        const QString oracle = QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle/");
+        for (const bool drop : {false, true}) {
+            const char* tag = drop ? "/no_annotations" : "";
+            QTest::newRow(qPrintable(QStringLiteral("pl_gpt_bf16%1").arg(QLatin1String(tag))))
+                << oracle + QStringLiteral("fw_pl_gpt_loss_outside_bf16") << drop << true;
+            QTest::newRow(qPrintable(QStringLiteral("pl_gpt_32%1").arg(QLatin1String(tag))))
+                << oracle + QStringLiteral("fw_pl_gpt_loss_outside_32") << drop << true;
+            QTest::newRow(qPrintable(QStringLiteral("plain_loop%1").arg(QLatin1String(tag))))
+                << oracle + QStringLiteral("fw_loss_outside_plain") << drop << false;
+        }
+    }
+    void lossOutsideForward()
+    {
+        QFETCH(QString, base);
+        QFETCH(bool, dropAnnotations);
+        QFETCH(bool, lossAtPeak);
+        auto loaded = readSnapshotFile((base + QStringLiteral(".pickle")).toStdString());
+        if (dropAnnotations)
+            const_cast<Snapshot&>(*loaded).annotations.clear();
+        auto replay = replaySnapshot(loaded);
+        auto attribution = attribute(replay);
+        const DeviceReplay& d = replay->devices.at(0);
+        const DeviceAttribution& a = attribution->devices.at(0);
+        const auto oracle = joinOracleLabels(*loaded, d, readOracleLabels((base + QStringLiteral(".labels.csv")).toStdString()));
+        const OracleAgreement agreement = compareWithOracle(*loaded, d, a, oracle);
+        qInfo("%s", agreement.report().c_str());
+        QVERIFY2(agreement.atPeak >= 0.97, "less than 97% of the bytes at the peak agree with the oracle");
+
+        // The loss's own saved tensors: made in loss_outside, labelled ACTIVATION by autograd.
+        const FrameClassifier frames(*loaded);
+        uint64_t savedBytes = 0, agreedBytes = 0, savedAtPeak = 0;
+        const int64_t peak = agreement.peakEvent;
+        for (size_t i = 0; i < d.allocations.size(); ++i) {
+            const Allocation& x = d.allocations[i];
+            const FrameId top = frames.topUserFrame(x.stack);
+            if (oracle[i] != Category::Activation || !top.valid() || frames.frameText(top).find("loss_outside") == std::string::npos)
+                continue;
+            // outside the model: no nn.Module call on the stack (the model's own activations
+            // also have loss_outside as their innermost user frame)
+            bool inModule = false;
+            for (const FrameId f : loaded->stacks.frames(x.stack))
+                inModule = inModule || loaded->str(loaded->frames.frame(f).filename).ends_with("torch/nn/modules/module.py");
+            if (inModule)
+                continue;
+            savedBytes += x.size;
+            if (a.allocationCategory[i] == Category::Activation)
+                agreedBytes += x.size;
+            if (x.activeAfter(peak))
+                savedAtPeak += x.size;
+        }
+        qInfo("loss outside forward: %llu bytes saved for backward, %llu agree, %llu alive at the peak",
+              static_cast<unsigned long long>(savedBytes), static_cast<unsigned long long>(agreedBytes),
+              static_cast<unsigned long long>(savedAtPeak));
+        QVERIFY2(savedBytes > 0, "the recording has no tensor the loss saved for backward");
+        QVERIFY(double(agreedBytes) >= 0.97 * double(savedBytes));
+        if (lossAtPeak)
+            QVERIFY2(savedAtPeak > 0, "the loss's saved tensors are not alive at the peak");
     }
 
     void iterationCount_data()
