@@ -12,6 +12,12 @@ each (the truth). Then a batch sweep under a cap (set_per_process_memory_fractio
 base and for checkpointing. Every run starts from an empty allocator (empty_cache, the cuBLAS
 workspaces cleared, peak stats reset), so each is comparable with a replay of the recording
 from its first event. Writes OUTDIR/NAME.pickle for the recorded runs and OUTDIR/truth.json.
+
+    python3 record_truth.py OUTDIR --record RUN...
+
+records only the named changed runs (e.g. vit_bf16+ckpt_all+batch_x2), each with its own
+history, to OUTDIR/whatif_RUN.pickle, and their counters to OUTDIR/recorded.json: the real
+trace of a change, to set against the replayed prediction category by category.
 """
 import contextlib
 import gc
@@ -27,6 +33,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
+ONLY = sys.argv[sys.argv.index("--record") + 1:] if "--record" in sys.argv else None
 os.makedirs(OUT, exist_ok=True)
 DEV = "cuda"
 STEPS = 3
@@ -294,6 +301,17 @@ def main():
     with torch.autocast("cuda", dtype=torch.bfloat16):
         (w @ w).float().sum().backward()
     del w
+    if ONLY:
+        specs = {s.name: s for s in (LLM(), CNN(), ViT())}
+        named = dict(CHANGES + SEQ_CHANGES)
+        for full_name in ONLY:
+            model, change = full_name.split("_", 1)
+            spec = specs[model]
+            cfg = {} if change == "base" else named[change]
+            info["runs"].append(run(spec, full_name, resolve(spec, cfg), record="whatif_" + full_name))
+        with open(os.path.join(OUT, "recorded.json"), "w") as f:
+            json.dump(info, f, indent=1)
+        return
     budget = float(os.environ.get("TRUTH_BUDGET_S", "420")) / 3
     for spec in (LLM(), CNN(), ViT()):
         deadline = time.time() + budget
