@@ -321,7 +321,9 @@ SimulationResult simulateDevice(const Replay& replay, size_t deviceIndex, const 
             const uint64_t size = a == Action::Alloc ? sizeOf(id, ev.size[i]) : ev.size[i];
             const auto b = model.malloc(size, ev.stream[i]);
             model.takeSegmentEvents();
-            if (!b) {
+            if (!b && id.valid() && options.optional && options.optional(id)) {
+                ++result.workspacesDropped;
+            } else if (!b) {
                 SimulatedOom o;
                 o.event = static_cast<int64_t>(i);
                 o.timeUs = ev.timeUs[i];

@@ -40,6 +40,9 @@ struct SimulationOptions {
     bool followRecording = false;
     // The size of each allocation (for the batch what-if); empty: as recorded.
     std::function<uint64_t(AllocationId id, uint64_t recorded)> sizeOf;
+    // Allocations the program does without when they do not fit (convolution workspaces,
+    // conv_workspaces.h): dropped with their frees instead of failing; empty: none.
+    std::function<bool(AllocationId id)> optional;
     bool keepCurve = false; // fill SimulationResult::reserved
 };
 
@@ -100,6 +103,7 @@ struct SimulationResult {
     int64_t segmentsReleased = 0;
     std::optional<SimulatedOom> oom;
     int64_t recordedOomsAvoided = 0; // recorded oom entries that fit under these settings
+    int64_t workspacesDropped = 0; // optional workspaces (TraceOp::optional) that did not fit, done without
 
     // Exact replay: how the model agreed with the trace.
     bool exact = false;

@@ -1,5 +1,7 @@
 #include "allocator/model_what_if.h"
 
+#include "allocator/conv_workspaces.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -362,6 +364,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         }
     }
     m_backwardHalfShare = fwd > 0 ? static_cast<double>(fwdHalf) / static_cast<double>(fwd) : 0.0;
+    m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution);
 
     // the recorded setup
     m_recorded.optimizerStates = params > 0 ? static_cast<double>(state) / static_cast<double>(params) : 0.0;
@@ -873,6 +876,9 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             out.push_back(s.ops[pos++]);
         s.ops.swap(out);
     }
+    for (TraceOp& op : s.ops)
+        if (op.kind == TraceOp::Kind::Alloc && op.origin >= 0 && static_cast<size_t>(op.origin) < m_convWorkspace.size())
+            op.optional = m_convWorkspace[static_cast<size_t>(op.origin)] != 0;
     return s;
 }
 

@@ -118,6 +118,9 @@ private:
     std::vector<uint64_t> m_castBytes; // per allocation: autocast's copy of its fp32 input (bytes)
     std::vector<uint8_t> m_quadratic; // per allocation: attention's L x L scores
     double m_backwardHalfShare = 0; // share of forward activation bytes that autocast halves
+    // per allocation: a convolution's workspace (freed before any other allocation, in a
+    // program whose forward runs convolutions): optional under a capacity (TraceOp::optional)
+    std::vector<uint8_t> m_convWorkspace;
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).

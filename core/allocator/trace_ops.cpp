@@ -122,7 +122,9 @@ SimulationResult simulateOps(const OpStream& stream, const DeviceAttribution* at
         case TraceOp::Kind::Alloc:
         case TraceOp::Kind::Probe: {
             const auto b = model.malloc(op.size, op.stream);
-            if (!b) {
+            if (!b && op.optional) {
+                ++result.workspacesDropped;
+            } else if (!b) {
                 SimulatedOom o;
                 o.event = op.event;
                 o.size = op.size;

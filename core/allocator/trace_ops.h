@@ -29,6 +29,10 @@ struct TraceOp {
     uint64_t size = 0; // bytes asked (Alloc, Probe)
     uint64_t stream = 0;
     int64_t event = -1; // the trace entry it comes from or stands next to
+    // Alloc: a convolution's workspace, which the program does without when it does not fit
+    // (cuDNN tries its plans in order, and torch takes the next plan when the allocator
+    // throws out-of-memory for one's workspace): dropped, with its frees, instead of failing.
+    bool optional = false;
 };
 
 struct OpStream {

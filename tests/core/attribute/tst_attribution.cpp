@@ -436,7 +436,8 @@ private slots:
         for (size_t i = 0; i < d.allocations.size(); ++i) {
             const Allocation& x = d.allocations[i];
             const FrameId top = frames.topUserFrame(x.stack);
-            if (oracle[i] != Category::Activation || !top.valid() || frames.frameText(top).find("loss_outside") == std::string::npos)
+            if (oracle[i] != Category::Activation || !top.valid() ||
+                frames.frameText(top).find("loss_outside") == std::string::npos)
                 continue;
             // outside the model: no nn.Module call on the stack (the model's own activations
             // also have loss_outside as their innermost user frame)

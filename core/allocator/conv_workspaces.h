@@ -1,0 +1,24 @@
+#pragma once
+
+#include "attribute/attribution.h"
+#include "replay/replay.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace memscope {
+
+/*
+ * Convolution workspaces, which a program does without when memory is short: cuDNN tries
+ * its plans in order, and torch takes the next plan (a smaller workspace, or none) when the
+ * caching allocator throws out-of-memory for one plan's workspace. Under a capacity the
+ * what-ifs drop such an allocation (and its frees) instead of failing.
+ *
+ * Found from the trace alone: in a convolutional network (at least 4 allocations per forward
+ * made by conv.py or conv1d/2d/3d on a stack's innermost frames), an Intermediate of the forward made by a
+ * convolution, or of the backward with no frames (the autograd engine's thread under
+ * stacks="python"), that is freed before the next allocation begins.
+ */
+std::vector<uint8_t> convolutionWorkspaces(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution);
+
+} // namespace memscope
