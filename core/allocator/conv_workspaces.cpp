@@ -5,31 +5,44 @@
 
 namespace memscope {
 
+namespace {
+
+bool isConvolution(const Snapshot& snap, StackId s)
+{
+    if (!s.valid())
+        return false;
+    const auto frames = snap.stacks.frames(s);
+    for (size_t k = 0; k < frames.size() && k < 3; ++k) {
+        const Frame& f = snap.frames.frame(frames[k]);
+        const std::string_view name = snap.str(f.name);
+        if (snap.str(f.filename).ends_with("modules/conv.py") || name == "conv1d" || name == "conv2d" || name == "conv3d")
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+bool isConvolutionalNetwork(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution)
+{
+    // at least 4 allocations of convolutions per forward: a ViT's patch embedding alone does
+    // not make its backward's temporaries cuDNN's
+    const DeviceReplay& dr = replay.devices.at(deviceIndex);
+    size_t convAllocations = 0;
+    for (size_t a = 0; a < dr.allocations.size(); ++a)
+        if (attribution.allocationPhase[a] == Phase::Forward && isConvolution(*replay.snapshot, dr.allocations[a].stack))
+            ++convAllocations;
+    return convAllocations >= 4 * std::max<size_t>(1, attribution.iterations.size());
+}
+
 std::vector<uint8_t> convolutionWorkspaces(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution)
 {
     const Snapshot& snap = *replay.snapshot;
     const DeviceReplay& dr = replay.devices.at(deviceIndex);
     std::vector<uint8_t> out(dr.allocations.size(), 0);
-    auto isConv = [&](StackId s) {
-        if (!s.valid())
-            return false;
-        const auto frames = snap.stacks.frames(s);
-        for (size_t k = 0; k < frames.size() && k < 3; ++k) {
-            const Frame& f = snap.frames.frame(frames[k]);
-            const std::string_view name = snap.str(f.name);
-            if (snap.str(f.filename).ends_with("modules/conv.py") || name == "conv1d" || name == "conv2d" || name == "conv3d")
-                return true;
-        }
-        return false;
-    };
-    // a convolutional network: at least 4 allocations of convolutions per forward (a ViT's
-    // patch embedding alone does not make its backward's temporaries cuDNN's)
-    size_t convAllocations = 0;
-    for (size_t a = 0; a < dr.allocations.size(); ++a)
-        if (attribution.allocationPhase[a] == Phase::Forward && isConv(dr.allocations[a].stack))
-            ++convAllocations;
-    if (convAllocations < 4 * std::max<size_t>(1, attribution.iterations.size()))
+    if (!isConvolutionalNetwork(replay, deviceIndex, attribution))
         return out;
+    auto isConv = [&](StackId s) { return isConvolution(snap, s); };
     std::vector<int64_t> allocEvents; // in event order
     for (const Allocation& al : dr.allocations)
         if (al.allocEvent.valid())

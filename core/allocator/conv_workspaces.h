@@ -21,4 +21,7 @@ namespace memscope {
  */
 std::vector<uint8_t> convolutionWorkspaces(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution);
 
+// Whether the program is a convolutional network, by the rule above.
+bool isConvolutionalNetwork(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution);
+
 } // namespace memscope

@@ -365,6 +365,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     }
     m_backwardHalfShare = fwd > 0 ? static_cast<double>(fwdHalf) / static_cast<double>(fwd) : 0.0;
     m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution);
+    m_convolutionalNetwork = isConvolutionalNetwork(replay, deviceIndex, attribution);
 
     // the recorded setup
     m_recorded.optimizerStates = params > 0 ? static_cast<double>(state) / static_cast<double>(params) : 0.0;
@@ -683,6 +684,32 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                                              scaled(op.size, stateScale), op.stream, firstStep});
                 insertAfterEvents(s.ops, std::move(extra));
             }
+        }
+        if (target == OptimizerKind::Adafactor && m_convolutionalNetwork) {
+            // Adafactor factors a tensor's second moment over its last two dimensions (a row
+            // and a column vector). For a k x k convolution weight [O, I, k, k] that is
+            // O*I*k twice: 2/k of the weight, made at the first step. Sizes alone do not give
+            // shapes; in a convolutional network a weight whose size divides by k*k (9, 25,
+            // 49) is taken as a k x k kernel. Matrices and vectors keep next to nothing.
+            int64_t firstStep = -1;
+            for (const IterationRanges& r : ranges)
+                if (r.stepStart >= 0) {
+                    firstStep = r.stepStart;
+                    break;
+                }
+            std::vector<TraceOp> extra;
+            for (const TraceOp& op : s.ops) {
+                if (firstStep < 0 || op.kind != TraceOp::Kind::Alloc || cat(op.origin) != Category::Parameter)
+                    continue;
+                for (const uint64_t k : {3u, 5u, 7u})
+                    if (op.size % (k * k) == 0) {
+                        for (int x = 0; x < 2; ++x)
+                            extra.push_back({TraceOp::Kind::Alloc, Category::OptimizerState, s.newKey(), -1, op.size / k,
+                                             op.stream, firstStep});
+                        break;
+                    }
+            }
+            insertAfterEvents(s.ops, std::move(extra));
         }
         if (temps && !m_recorded.stepTemporaries) {
             // the step's temporaries: one parameter-sized tensor per parameter, during each step

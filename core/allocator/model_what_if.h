@@ -121,6 +121,7 @@ private:
     // per allocation: a convolution's workspace (freed before any other allocation, in a
     // program whose forward runs convolutions): optional under a capacity (TraceOp::optional)
     std::vector<uint8_t> m_convWorkspace;
+    bool m_convolutionalNetwork = false;
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).

@@ -165,7 +165,6 @@ private slots:
         QTest::addColumn<double>("allocatedTolerance");
         QTest::addColumn<double>("reservedTolerance");
         const std::map<QString, std::pair<double, double>> misses{
-            {"cnn_adafactor", {0.09, 0.08}},
             {"vit_bf16+ckpt_all+batch_x2", {0.08, 0.08}},
         };
         const QJsonObject t = truth();
