@@ -50,9 +50,15 @@ std::string summaryText(const Replay& replay, std::optional<int> device, std::op
     const Snapshot& s = *replay.snapshot;
     std::string out = s.path + "\n";
     out += "  format: ";
-    out += s.format == SnapshotFormat::Json ? "JSON" : s.format == SnapshotFormat::PickleGzip ? "gzip pickle" : "pickle";
-    if (s.format != SnapshotFormat::Json)
-        out += " protocol " + std::to_string(s.pickleProtocol);
+    switch (s.format) {
+    case SnapshotFormat::Json: out += "JSON"; break;
+    case SnapshotFormat::Live: out += "memscope live stream"; break;
+    case SnapshotFormat::Pickle:
+    case SnapshotFormat::PickleGzip:
+        out += (s.format == SnapshotFormat::PickleGzip ? "gzip pickle protocol " : "pickle protocol ") +
+               std::to_string(s.pickleProtocol);
+        break;
+    }
     out += ", " + std::to_string(s.segments.size()) + " segments, " + std::to_string(s.annotations.size()) + " annotations, " +
            std::to_string(s.stacks.size()) + " distinct stacks\n";
     for (const DeviceReplay& d : replay.devices) {

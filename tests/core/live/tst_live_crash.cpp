@@ -6,6 +6,7 @@
 // recording equal to the file, at a fixed rate and unpaced.
 #include "analysis/analysis.h"
 #include "analysis/incremental_analysis.h"
+#include "io/summary_writer.h"
 #include "live/live_client.h"
 #include "snapshot/snapshot_reader.h"
 
@@ -99,6 +100,10 @@ private slots:
         const auto a = analyze(AnalysisSource::file(stream.toStdString()));
         QCOMPARE(a->replay->devices.at(0).eventCount, static_cast<int64_t>(n));
         QVERIFY(a->reached(AnalysisStage::Diagnosed));
+        // regression: `memscope summary` of a stream file called it "pickle protocol 0"
+        const std::string summary = summaryText(*a->replay, std::nullopt, std::nullopt);
+        QVERIFY2(summary.find("format: memscope live stream,") != std::string::npos, summary.c_str());
+        QVERIFY(summary.find("pickle protocol") == std::string::npos);
         server.kill();
         server.waitForFinished(5000);
     }
