@@ -96,7 +96,7 @@ std::string helpText(bool gui)
         name.resize(std::max<size_t>(name.size() + 2, 14), ' ');
         text += "  " + name + c.summary + "\n";
     }
-    text += "\nEvery command takes --threads N: the threads it uses (default: the cores available).\n";
+    text += "\nEvery command takes --threads N: the threads it uses (default: the cores available, at most 8).\n";
     text += "\nFILE: a PyTorch CUDA allocator snapshot (.pickle, .pkl, .pickle.gz, .json).\n";
     return text;
 }

@@ -59,7 +59,7 @@ private:
 };
 
 // Takes "--threads N" / "--threads=N" (any command, before a "--") out of args: the
-// threads memscope uses (common/thread_pool.h), 1 to 4096; none given: the cores available.
+// threads memscope uses (common/thread_pool.h), 1 to 4096; none given: the cores available, at most 8.
 std::optional<unsigned> takeThreadsOption(std::vector<std::string>& args);
 
 } // namespace memscope

@@ -54,7 +54,8 @@ int main(int argc, char** argv)
                                      QStringLiteral("Compare the files (the first is the baseline) in a comparison tab."));
     parser.addOption(compare);
     const QCommandLineOption threads(QStringLiteral("threads"),
-                                     QStringLiteral("Threads to load with (default: the cores available)."), QStringLiteral("N"));
+                                     QStringLiteral("Threads to load with (default: the cores available, at most 8)."),
+                                     QStringLiteral("N"));
     parser.addOption(threads);
     parser.addPositionalArgument(QStringLiteral("files"),
                                  QStringLiteral("Snapshots to open; a folder, or files named by rank, open as one job."),

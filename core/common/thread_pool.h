@@ -47,7 +47,9 @@ private:
     bool m_stop = false;
 };
 
-// How many threads memscope uses: setThreadCount's value, else the cores available to it.
+// How many threads memscope uses: setThreadCount's value, else the cores available to it, at
+// most kDefaultThreadLimit.
+inline constexpr unsigned kDefaultThreadLimit = 8;
 unsigned threadCount();
 // n >= 1; 0 goes back to the cores available. Set it before the work starts (the command line does).
 void setThreadCount(unsigned n);
