@@ -165,6 +165,39 @@ ModelChanges parseChanges(const CommandLine& cl)
     return c;
 }
 
+// The peaks of one simulated run, as both the allocator and the model-level what-if print them.
+void printPeaks(const SimulationResult& what, std::optional<int64_t> recordedReserved)
+{
+    const char* untilOom = what.oom ? " (up to the out-of-memory error)" : "";
+    std::cout << "  requested peak      " << formatBytes(what.requestedPeak) << untilOom << "\n"
+              << "  allocated peak      " << formatBytes(what.allocatedPeak) << " (rounded blocks)" << untilOom << "\n"
+              << "  reserved peak       " << formatBytes(what.reservedPeak) << untilOom
+              << (recordedReserved ? " (recorded " + formatBytes(*recordedReserved) + ")" : std::string()) << "\n"
+              << "  unallocated         " << formatBytes(what.unallocatedAtAllocatedPeak()) << " of "
+              << formatBytes(what.reservedAtAllocatedPeak) << " reserved at the allocated peak ("
+              << static_cast<int>(std::lround(what.unallocatedFractionAtAllocatedPeak() * 100)) << "%)\n"
+              << "  fragmentation       " << static_cast<int>(std::lround(what.fragmentationAtAllocatedPeak() * 100))
+              << "% there (1 - largest free block / free bytes); largest free block "
+              << formatBytes(what.largestFreeAtAllocatedPeak) << "\n"
+              << "  out of memory       " << oomText(what.oom) << "\n";
+    if (what.recordedOomsAvoided > 0)
+        std::cout << "  " << what.recordedOomsAvoided << " recorded out-of-memory error(s) would not happen\n";
+    if (what.workspacesDropped > 0)
+        std::cout << "  " << what.workspacesDropped
+                  << " convolution workspace(s) did not fit and were done without (cuDNN takes a plan with less)\n";
+}
+
+void printSearch(const MaxBatchResult& search)
+{
+    std::cout << "\nlargest batch that fits: " << search.maxBatch;
+    if (search.unbounded)
+        std::cout << " (or more: nothing that grows with the batch ran out)";
+    std::cout << "\n  probes:";
+    for (const BatchProbe& p : search.probes)
+        std::cout << " " << p.batch << (p.fits ? " fits" : " OOM") << ";";
+    std::cout << "\n";
+}
+
 int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysis& analysis, size_t index,
                    const AllocatorSettings& settings, const AllocatorSettings& recorded, std::optional<uint64_t> capacity,
                    ModelChanges changes, std::optional<double> batch, double recordedBatch, bool maxBatch, bool plan, bool json)
@@ -281,23 +314,13 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
               << (setup.batchKnown ? "" : " (the recorded batch; --recorded-batch to name it)") << "\n"
               << "allocator settings: " << settingsText(settings) << "\n"
               << "capacity: " << (capacity ? formatBytes(static_cast<int64_t>(*capacity)) : std::string("unlimited")) << "\n"
-              << "changes: " << (changes.empty() ? std::string("none") : changes.describe()) << "\n"
-              << "  requested peak      " << formatBytes(what.result.requestedPeak) << "\n"
-              << "  allocated peak      " << formatBytes(what.result.allocatedPeak) << " (rounded blocks)\n"
-              << "  reserved peak       " << formatBytes(what.result.reservedPeak) << " (recorded "
-              << formatBytes(dr.peakReserved.bytes) << ")\n"
-              << "  out of memory       " << oomText(what.result.oom) << "\n"
-              << "  cost                " << what.cost << "\n";
+              << "changes: " << (changes.empty() ? std::string("none") : changes.describe()) << "\n";
+    printPeaks(what.result, dr.peakReserved.bytes);
+    std::cout << "  cost                " << what.cost << "\n";
     for (const std::string& n : what.notes)
         std::cout << "  note: " << n << "\n";
     if (search) {
-        std::cout << "\nlargest batch that fits: " << search->maxBatch;
-        if (search->unbounded)
-            std::cout << " (or more)";
-        std::cout << "\n  probes:";
-        for (const BatchProbe& p : search->probes)
-            std::cout << " " << p.batch << (p.fits ? " fits" : " OOM") << ";";
-        std::cout << "\n";
+        printSearch(*search);
     }
     if (plan) {
         std::cout << "\nplan under " << formatBytes(static_cast<int64_t>(*capacity)) << " (cheapest first):\n";
@@ -476,28 +499,9 @@ int runWhatIf(const std::vector<std::string>& args)
               << "capacity: " << (capacity ? formatBytes(static_cast<int64_t>(*capacity)) : std::string("unlimited")) << "\n";
     if (batch || search)
         std::cout << "batch: " << shownBatch << " (recorded " << recordedBatch << ")\n";
-    const char* untilOom = what.oom ? " (up to the out-of-memory error)" : "";
-    std::cout << "  requested peak      " << formatBytes(what.requestedPeak) << untilOom << "\n"
-              << "  allocated peak      " << formatBytes(what.allocatedPeak) << " (rounded blocks)" << untilOom << "\n"
-              << "  reserved peak       " << formatBytes(what.reservedPeak) << untilOom << "\n"
-              << "  unallocated         " << formatBytes(what.unallocatedAtAllocatedPeak()) << " of "
-              << formatBytes(what.reservedAtAllocatedPeak) << " reserved at the allocated peak ("
-              << static_cast<int>(std::lround(what.unallocatedFractionAtAllocatedPeak() * 100)) << "%)\n"
-              << "  fragmentation       " << static_cast<int>(std::lround(what.fragmentationAtAllocatedPeak() * 100))
-              << "% there (1 - largest free block / free bytes); largest free block "
-              << formatBytes(what.largestFreeAtAllocatedPeak) << "\n"
-              << "  out of memory       " << oomText(what.oom) << "\n";
-    if (what.recordedOomsAvoided > 0)
-        std::cout << "  " << what.recordedOomsAvoided << " recorded out-of-memory error(s) would not happen\n";
-    if (search) {
-        std::cout << "\nlargest batch that fits: " << search->maxBatch;
-        if (search->unbounded)
-            std::cout << " (or more: nothing that grows with the batch ran out)";
-        std::cout << "\n  probes:";
-        for (const BatchProbe& p : search->probes)
-            std::cout << " " << p.batch << (p.fits ? " fits" : " OOM") << ";";
-        std::cout << "\n";
-    }
+    printPeaks(what, std::nullopt);
+    if (search)
+        printSearch(*search);
     return 0;
 }
 

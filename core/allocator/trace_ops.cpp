@@ -115,6 +115,7 @@ SimulationResult simulateOps(const OpStream& stream, const DeviceAttribution* at
     }
 
     int64_t simulated = 0;
+    int64_t allocatedMax = 0;
     for (size_t k = 0; k < stream.ops.size(); ++k) {
         const TraceOp& op = stream.ops[k];
         switch (op.kind) {
@@ -169,6 +170,12 @@ SimulationResult simulateOps(const OpStream& stream, const DeviceAttribution* at
             result.reservedPeakEvent = op.event;
             result.allocatedAtReservedPeak = model.allocated();
             result.largestFreeAtReservedPeak = static_cast<int64_t>(model.largestFreeBlock());
+        }
+        if (model.allocated() > 0 && model.allocated() > allocatedMax) {
+            allocatedMax = model.allocated();
+            result.allocatedPeakEvent = op.event;
+            result.reservedAtAllocatedPeak = model.reserved();
+            result.largestFreeAtAllocatedPeak = static_cast<int64_t>(model.largestFreeBlock());
         }
         if (options.keepCurve) {
             result.reserved[k] = model.reserved();
