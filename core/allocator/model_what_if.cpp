@@ -243,6 +243,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 break;
             }
             if (endsWith(file, "modules/linear.py") || endsWith(file, "modules/conv.py") || contains(file, "sdpa_attention") ||
+                (endsWith(file, "transformers/pytorch_utils.py") && name == "forward") || // GPT-2's Conv1D (addmm)
                 contains(name, "scaled_dot_product") || contains(name, "attention_forward") ||
                 contains(name, "multi_head_attention") || name == "linear" || name == "matmul" || name == "bmm" ||
                 name == "conv2d" || name == "conv1d" || name == "einsum") {
@@ -366,6 +367,31 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     m_backwardHalfShare = fwd > 0 ? static_cast<double>(fwdHalf) / static_cast<double>(fwd) : 0.0;
     m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution);
     m_convolutionalNetwork = isConvolutionalNetwork(replay, deviceIndex, attribution);
+    m_upcastLoss.assign(dr.allocations.size(), 0);
+    {
+        std::unordered_map<int32_t, uint8_t> byStack;
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            const StackId st = dr.allocations[a].stack;
+            if (attribution.allocationPhase[a] != Phase::Forward || !st.valid())
+                continue;
+            auto [it, fresh] = byStack.try_emplace(st.value, 0);
+            if (fresh)
+                for (const FrameId f : snap.stacks.frames(st))
+                    if (contains(snap.str(snap.frames.frame(f).filename), "transformers/loss/")) {
+                        it->second = 1;
+                        break;
+                    }
+            m_upcastLoss[a] = it->second;
+        }
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            if (attribution.allocationPhase[a] != Phase::Forward || dr.allocations[a].size < 4096)
+                continue;
+            SizeDtypes& d = m_forwardBySize[dr.allocations[a].size];
+            const auto b = static_cast<int64_t>(dr.allocations[a].size);
+            d.bytes += b;
+            d.upcast += m_upcastLoss[a] ? b : 0;
+        }
+    }
 
     // the recorded setup
     m_recorded.optimizerStates = params > 0 ? static_cast<double>(state) / static_cast<double>(params) : 0.0;
@@ -463,13 +489,21 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     if (p == Phase::OptimizerStep || p == Phase::ZeroGrad)
         return f * weightBytes(to) / weightBytes(from);
     if (p == Phase::Backward) {
-        // no frames in the backward: the forward's share of autocast-halved bytes
+        // No frames in the backward: under autocast, the forward's share of autocast-halved
+        // bytes. In a pure 16-bit model a gradient has its tensor's dtype: a buffer the size
+        // of forward tensors made in an upcast loss stays fp32 in their share.
+        const auto bySize = m_forwardBySize.find(dr.allocation(id).size);
         auto avg = [&](Precision q) {
-            return m_backwardHalfShare * activationBytes(q, true) + (1 - m_backwardHalfShare) * activationBytes(q, false);
+            if (isAmp(q) || q == Precision::Fp32 || bySize == m_forwardBySize.end() || bySize->second.bytes == 0)
+                return m_backwardHalfShare * activationBytes(q, true) + (1 - m_backwardHalfShare) * activationBytes(q, false);
+            const double upcast = static_cast<double>(bySize->second.upcast) / static_cast<double>(bySize->second.bytes);
+            return upcast * 4.0 + (1 - upcast) * activationBytes(q, false);
         };
         return f * avg(to) / avg(from);
     }
     const bool mm = isLowUnderAutocast(origin);
+    if (m_upcastLoss[static_cast<size_t>(origin)] && !isAmp(to) && !isAmp(from))
+        return f; // transformers' loss runs in fp32 whatever the model's dtype
     return f * activationBytes(to, mm) / activationBytes(from, mm);
 }
 

@@ -5,6 +5,7 @@
 #include "allocator/what_if.h"
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace memscope {
@@ -122,6 +123,15 @@ private:
     // program whose forward runs convolutions): optional under a capacity (TraceOp::optional)
     std::vector<uint8_t> m_convWorkspace;
     bool m_convolutionalNetwork = false;
+    // per allocation: made inside transformers' loss (loss_utils upcasts the logits to fp32),
+    // fp32 whatever the model's precision
+    std::vector<uint8_t> m_upcastLoss;
+    // per size of a forward tensor: its bytes and those in an upcast loss; in a pure 16-bit
+    // model a backward buffer of that size (a gradient has its tensor's dtype) takes their mix
+    struct SizeDtypes {
+        int64_t bytes = 0, upcast = 0;
+    };
+    std::unordered_map<uint64_t, SizeDtypes> m_forwardBySize;
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).

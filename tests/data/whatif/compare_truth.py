@@ -1,6 +1,6 @@
 """Prints predicted vs real peaks for every run in truth.json (memscope whatif on the base recordings).
 
-    python3 compare_truth.py MEMSCOPE_BINARY [--markdown]
+    python3 compare_truth.py MEMSCOPE_BINARY [--markdown] [--truth truth_heldout.json]
 """
 import json
 import os
@@ -10,6 +10,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEMSCOPE = sys.argv[1]
 MARKDOWN = "--markdown" in sys.argv
+TRUTH = sys.argv[sys.argv.index("--truth") + 1] if "--truth" in sys.argv else "truth.json"
 
 
 def options(model, name, cfg, base_batch, base_seq):
@@ -32,7 +33,7 @@ def options(model, name, cfg, base_batch, base_seq):
 
 
 def main():
-    truth = json.load(open(os.path.join(HERE, "truth.json")))
+    truth = json.load(open(os.path.join(HERE, TRUTH)))
     bases = {r["model"]: r for r in truth["runs"] if r["name"].endswith("_base")}
     rows = []
     worst = (0, 0)

@@ -8,7 +8,8 @@ torchvision ResNet-18, a torchvision ViT) it records a base training run (3 step
 AdamW, foreach) with torch.cuda.memory._record_memory_history, then runs the same training
 under each change (checkpointing all / N blocks, precision, optimizer, accumulation, batch,
 sequence) and combinations, and keeps torch's max_memory_allocated / max_memory_reserved of
-each (the truth). Then a batch sweep under a cap (set_per_process_memory_fraction) for the
+each (the truth). TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two
+held-out models (a GPT-2 and a BERT classifier, added after the model was written). Then a batch sweep under a cap (set_per_process_memory_fraction) for the
 base and for checkpointing. Every run starts from an empty allocator (empty_cache, the cuBLAS
 workspaces cleared, peak stats reset), so each is comparable with a replay of the recording
 from its first event. Writes OUTDIR/NAME.pickle for the recorded runs and OUTDIR/truth.json.
@@ -34,6 +35,8 @@ from torch.utils.checkpoint import checkpoint
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 ONLY = sys.argv[sys.argv.index("--record") + 1:] if "--record" in sys.argv else None
+MODELS = os.environ.get("TRUTH_MODELS", "llm,cnn,vit").split(",")
+TRUTH_FILE = os.environ.get("TRUTH_FILE", "truth.json")
 os.makedirs(OUT, exist_ok=True)
 DEV = "cuda"
 STEPS = 3
@@ -82,6 +85,63 @@ class LLM:
         x, y = ids[:, :-1], ids[:, 1:]
         logits = m(input_ids=x, use_cache=False).logits
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+class GPT2:
+    """Held out: recorded after the model was written, to check it on a model it never saw."""
+    name = "gpt2"
+    batch = 8
+    seq = 256
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        cfg = GPT2Config(vocab_size=self.vocab, n_positions=1024, n_embd=512, n_layer=6, n_head=8, use_cache=False)
+        torch.manual_seed(0)
+        return GPT2LMHeadModel(cfg).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        blocks = m.transformer.h
+        for i in range(n):
+            blocks[i] = Ckpt(blocks[i])
+
+    def batch_of(self, b, seq, dtype):
+        return torch.randint(0, self.vocab, (b, seq), device=DEV)
+
+    def loss(self, m, ids):
+        # the loss inside the model's forward (labels=), as Hugging Face models compute it
+        return m(input_ids=ids, labels=ids).loss
+
+
+class BERT:
+    """Held out: an encoder with a classification head (sequence classification)."""
+    name = "bert"
+    batch = 16
+    seq = 128
+    vocab = 30522
+
+    def build(self, dtype):
+        from transformers import BertConfig, BertForSequenceClassification
+
+        cfg = BertConfig(vocab_size=self.vocab, hidden_size=512, num_hidden_layers=6, num_attention_heads=8,
+                         intermediate_size=2048, num_labels=4)
+        torch.manual_seed(0)
+        return BertForSequenceClassification(cfg).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        layers = m.bert.encoder.layer
+        for i in range(n):
+            layers[i] = Ckpt(layers[i])
+
+    def batch_of(self, b, seq, dtype):
+        ids = torch.randint(0, self.vocab, (b, seq), device=DEV)
+        y = torch.randint(0, 4, (b,), device=DEV)
+        return (ids, y)
+
+    def loss(self, m, xy):
+        ids, y = xy
+        return m(input_ids=ids, labels=y).loss
 
 
 class CNN:
@@ -180,7 +240,7 @@ def train(spec, cfg, record=None):
     m.train()
     ck = cfg.get("ckpt", 0)
     if ck:
-        nblocks = {"llm": 4, "cnn": 8, "vit": 6}[spec.name]
+        nblocks = {"llm": 4, "cnn": 8, "vit": 6, "gpt2": 6, "bert": 6}[spec.name]
         spec.wrap(m, nblocks if ck < 0 else ck)
     opt = make_optimizer(cfg.get("optimizer", "adamw"), m.parameters())
     amp_dtype = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(prec)
@@ -302,7 +362,7 @@ def main():
         (w @ w).float().sum().backward()
     del w
     if ONLY:
-        specs = {s.name: s for s in (LLM(), CNN(), ViT())}
+        specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT())}
         named = dict(CHANGES + SEQ_CHANGES)
         for full_name in ONLY:
             model, change = full_name.split("_", 1)
@@ -312,8 +372,9 @@ def main():
         with open(os.path.join(OUT, "recorded.json"), "w") as f:
             json.dump(info, f, indent=1)
         return
-    budget = float(os.environ.get("TRUTH_BUDGET_S", "420")) / 3
-    for spec in (LLM(), CNN(), ViT()):
+    budget = float(os.environ.get("TRUTH_BUDGET_S", "420")) / len(MODELS)
+    specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT())}
+    for spec in (specs[m] for m in MODELS):
         deadline = time.time() + budget
         base = run(spec, spec.name + "_base", {}, record="whatif_" + spec.name + "_base")
         info["runs"].append(base)
@@ -345,9 +406,9 @@ def main():
             info["sweeps"].append(sweep)
         torch.cuda.set_per_process_memory_fraction(1.0)
         clean()
-        with open(os.path.join(OUT, "truth.json"), "w") as f:
+        with open(os.path.join(OUT, TRUTH_FILE), "w") as f:
             json.dump(info, f, indent=1)
-    with open(os.path.join(OUT, "truth.json"), "w") as f:
+    with open(os.path.join(OUT, TRUTH_FILE), "w") as f:
         json.dump(info, f, indent=1)
     print("done", len(info["runs"]), "runs", flush=True)
 
