@@ -5,6 +5,7 @@
 #include "allocator/model_what_if.h"
 #include "analysis/analysis.h"
 #include "ui/models/plan_table_model.h"
+#include "ui/pages/estimator_panel.h"
 #include "ui/pages/what_if_chart.h"
 #include "ui/pages/what_if_panel.h"
 
@@ -263,6 +264,28 @@ private slots:
         QCOMPARE(panel.cancelledCount(), cancelledBefore + 1);
         QCOMPARE(panel.prediction()->changes.describe(), second.describe());
         QVERIFY(!panel.busy());
+    }
+
+    // The estimator's what-if takes the same changes: a precision sets P, an optimizer K and I.
+    void estimatorTakesTheChanges()
+    {
+        const auto a = analyze(AnalysisSource::file(MEMSCOPE_TESTDATA_DIR "/whatif/whatif_llm_base.pickle.gz"));
+        EstimatorPanel panel;
+        panel.setMeasurement(a->training.at(0));
+        const EstimatorInputs recorded = panel.recordedInputs();
+        QVERIFY(recorded.optimizerStates > 1.5 && recorded.optimizerIntermediates > 0); // AdamW, foreach
+        panel.setWhatIfChanges(Precision::Bf16, OptimizerKind::SgdMomentum);
+        QCOMPARE(panel.whatIfInputs().bytesPerParameter, 2.0);
+        QCOMPARE(panel.whatIfInputs().optimizerStates, optimizerStateRatio(OptimizerKind::SgdMomentum));
+        QCOMPARE(panel.whatIfInputs().optimizerIntermediates, 0.0);
+        const Estimate e = estimate(panel.whatIfInputs());
+        QCOMPARE(panel.report().whatIf->peak, e.peak);
+        QVERIFY(e.optimizerState < estimate(recorded).optimizerState);
+        panel.setWhatIfChanges(Precision::AmpBf16, {});
+        QCOMPARE(panel.whatIfInputs().bytesPerParameter, 4.0); // amp keeps fp32 weights
+        QCOMPARE(panel.whatIfInputs().optimizerStates, recorded.optimizerStates);
+        panel.resetToSnapshot();
+        QCOMPARE(panel.whatIfInputs().bytesPerParameter, recorded.bytesPerParameter);
     }
 
     void largestBatch()
