@@ -65,6 +65,8 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && col == Changes)
         return tr("Click to apply these changes to the controls and the chart");
+    if (role == Qt::ToolTipRole && col == Cost)
+        return QString::fromStdString(r->cost);
     return {};
 }
 

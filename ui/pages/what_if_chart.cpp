@@ -22,17 +22,20 @@ WhatIfChart::WhatIfChart(QWidget* parent) : QWidget(parent), m_plot(new QCustomP
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    // the legend in rows under the axis rect, wrapping, so that no entry is cut at 1000 px
+    // the legend in a column right of the axis rect, so that no entry is cut at 1000 px
+    // (its rows at their height at the top, a spacer below)
     m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    auto* legendRow = new QCPLayoutGrid;
-    m_plot->plotLayout()->addElement(1, 0, legendRow);
-    legendRow->setMargins(QMargins(4, 0, 4, 2));
-    legendRow->addElement(0, 0, m_plot->legend);
-    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    m_plot->legend->setWrap(5);
-    m_plot->legend->setColumnSpacing(12);
-    m_plot->legend->setRowSpacing(0);
+    auto* side = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(0, 1, side);
+    m_plot->plotLayout()->setColumnStretchFactor(1, 0.001);
+    side->addElement(0, 0, m_plot->legend);
+    side->addElement(1, 0, new QCPLayoutElement(m_plot));
+    side->setRowStretchFactor(0, 0.001);
+    side->setRowStretchFactor(1, 1);
+    side->setMargins(QMargins(0, 6, 0, 0));
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foRowsFirst);
+    m_plot->legend->setRowSpacing(-2);
+    m_plot->legend->setMargins(QMargins(4, 2, 4, 2));
     m_plot->yAxis->setTicker(QSharedPointer<ByteAxisTicker>(new ByteAxisTicker));
     m_plot->yAxis->setLabel(tr("GPU memory"));
     m_plot->xAxis->setLabel(tr("Recorded event"));
@@ -65,6 +68,16 @@ void WhatIfChart::changeEvent(QEvent* event)
         rebuild();
 }
 
+void WhatIfChart::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    const int ticks = std::clamp(m_plot->height() / 50, 2, 5);
+    if (m_plot->yAxis->ticker()->tickCount() != ticks) {
+        m_plot->yAxis->ticker()->setTickCount(ticks);
+        m_gate->request();
+    }
+}
+
 void WhatIfChart::rebuild()
 {
     const PlotTheme theme = PlotTheme::current();
@@ -72,6 +85,9 @@ void WhatIfChart::rebuild()
     m_plot->clearItems();
     theme.applyTo(m_plot);
     theme.applyTo(m_plot->legend);
+    m_plot->legend->setFont(theme.smallFont);
+    // fewer ticks on a low chart (a small window's detail tab)
+    m_plot->yAxis->ticker()->setTickCount(std::clamp(m_plot->height() / 50, 2, 5));
     m_plot->legend->setVisible(m_curve != nullptr);
     if (!m_curve || m_curve->x.empty()) {
         m_plot->xAxis->setRange(0, 1);
@@ -115,7 +131,7 @@ void WhatIfChart::rebuild()
         g->setBrush(fill);
         if (previous)
             g->setChannelFillGraph(previous);
-        g->setName(tr("%1 (predicted)").arg(categoryText(cat)));
+        g->setName(categoryText(cat));
         previous = g;
     }
     auto line = [&](const QString& name, const QColor& color, Qt::PenStyle style, double width, auto value) {
@@ -127,13 +143,12 @@ void WhatIfChart::rebuild()
         g->setName(name);
         return g;
     };
-    const int64_t recordedRequested = *std::max_element(c.recordedRequested.begin(), c.recordedRequested.end());
     const int64_t recordedReserved = *std::max_element(c.recordedReserved.begin(), c.recordedReserved.end());
-    line(tr("Recorded requested (peak %1)").arg(bytesText(recordedRequested)), theme.foreground, Qt::SolidLine, 1.5,
+    line(tr("Recorded requested"), theme.foreground, Qt::SolidLine, 1.5,
          [&](size_t k) { return static_cast<double>(c.recordedRequested[k]); });
-    line(tr("Recorded reserved (peak %1)").arg(bytesText(recordedReserved)), theme.muted, Qt::DashLine, 1.2,
+    line(tr("Recorded reserved"), theme.muted, Qt::DashLine, 1.2,
          [&](size_t k) { return static_cast<double>(c.recordedReserved[k]); });
-    line(tr("Predicted reserved (peak %1)").arg(bytesText(c.reservedPeak())), theme.reserved, Qt::SolidLine, 2,
+    line(tr("Predicted reserved"), theme.reserved, Qt::SolidLine, 2,
          [&](size_t k) { return c.predicted[k] ? static_cast<double>(c.reserved[k]) : nan; });
 
     double top = static_cast<double>(std::max({recordedReserved, c.reservedPeak(), c.requestedPeak()}));

@@ -134,9 +134,11 @@ WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
     m_planTable->setSelectionMode(QAbstractItemView::SingleSelection);
     m_planTable->verticalHeader()->setVisible(false);
     m_planTable->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
-    m_planTable->horizontalHeader()->setSectionResizeMode(PlanTableModel::Changes, QHeaderView::Stretch);
-    for (int c = PlanTableModel::ReservedPeak; c < PlanTableModel::ColumnCount; ++c)
+    // the changes in full; the cost's words take what is left (their tooltip has them all)
+    for (int c = 0; c < PlanTableModel::ColumnCount; ++c)
         m_planTable->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    m_planTable->horizontalHeader()->setSectionResizeMode(PlanTableModel::Cost, QHeaderView::Stretch);
+    m_planTable->setTextElideMode(Qt::ElideRight);
     m_planTable->setWordWrap(false);
 
     // Controls on the left (scrolling when the tab is low), the result, chart and plan right.
