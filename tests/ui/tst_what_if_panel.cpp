@@ -19,6 +19,7 @@ Q_DECLARE_METATYPE(memscope::ModelChanges)
 
 namespace {
 
+// path: under tests/data, or samples/NAME
 std::shared_ptr<const Analysis> load(const QString& path)
 {
     static std::map<QString, std::shared_ptr<const Analysis>> cache;
@@ -26,7 +27,9 @@ std::shared_ptr<const Analysis> load(const QString& path)
     if (!a) {
         AnalysisOptions o;
         o.until = AnalysisStage::Attributed;
-        a = analyze(AnalysisSource::file((QStringLiteral(MEMSCOPE_TESTDATA_DIR "/") + path).toStdString()), o);
+        const QString file = path.startsWith(QStringLiteral("samples/")) ? QStringLiteral(MEMSCOPE_SAMPLES_DIR "/") + path.mid(8)
+                                                                         : QStringLiteral(MEMSCOPE_TESTDATA_DIR "/") + path;
+        a = analyze(AnalysisSource::file(file.toStdString()), o);
     }
     return a;
 }
@@ -184,6 +187,26 @@ private slots:
         panel.setSettingsText(QStringLiteral("max_split_size_mb:5"));
         QVERIFY(!panel.simulate());
         QVERIFY(panel.resultText().contains(QStringLiteral("max_split_size_mb")));
+    }
+
+    // The capacity starts at the device's memory where the recording says it: torch's
+    // out-of-memory entry carries the free bytes, which with the reserved bytes there are what
+    // PyTorch could have had (samples/oom: an H200 capped by set_per_process_memory_fraction).
+    void capacityFromTheRecording()
+    {
+        const auto a = load(QStringLiteral("samples/oom.pickle"));
+        const EventTable& ev = a->snapshot->devices.at(0).events;
+        QVERIFY(!ev.deviceFree.empty());
+        int64_t total = 0;
+        for (const auto& [row, free] : ev.deviceFree)
+            total = std::max(total, static_cast<int64_t>(free) + a->replay->devices[0].reserved[static_cast<size_t>(row)]);
+        QVERIFY(total > 100 * kGiB); // an H200's, not the fraction's 4 GiB
+        WhatIfPanel panel;
+        panel.setAttribution(a->attribution, 0);
+        QCOMPARE(panel.capacityGiB(), std::ceil(static_cast<double>(total) / kGiB * 100.0) / 100.0);
+        // without an out-of-memory entry the recording does not say: unlimited
+        panel.setAttribution(load(QStringLiteral("whatif/whatif_llm_base.pickle.gz"))->attribution, 0);
+        QCOMPARE(panel.capacityGiB(), 0.0);
     }
 
     void recordedSetupShown()

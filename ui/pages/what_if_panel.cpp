@@ -403,6 +403,7 @@ void WhatIfPanel::setCapacityBytes(int64_t bytes)
 {
     m_capacity->setValue(bytes > 0 ? std::ceil(static_cast<double>(bytes) / kGiB * 100.0) / 100.0 : 0.0);
 }
+double WhatIfPanel::capacityGiB() const { return m_capacity->value(); }
 void WhatIfPanel::setRecordedBatch(double batch) { m_recordedBatch->setValue(batch); }
 void WhatIfPanel::setRecordedSeq(double seq) { m_recordedSeq->setValue(seq); }
 void WhatIfPanel::setRecordedPrecision(Precision p)

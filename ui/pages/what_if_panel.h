@@ -65,6 +65,7 @@ public:
     void setSettingsText(const QString& conf);
     void setCapacityGiB(double gib); // 0: unlimited
     void setCapacityBytes(int64_t bytes);
+    double capacityGiB() const; // 0: unlimited
     // The recorded run (overrides of what was read off the trace).
     void setRecordedBatch(double batch);
     void setRecordedSeq(double seq); // 1: unknown
