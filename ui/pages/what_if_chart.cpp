@@ -162,8 +162,9 @@ void WhatIfChart::rebuild()
         auto* label = new QCPItemText(m_plot);
         label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
         label->position->setTypeY(QCPItemPosition::ptPlotCoords);
-        label->position->setCoords(0.995, static_cast<double>(m_capacity));
-        label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        // at the left, where a run's curves are lowest (its reserved line only grows)
+        label->position->setCoords(0.005, static_cast<double>(m_capacity));
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
         label->setText(tr("capacity %1").arg(bytesText(m_capacity)));
         label->setColor(alarm);
         label->setFont(theme.smallFont);
