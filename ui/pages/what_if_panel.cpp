@@ -527,6 +527,11 @@ bool WhatIfPanel::simulate()
         if (ctx.cancelled())
             throw LoadCancelled();
         out->curve = whatIfCurve(stream, out->result.result, base->attribution->replay->devices[index]);
+        // the per-operation curves are in the chart's columns now (on a long trace they are
+        // hundreds of MB)
+        out->result.result.reserved = {};
+        for (auto& c : out->result.result.byCategory)
+            c = {};
         },
         std::move(callbacks));
     m_output->setText(m_output->text().isEmpty() ? tr("Predicting…") : m_output->text());
@@ -675,9 +680,12 @@ void WhatIfPanel::applyPlanRow(int row)
     ModelChanges c = r->changes;
     c.batch.reset();
     c.seq.reset();
-    m_updating = true;
-    m_settings->setText(QString::fromStdString(r->settings));
-    m_updating = false;
+    // the row was replayed under the settings field's text plus its own setting
+    const QString setting = QString::fromStdString(r->settings);
+    QString conf = m_settings->text().trimmed();
+    if (!setting.isEmpty() && !conf.contains(setting))
+        conf = conf.isEmpty() ? setting : conf + QLatin1Char(',') + setting;
+    m_settings->setText(conf);
     setChanges(c);
 }
 

@@ -29,7 +29,7 @@ struct WhatIfPrediction {
     ModelChanges changes;
     RecordedSetup recorded;
     int64_t capacity = 0; // 0: unlimited
-    ChangeResult result;
+    ChangeResult result; // its per-operation curves dropped once binned into `curve`
     WhatIfCurve curve;
 };
 
