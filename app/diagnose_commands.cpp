@@ -1,6 +1,7 @@
 #include "diagnose_commands.h"
 
 #include "command_line.h"
+#include "whatif_command.h"
 
 #include "allocator/model_what_if.h"
 #include "analysis/analysis.h"
@@ -48,22 +49,72 @@ int runEstimate(const std::vector<std::string>& args)
                                 .flags = {"--json"},
                                 .options = {{"--device"},
                                             {"--recorded-batch", "--batch"},
-                                            {"--seq"},
+                                            {"--recorded-seq", "--seq"},
                                             {"--bytes-per-param"},
+                                            {"--recorded-precision"},
+                                            {"--recorded-optimizer"},
                                             {"--what-if-batch"},
                                             {"--what-if-seq"},
                                             {"--what-if-states"},
-                                            {"--what-if-bytes-per-param"}}});
+                                            {"--what-if-bytes-per-param"},
+                                            {"--checkpoint"},
+                                            {"--precision"},
+                                            {"--optimizer"},
+                                            {"--accumulate"}}});
     const std::optional<int> device = cl.device();
-    // --recorded-batch is the recorded run's batch (the name `memscope whatif` uses too);
-    // --batch is its deprecated alias.
+    // --recorded-batch / --recorded-seq are the recorded run's (the names `memscope whatif`
+    // uses; --batch and --seq are their older names, still accepted).
     const std::optional<double> batch = cl.positive("--recorded-batch");
-    const std::optional<double> seq = cl.positive("--seq");
+    const std::optional<double> seq = cl.positive("--recorded-seq");
     const double bytesPerParam = cl.positive("--bytes-per-param").value_or(4);
-    const std::optional<double> whatBatch = cl.positive("--what-if-batch");
-    const std::optional<double> whatSeq = cl.positive("--what-if-seq");
-    const std::optional<double> whatStates = cl.nonNegative("--what-if-states");
-    const std::optional<double> whatBytes = cl.positive("--what-if-bytes-per-param");
+    // The what-if is `memscope whatif`'s model-level changes (docs/ALLOCATOR.md, "One model
+    // behind estimate and whatif"): --what-if-batch/--what-if-seq are whatif's --batch/--seq,
+    // --what-if-bytes-per-param P its --precision (4 fp32, 2 bf16) and --what-if-states K its
+    // --optimizer (2 adamw, 1 sgd-momentum, 0 sgd); --checkpoint, --precision, --optimizer and
+    // --accumulate are whatif's own.
+    ModelChanges changes = parseModelChanges(cl);
+    changes.batch = cl.positive("--what-if-batch");
+    changes.seq = cl.positive("--what-if-seq");
+    if (auto p = cl.positive("--what-if-bytes-per-param")) {
+        if (changes.precision)
+            throw UsageError("--what-if-bytes-per-param is an alias of --precision: give one of them");
+        if (*p == 4)
+            changes.precision = Precision::Fp32;
+        else if (*p == 2)
+            changes.precision = Precision::Bf16;
+        else
+            throw UsageError("--what-if-bytes-per-param is an alias of --precision: 4 (fp32) or 2 (bf16), got '" +
+                             cl.value("--what-if-bytes-per-param").value_or("") + "'");
+    }
+    if (auto k = cl.nonNegative("--what-if-states")) {
+        if (changes.optimizer)
+            throw UsageError("--what-if-states is an alias of --optimizer: give one of them");
+        if (*k == 2)
+            changes.optimizer = OptimizerKind::AdamW;
+        else if (*k == 1)
+            changes.optimizer = OptimizerKind::SgdMomentum;
+        else if (*k == 0)
+            changes.optimizer = OptimizerKind::Sgd;
+        else
+            throw UsageError("--what-if-states is an alias of --optimizer: 2 (adamw), 1 (sgd-momentum) or 0 (sgd), got '" +
+                             cl.value("--what-if-states").value_or("") + "'");
+    }
+    std::optional<Precision> recordedPrecision;
+    if (auto v = cl.value("--recorded-precision")) {
+        recordedPrecision = precisionFromName(*v);
+        if (!recordedPrecision)
+            throw UsageError("--recorded-precision takes fp32, bf16, fp16, amp-bf16 or amp-fp16, got '" + *v + "'");
+    } else if (bytesPerParam == 2) {
+        recordedPrecision = Precision::Bf16;
+    }
+    std::optional<OptimizerKind> recordedOptimizer;
+    if (auto v = cl.value("--recorded-optimizer")) {
+        recordedOptimizer = optimizerFromName(*v);
+        if (!recordedOptimizer)
+            throw UsageError(
+                "--recorded-optimizer takes adamw, adam, sgd, sgd-momentum, adafactor, adamw-8bit or adamw-fused, got '" + *v +
+                "'");
+    }
     const bool json = cl.has("--json");
     const std::string file = cl.operand();
     if (file.empty())
@@ -73,23 +124,28 @@ int runEstimate(const std::vector<std::string>& args)
     const TrainingMeasurement& m = analysis->training.at(index);
     const EstimatorInputs recorded = inputsFromMeasurement(m, batch, seq, bytesPerParam);
     std::optional<EstimatorInputs> whatIf;
-    if (whatBatch || whatSeq || whatStates || whatBytes) {
+    if (!changes.empty()) {
+        // The article's formula under the same changes: P from the precision's weights (amp
+        // keeps fp32 weights), K and I from the optimizer.
         EstimatorInputs w = recorded;
-        if (whatBatch)
-            w.batch = *whatBatch;
-        if (whatSeq)
-            w.sequence = *whatSeq;
-        if (whatStates)
-            w.optimizerStates = *whatStates;
-        if (whatBytes) {
-            // Same model, other precision: N stays, each value takes P' bytes.
-            w.bytesPerParameter = *whatBytes;
+        if (changes.batch)
+            w.batch = *changes.batch;
+        if (changes.seq)
+            w.sequence = *changes.seq;
+        if (changes.precision)
+            w.bytesPerParameter = *changes.precision == Precision::Bf16 || *changes.precision == Precision::Fp16 ? 2 : 4;
+        if (changes.optimizer) {
+            w.optimizerStates = optimizerStateRatio(*changes.optimizer);
+            if (!optimizerHasStepTemporaries(*changes.optimizer))
+                w.optimizerIntermediates = 0;
+            else if (w.optimizerIntermediates == 0)
+                w.optimizerIntermediates = 1;
         }
         whatIf = w;
     }
     const EstimateReport report = buildEstimateReport(m, recorded, whatIf);
-    // The same what-if edited into the trace and replayed through the allocator model
-    // (memscope whatif's --batch/--seq/--optimizer/--precision; docs/ALLOCATOR.md).
+    // The prediction: the same changes edited into the trace and replayed through the
+    // allocator model, as `memscope whatif` does.
     std::optional<ChangeResult> replayed;
     std::string replayedAs;
     const DeviceAttribution* attribution = analysis->attribution && index < analysis->attribution->devices.size()
@@ -99,25 +155,29 @@ int runEstimate(const std::vector<std::string>& args)
         ModelWhatIf model(*analysis->replay, index, *attribution);
         RecordedSetup setup = model.recorded();
         setup.batch = batch.value_or(1.0);
+        setup.batchKnown = batch.has_value();
         setup.seq = seq.value_or(1.0);
-        if (bytesPerParam == 2)
-            setup.precision = Precision::Bf16;
+        setup.seqKnown = seq.has_value();
+        if (recordedPrecision) {
+            setup.precision = *recordedPrecision;
+            setup.precisionEvidence = "given";
+        }
+        if (recordedOptimizer) {
+            setup.optimizer = *recordedOptimizer;
+            setup.optimizerStates = optimizerStateRatio(*recordedOptimizer);
+            setup.optimizerEvidence = "given";
+        }
         model.setRecorded(setup);
-        ModelChanges c;
-        c.batch = whatBatch;
-        c.seq = whatSeq;
-        if (whatStates && *whatStates == 2)
-            c.optimizer = OptimizerKind::AdamW;
-        else if (whatStates && *whatStates == 1)
-            c.optimizer = OptimizerKind::SgdMomentum;
-        else if (whatStates && *whatStates == 0)
-            c.optimizer = OptimizerKind::Sgd;
-        if (whatBytes && *whatBytes == 2)
-            c.precision = Precision::Bf16;
-        else if (whatBytes && *whatBytes == 4)
-            c.precision = Precision::Fp32;
-        replayed = model.simulate(c, SimulationOptions{});
-        replayedAs = c.describe();
+        SimulationOptions options;
+        options.settings = AllocatorSettings::fromSnapshot(analysis->snapshot->allocatorSettings);
+        replayed = model.simulate(changes, options);
+        std::ostringstream as;
+        as << changes.describe();
+        if (batch && changes.batch)
+            as << " --recorded-batch " << *batch;
+        if (changes.seq)
+            as << " --recorded-seq " << seq.value_or(1.0);
+        replayedAs = as.str();
     }
     if (json) {
         std::string out = estimateReportJson(report);

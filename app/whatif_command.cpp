@@ -341,6 +341,8 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
 
 } // namespace
 
+ModelChanges parseModelChanges(const CommandLine& cl) { return parseChanges(cl); }
+
 int runWhatIf(const std::vector<std::string>& args)
 {
     const char* usage = kWhatIfUsage;

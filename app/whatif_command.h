@@ -1,9 +1,13 @@
 #pragma once
 
+#include "allocator/model_change.h"
+
 #include <string>
 #include <vector>
 
 namespace memscope {
+
+class CommandLine;
 
 // `memscope whatif FILE [--device N] [--set KEY=VALUE…] [--capacity 80GiB] [--recorded-batch B0]
 //  [--batch B | --max-batch] [--json]`: the recorded alloc/free stream replayed through the
@@ -17,5 +21,10 @@ inline constexpr char kWhatIfUsage[] =
     "[--plan] [--json]";
 
 int runWhatIf(const std::vector<std::string>& args);
+
+// The model-level changes of a command line (--checkpoint, --precision, --optimizer,
+// --accumulate, --seq), checked as `whatif` checks them; `estimate`'s what-if options are
+// aliases of these.
+ModelChanges parseModelChanges(const CommandLine& cl);
 
 } // namespace memscope

@@ -945,9 +945,15 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
 
 ChangeResult ModelWhatIf::simulate(const ModelChanges& changes, const SimulationOptions& options) const
 {
+    OpStream s;
+    return simulate(changes, options, s);
+}
+
+ChangeResult ModelWhatIf::simulate(const ModelChanges& changes, const SimulationOptions& options, OpStream& s) const
+{
     ChangeResult r;
     r.changes = changes;
-    const OpStream s = build(changes, &r.notes);
+    s = build(changes, &r.notes);
     r.result = simulateOps(s, &m_attribution, options);
     const EventTable& ev = m_replay.snapshot->devices.at(m_index).events;
     if (r.result.oom && r.result.oom->event >= 0 && static_cast<size_t>(r.result.oom->event) < ev.count())
@@ -1012,7 +1018,9 @@ MaxBatchResult ModelWhatIf::maxBatch(const ModelChanges& changes, const Simulati
     return r;
 }
 
-std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options) const
+std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options) const { return plan(options, {}); }
+
+std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options, const std::function<bool()>& stop) const
 {
     std::vector<ModelChanges> candidates;
     auto addCombos = [&](const std::vector<ModelChanges>& singles) {
@@ -1097,6 +1105,8 @@ std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options) const
             const int count = (c.checkpoint ? 1 : 0) + (c.precision ? 1 : 0) + (c.optimizer ? 1 : 0) + (c.accumulate > 1 ? 1 : 0);
             if (!name.empty() && count > 1)
                 continue; // the allocator setting alone and with one change
+            if (stop && stop())
+                return rows;
             PlanRow row;
             row.changes = c;
             row.settings = name;

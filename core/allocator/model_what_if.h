@@ -4,6 +4,7 @@
 #include "allocator/trace_ops.h"
 #include "allocator/what_if.h"
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -94,6 +95,9 @@ public:
     // The edited stream for `changes` (notes: what could not be modelled).
     OpStream build(const ModelChanges& changes, std::vector<std::string>* notes = nullptr) const;
     ChangeResult simulate(const ModelChanges& changes, const SimulationOptions& options) const;
+    // The same, handing back the edited stream it replayed (the window draws its curves by
+    // the recorded event each operation stands for).
+    ChangeResult simulate(const ModelChanges& changes, const SimulationOptions& options, OpStream& built) const;
     // The largest batch under options.capacity with `changes` (its batch is ignored).
     MaxBatchResult maxBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t limit = 1 << 16) const;
     // Changes alone and two together (checkpointing all or half the blocks, amp-bf16, bf16,
@@ -102,6 +106,9 @@ public:
     // options.capacity, its cost and its largest batch; the ones that fit first, cheapest
     // first (extra compute, then micro-batches, then the number of changes, then the peak).
     std::vector<PlanRow> plan(const SimulationOptions& options) const;
+    // The same, asking `stop` before each replay: once it says true the rows so far come back
+    // (the window's plan job, cancelled by a newer request).
+    std::vector<PlanRow> plan(const SimulationOptions& options, const std::function<bool()>& stop) const;
 
     // The extra compute of `changes` per step (fraction) and its words.
     std::pair<double, std::string> cost(const ModelChanges& changes) const;

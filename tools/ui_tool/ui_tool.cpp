@@ -26,6 +26,7 @@
 #include "ui/pages/peak_panel.h"
 #include "ui/pages/segment_map_widget.h"
 #include "ui/pages/snapshot_tab.h"
+#include "ui/pages/what_if_panel.h"
 
 #include <QApplication>
 #include <QDir>
@@ -41,6 +42,7 @@
 #include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -674,6 +676,58 @@ int live(const QString& socket, const QString& stats, const QString& shot)
     return 0;
 }
 
+// The what-if panel on FILE: the recorded batch and sequence given, checkpointing of every
+// block and pure bf16 chosen, the plan under a capacity filled (MEMSCOPE_SHOT_SIZE sets the
+// window's size): OUT/<file>_whatif_plan.png.
+int whatIfShot(const QString& outDir, const QString& file, double batch, double seq, double capacityGiB)
+{
+    QDir().mkpath(outDir);
+    QTemporaryDir settingsDir;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+    MainWindow w;
+    w.resize(shotSize());
+    w.show();
+    settle(300);
+    w.openFile(file);
+    if (!waitLoaded(w, 1)) {
+        std::fprintf(stderr, "could not load %s: %s\n", qPrintable(file), qPrintable(w.errorText()));
+        return 1;
+    }
+    SnapshotTab* tab = w.currentTab();
+    tab->showDetail(SnapshotTab::DetailTab::WhatIf);
+    settle();
+    if (auto* split = tab->findChild<QSplitter*>(QStringLiteral("tabSplit"))) {
+        const int h = split->height();
+        split->setSizes({h * 3 / 10, h - h * 3 / 10}); // the timeline smaller: the what-if is the subject
+    }
+    WhatIfPanel* panel = tab->whatIf();
+    QSignalSpy read(panel, &WhatIfPanel::setupRead);
+    if (!panel->setupReady() && !read.wait(120000))
+        return 1;
+    panel->setRecordedBatch(batch);
+    panel->setRecordedSeq(seq);
+    panel->setCapacityGiB(capacityGiB);
+    ModelChanges c;
+    c.checkpoint = -1;
+    c.precision = Precision::Bf16;
+    panel->setChanges(c);
+    QSignalSpy planned(panel, &WhatIfPanel::planned);
+    panel->simulate();
+    panel->makePlan();
+    if (!planned.wait(600000))
+        return 1;
+    QElapsedTimer t;
+    t.start();
+    while (panel->busy() && t.elapsed() < 120000)
+        QTest::qWait(20);
+    settle(400);
+    const QString out = outDir + QLatin1Char('/') + QFileInfo(file).completeBaseName().section(QLatin1Char('.'), 0, 0) +
+                        QStringLiteral("_whatif_plan.png");
+    w.grab().save(out);
+    std::printf("%s: window %dx%d\n", qPrintable(out), w.width(), w.height());
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -683,6 +737,8 @@ int main(int argc, char** argv)
     const QStringList args = app.arguments();
     if (args.size() >= 4 && args[1] == QStringLiteral("screenshots"))
         return screenshots(args[2], args.mid(3));
+    if (args.size() >= 7 && args[1] == QStringLiteral("whatif")) // whatif OUTDIR FILE BATCH SEQ CAPACITY_GIB
+        return whatIfShot(args[2], args[3], args[4].toDouble(), args[5].toDouble(), args[6].toDouble());
     if (args.size() >= 4 && args[1] == QStringLiteral("fields"))
         return fieldShots(args[2], args.mid(3));
     if (args.size() >= 8 && args[1] == QStringLiteral("crop")) // crop IN X Y W H OUT: for looking at details

@@ -2,6 +2,7 @@
 
 #include "ui/style/text_format.h"
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGridLayout>
@@ -73,6 +74,24 @@ EstimatorPanel::EstimatorPanel(QWidget* parent) : QWidget(parent)
     m_batch = spin(this, 1, 1e7, 0, tr("What-if batch size"));
     m_seq = spin(this, 1, 1e8, 0, tr("What-if sequence length"));
     m_reset = new QPushButton(tr("Reset to snapshot"), this);
+    m_precision = new QComboBox(this);
+    m_precision->addItem(tr("as recorded"), QString());
+    for (Precision p : {Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::AmpBf16, Precision::AmpFp16}) {
+        const std::string_view name = precisionName(p);
+        m_precision->addItem(QString::fromLatin1(name.data(), int(name.size())),
+                             QString::fromLatin1(name.data(), int(name.size())));
+    }
+    m_precision->setToolTip(tr("What-if precision: P = 2 in pure bf16/fp16, 4 with fp32 weights (amp). The What-If tab "
+                               "replays it through the allocator model"));
+    m_optimizer = new QComboBox(this);
+    m_optimizer->addItem(tr("as recorded"), QString());
+    for (OptimizerKind o : {OptimizerKind::AdamW, OptimizerKind::Adam, OptimizerKind::Sgd, OptimizerKind::SgdMomentum,
+                            OptimizerKind::Adafactor, OptimizerKind::AdamW8bit, OptimizerKind::AdamWFused}) {
+        const std::string_view name = optimizerName(o);
+        m_optimizer->addItem(QString::fromLatin1(name.data(), int(name.size())),
+                             QString::fromLatin1(name.data(), int(name.size())));
+    }
+    m_optimizer->setToolTip(tr("What-if optimizer: K its state per parameter, I none for one that updates in place"));
 
     auto* recorded = new QGroupBox(tr("Recorded run"), this);
     auto* recordedForm = new QFormLayout(recorded);
@@ -91,6 +110,8 @@ EstimatorPanel::EstimatorPanel(QWidget* parent) : QWidget(parent)
     auto* whatIfForm = new QFormLayout(whatIf);
     whatIfForm->addRow(tr("Batch B"), m_batch);
     whatIfForm->addRow(tr("Sequence L"), m_seq);
+    whatIfForm->addRow(tr("Precision"), m_precision);
+    whatIfForm->addRow(tr("Optimizer"), m_optimizer);
     whatIfForm->addRow(m_reset);
 
     m_table = new QTableWidget(this);
@@ -138,6 +159,11 @@ EstimatorPanel::EstimatorPanel(QWidget* parent) : QWidget(parent)
             if (!m_updating)
                 recompute();
         });
+    for (QComboBox* c : {m_precision, m_optimizer})
+        connect(c, &QComboBox::currentIndexChanged, this, [this] {
+            if (!m_updating)
+                recompute();
+        });
     connect(m_reset, &QPushButton::clicked, this, &EstimatorPanel::resetToSnapshot);
     clear();
 }
@@ -178,8 +204,21 @@ void EstimatorPanel::setWhatIfSequence(double sequence) { m_seq->setValue(sequen
 void EstimatorPanel::setOptimizerStates(double k) { m_states->setValue(k); }
 void EstimatorPanel::setBytesPerParameter(double p) { m_bytes->setValue(p); }
 
+void EstimatorPanel::setWhatIfChanges(std::optional<Precision> precision, std::optional<OptimizerKind> optimizer)
+{
+    m_updating = true;
+    m_precision->setCurrentIndex(precision ? m_precision->findData(QString::fromLatin1(precisionName(*precision).data())) : 0);
+    m_optimizer->setCurrentIndex(optimizer ? m_optimizer->findData(QString::fromLatin1(optimizerName(*optimizer).data())) : 0);
+    m_updating = false;
+    recompute();
+}
+
 void EstimatorPanel::resetToSnapshot()
 {
+    m_updating = true;
+    m_precision->setCurrentIndex(0);
+    m_optimizer->setCurrentIndex(0);
+    m_updating = false;
     if (m_hasMeasurement)
         fillFromRecorded();
 }
@@ -214,6 +253,16 @@ EstimatorInputs EstimatorPanel::whatIfInputs() const
     w.activationsPerToken = m_activations->value();
     w.batch = m_batch->value();
     w.sequence = m_seq->value();
+    // the what-if panel's changes, where the formula has a term for them
+    if (const auto p = precisionFromName(m_precision->currentData().toString().toStdString()))
+        w.bytesPerParameter = *p == Precision::Bf16 || *p == Precision::Fp16 ? 2 : 4;
+    if (const auto o = optimizerFromName(m_optimizer->currentData().toString().toStdString())) {
+        w.optimizerStates = optimizerStateRatio(*o);
+        if (!optimizerHasStepTemporaries(*o))
+            w.optimizerIntermediates = 0;
+        else if (w.optimizerIntermediates == 0)
+            w.optimizerIntermediates = 1;
+    }
     return w;
 }
 
@@ -229,6 +278,10 @@ void EstimatorPanel::recompute()
 {
     if (!m_hasMeasurement)
         return;
+    // a precision or optimizer chosen sets P or K (and I)
+    m_bytes->setEnabled(m_precision->currentIndex() == 0);
+    m_states->setEnabled(m_recorded.training && m_optimizer->currentIndex() == 0);
+    m_intermediates->setEnabled(m_recorded.training && m_optimizer->currentIndex() == 0);
     m_report = buildEstimateReport(m_measured, m_recorded, whatIfInputs());
     const auto& rows = m_report.rows;
     m_table->setRowCount(static_cast<int>(rows.size()) + 1);

@@ -1,9 +1,11 @@
 #pragma once
 
+#include "allocator/model_change.h"
 #include "diagnose/estimator.h"
 
 #include <QWidget>
 
+class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QPushButton;
@@ -18,6 +20,12 @@ namespace memscope {
  * batch and sequence length. A table puts, for each component and peak, what was measured
  * next to the model at the recorded batch and the model with the user's edits, and says in
  * which phase each peak falls. "Reset" goes back to the snapshot's values.
+ *
+ * Its what-if is the what-if panel's changes where they overlap (docs/ALLOCATOR.md, "One
+ * model behind estimate and whatif"): a precision (P: 2 bytes in pure bf16/fp16, 4 with fp32
+ * weights) and an optimizer (K its state per parameter, I none for one that updates in
+ * place) rather than free P and K; the snapshot tab hands it the what-if panel's choices, and
+ * the replayed prediction of the same changes is the what-if panel's.
  */
 class EstimatorPanel : public QWidget {
     Q_OBJECT
@@ -34,6 +42,8 @@ public:
     void setWhatIfSequence(double sequence);
     void setOptimizerStates(double k);
     void setBytesPerParameter(double p);
+    // The what-if panel's precision and optimizer (none: as recorded).
+    void setWhatIfChanges(std::optional<Precision> precision, std::optional<OptimizerKind> optimizer);
     void resetToSnapshot();
 
     const EstimatorInputs& recordedInputs() const { return m_recorded; }
@@ -64,6 +74,8 @@ private:
     QDoubleSpinBox* m_activations; // per token (per recorded batch when B, L are unknown)
     QDoubleSpinBox* m_batch;
     QDoubleSpinBox* m_seq;
+    QComboBox* m_precision;
+    QComboBox* m_optimizer;
     QPushButton* m_reset;
     QTableWidget* m_table;
     QLabel* m_verdict;

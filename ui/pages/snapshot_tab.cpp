@@ -65,7 +65,12 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     m_details->addTab(m_allocator, tr("Allocator state"));
     m_details->addTab(m_diagnostics, tr("Diagnostics"));
     m_details->addTab(m_estimator, tr("Estimator"));
-    m_details->addTab(m_whatIf, tr("Allocator what-if"));
+    m_details->addTab(m_whatIf, tr("What-if"));
+    // the estimator's what-if follows the what-if panel's precision and optimizer
+    connect(m_whatIf, &WhatIfPanel::changesEdited, this, [this] {
+        const ModelChanges c = m_whatIf->changes();
+        m_estimator->setWhatIfChanges(c.precision, c.optimizer);
+    });
     m_details->setDocumentMode(true);
     m_split->addWidget(m_timeline);
     m_split->addWidget(m_details);
