@@ -301,6 +301,7 @@ void MainWindow::createActions()
     tabAction(view, tr("&Estimator"), QKeySequence(Qt::CTRL | Qt::Key_5),
               [](SnapshotTab* t) { t->showDetail(Detail::Estimator); });
     tabAction(view, tr("&What-If…"), QKeySequence(Qt::CTRL | Qt::Key_6), [](SnapshotTab* t) { t->showDetail(Detail::WhatIf); });
+    tabAction(view, tr("&Flame Graph"), QKeySequence(Qt::CTRL | Qt::Key_7), [](SnapshotTab* t) { t->showDetail(Detail::Flame); });
     tabAction(view, tr("&Find Allocations…"), QKeySequence::Find, [](SnapshotTab* t) {
         t->showDetail(Detail::Allocations);
         t->allocations()->searchField()->setFocus();

@@ -5,6 +5,7 @@
 #include "ui/plot/category_timeline_view.h"
 #include "ui/pages/diagnostics_panel.h"
 #include "ui/pages/estimator_panel.h"
+#include "ui/pages/flame_panel.h"
 #include "ui/pages/what_if_panel.h"
 #include "query/point_report.h"
 #include "replay/replay.h"
@@ -27,9 +28,11 @@ namespace memscope {
 SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* parent)
     : QWidget(parent), m_document(std::move(document)), m_device(new QComboBox(this)), m_axis(new QComboBox(this)),
       m_peakButton(new QToolButton(this)), m_iterations(new QComboBox(this)), m_info(new QLabel(this)),
-      m_split(new QSplitter(Qt::Vertical, this)), m_timeline(new CategoryTimelineView(this)), m_details(new QTabWidget(this)),
-      m_peak(new PeakPanel(this)), m_allocations(new AllocationTimelineView(this)), m_allocator(new AllocatorStateView(this)),
-      m_diagnostics(new DiagnosticsPanel(this)), m_estimator(new EstimatorPanel(this)), m_whatIf(new WhatIfPanel(this))
+      m_filterButton(new QToolButton(this)), m_split(new QSplitter(Qt::Vertical, this)),
+      m_timeline(new CategoryTimelineView(this)), m_details(new QTabWidget(this)), m_peak(new PeakPanel(this)),
+      m_allocations(new AllocationTimelineView(this)), m_allocator(new AllocatorStateView(this)),
+      m_diagnostics(new DiagnosticsPanel(this)), m_estimator(new EstimatorPanel(this)), m_whatIf(new WhatIfPanel(this)),
+      m_flame(new FlamePanel(this))
 {
     for (const DeviceModel& d : m_document->devices)
         m_device->addItem(tr("Device %1").arg(d.device));
@@ -59,6 +62,10 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     bar->addWidget(m_iterations);
     bar->addSpacing(12);
     bar->addWidget(m_info, 1);
+    m_filterButton->setVisible(false);
+    m_filterButton->setAutoRaise(false);
+    m_filterButton->setToolTip(tr("The allocations shown are those under this flame graph frame; click to clear"));
+    bar->addWidget(m_filterButton);
 
     m_details->addTab(m_peak, tr("Breakdown at selected time"));
     m_details->addTab(m_allocations, tr("Allocations timeline"));
@@ -66,6 +73,7 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     m_details->addTab(m_diagnostics, tr("Diagnostics"));
     m_details->addTab(m_estimator, tr("Estimator"));
     m_details->addTab(m_whatIf, tr("Allocator what-if"));
+    m_details->addTab(m_flame, tr("Flame graph"));
     m_details->setDocumentMode(true);
     m_split->addWidget(m_timeline);
     m_split->addWidget(m_details);
@@ -96,13 +104,20 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
             m_timeline->scrollToEvent(e.toLongLong());
         }
     });
-    connect(m_timeline, &CategoryTimelineView::eventClicked, this, [this](qint64 e) { setSelectedEvent(e); });
-    connect(m_timeline, &CategoryTimelineView::rangeSelected, this, [this](qint64, qint64) {
+    connect(m_timeline, &CategoryTimelineView::eventClicked, this, [this](qint64 e) {
+        m_timeline->clearRangeSelection(); // a time clicked: the panels go back to a point
+        setSelectedEvent(e);
+    });
+    connect(m_timeline, &CategoryTimelineView::rangeSelected, this, [this](qint64 first, qint64 last) {
+        setRange(first, last);
         if (auto r = m_timeline->rangeSummary())
             emit statusMessage(tr("Range peak %1 at event %2; +%3 allocated, −%4 freed")
                                    .arg(bytesText(r->peakBytes), countText(r->peakEvent), bytesText(r->allocatedBytes),
                                         bytesText(r->freedBytes)));
     });
+    connect(m_timeline, &CategoryTimelineView::rangeCleared, this, &SnapshotTab::clearRange);
+    connect(m_filterButton, &QToolButton::clicked, this, &SnapshotTab::clearFrameFilter);
+    connect(m_flame, &FlamePanel::frameFilterRequested, this, &SnapshotTab::setFrameFilter);
     connect(m_timeline, &CategoryTimelineView::xRangeChanged, this, [this](double lo, double hi) {
         if (m_syncing)
             return;
@@ -138,6 +153,12 @@ void SnapshotTab::setDevice(size_t index)
     m_allocations->setDocument(m_document, index);
     m_peak->setDocument(m_document, index);
     m_allocator->setDocument(m_document, index);
+    m_rangeFirst = m_rangeLast = -1;
+    m_filterText.clear();
+    m_filterButton->setVisible(false);
+    m_peak->clearRange();
+    m_peak->setStackFilter({}, QString());
+    m_flame->setDocument(m_document, index);
     applyStagedParts();
     m_event = peakEvent(*deviceModel().replay);
     updateInfo();
@@ -153,6 +174,7 @@ void SnapshotTab::setDocument(std::shared_ptr<const Document> document)
     m_allocations->updateDocument(m_document);
     m_peak->updateDocument(m_document);
     m_allocator->updateDocument(m_document);
+    m_flame->updateDocument(m_document);
     applyStagedParts();
     updateInfo();
 }
@@ -176,6 +198,7 @@ void SnapshotTab::setGrownDocument(std::shared_ptr<const Document> document)
     m_allocations->updateDocument(m_document);
     m_peak->updateDocument(m_document);
     m_allocator->updateDocument(m_document);
+    m_flame->updateDocument(m_document);
     applyStagedParts();
     updateInfo();
 }
@@ -242,7 +265,61 @@ void SnapshotTab::setSelectedEvent(int64_t event)
     m_timeline->setCursorEvent(event);
     m_peak->setEvent(event);
     m_allocator->setEvent(event);
+    m_flame->setSelectedEvent(event);
     emit selectedEventChanged(event);
+}
+
+void SnapshotTab::setRange(int64_t firstEvent, int64_t lastEvent)
+{
+    m_rangeFirst = std::min(firstEvent, lastEvent);
+    m_rangeLast = std::max(firstEvent, lastEvent);
+    m_peak->setRange(m_rangeFirst, m_rangeLast);
+    m_flame->setRange(m_rangeFirst, m_rangeLast);
+    if (!m_timeline->rangeSummary() || m_timeline->rangeSummary()->firstEvent != m_rangeFirst ||
+        m_timeline->rangeSummary()->lastEvent != m_rangeLast) {
+        const QSignalBlocker block(m_timeline);
+        m_timeline->selectRange(m_rangeFirst, m_rangeLast);
+    }
+}
+
+void SnapshotTab::clearRange()
+{
+    if (m_rangeFirst < 0)
+        return;
+    m_rangeFirst = m_rangeLast = -1;
+    m_peak->clearRange();
+    m_flame->clearRange();
+    if (m_timeline->rangeSummary()) {
+        const QSignalBlocker block(m_timeline);
+        m_timeline->clearRangeSelection();
+    }
+}
+
+void SnapshotTab::setFrameFilter(int node)
+{
+    const std::vector<uint8_t> mask = node > 0 ? m_flame->stacksUnder(node) : std::vector<uint8_t>{};
+    if (mask.empty()) {
+        clearFrameFilter();
+        return;
+    }
+    m_filterText = m_flame->nodeText(node);
+    m_filterButton->setText(tr("filter: %1 ×").arg(m_filterText));
+    m_filterButton->setVisible(true);
+    m_peak->setStackFilter(mask, m_filterText);
+    m_allocations->highlightStacks(mask, tr("under %1").arg(m_filterText));
+    emit statusMessage(tr("Allocations filtered to the stacks under %1").arg(m_filterText));
+}
+
+void SnapshotTab::clearFrameFilter()
+{
+    const bool had = !m_filterText.isEmpty();
+    m_filterText.clear();
+    m_filterButton->setVisible(false);
+    if (!had)
+        return;
+    m_peak->setStackFilter({}, QString());
+    m_allocations->highlightStacks({}, QString());
+    m_flame->zoomToPath({});
 }
 
 void SnapshotTab::goToPeak()
