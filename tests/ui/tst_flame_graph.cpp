@@ -227,6 +227,7 @@ private slots:
         QCOMPARE(tab.peakPanel()->callSiteTable()->model()->rowCount(), static_cast<int>(expected.active.callSites.size()));
         QVERIFY(tab.peakPanel()->headerText().contains(QStringLiteral("Active during the range")));
         QVERIFY(tab.peakPanel()->headerText().contains(QStringLiteral("bytes × lifetime")));
+        QCOMPARE(tab.detailTabs()->tabText(0), QStringLiteral("Breakdown of the range"));
 
         tab.showDetail(SnapshotTab::DetailTab::Flame);
         QCOMPARE(tab.flame()->when(), FlamePanel::When::Range);
@@ -245,6 +246,7 @@ private slots:
         QCOMPARE(tab.peakPanel()->report().requested, back.requested);
         QCOMPARE(tab.peakPanel()->report().live.size(), back.live.size());
         QVERIFY(!tab.peakPanel()->headerText().contains(QStringLiteral("Active during the range")));
+        QCOMPARE(tab.detailTabs()->tabText(0), QStringLiteral("Breakdown at selected time"));
         QCOMPARE(tab.flame()->when(), FlamePanel::When::SelectedTime);
         QCOMPARE(tab.flame()->tree()->root().bytes, back.requested);
 

@@ -78,8 +78,11 @@ int flameShots(const QString& outDir, const QStringList& files)
         flame->setUserFramesOnly(true);
         settleFor();
         const auto tree = flame->tree();
-        int32_t node = 0;
-        while (!tree->node(node).children.empty() && tree->node(node).children.size() == 1)
+        // down the heaviest path to the first frame that splits, then its heaviest callee
+        int32_t node = tree->root().children.empty() ? 0 : tree->root().children.front();
+        while (tree->node(node).children.size() == 1)
+            node = tree->node(node).children.front();
+        if (!tree->node(node).children.empty())
             node = tree->node(node).children.front();
         if (node > 0) {
             flame->view()->setZoomNode(node);

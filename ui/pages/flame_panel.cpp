@@ -33,6 +33,7 @@ FlamePanel::FlamePanel(QWidget* parent)
     m_framesBox->addItem(tr("Your frames + op"));
     m_framesBox->setToolTip(tr("Every frame, or only your code's frames ending in the operation that allocated"));
     m_summary->setTextFormat(Qt::PlainText);
+    m_summary->setWordWrap(true);
     m_summary->setMinimumWidth(80);
     m_breadcrumb->setTextFormat(Qt::RichText);
     m_breadcrumb->setWordWrap(true);
@@ -205,7 +206,7 @@ void FlamePanel::rebuild()
     QString summary;
     if (m_when == When::Range && m_rangeFirst >= 0) {
         tree = stackTreeOverRange(replay, m_deviceIndex, *m_document->frames(), m_rangeFirst, m_rangeLast, frames);
-        summary = tr("Over events %1 – %2: bytes × lifetime in the range, %3 in %4 allocations active during it")
+        summary = tr("Events %1 – %2: %3 (bytes × lifetime in the range), %4 allocations active")
                       .arg(countText(tree->firstEvent), countText(tree->lastEvent))
                       .arg(tree->unit == StackTreeUnit::ByteSeconds
                                ? bytesText(static_cast<int64_t>(tree->root().weight + 0.5)) + tr("·s")

@@ -154,6 +154,7 @@ void SnapshotTab::setDevice(size_t index)
     m_peak->setDocument(m_document, index);
     m_allocator->setDocument(m_document, index);
     m_rangeFirst = m_rangeLast = -1;
+    m_details->setTabText(static_cast<int>(DetailTab::Breakdown), tr("Breakdown at selected time"));
     m_filterText.clear();
     m_filterButton->setVisible(false);
     m_peak->clearRange();
@@ -275,6 +276,7 @@ void SnapshotTab::setRange(int64_t firstEvent, int64_t lastEvent)
     m_rangeLast = std::max(firstEvent, lastEvent);
     m_peak->setRange(m_rangeFirst, m_rangeLast);
     m_flame->setRange(m_rangeFirst, m_rangeLast);
+    m_details->setTabText(static_cast<int>(DetailTab::Breakdown), tr("Breakdown of the range"));
     if (!m_timeline->rangeSummary() || m_timeline->rangeSummary()->firstEvent != m_rangeFirst ||
         m_timeline->rangeSummary()->lastEvent != m_rangeLast) {
         const QSignalBlocker block(m_timeline);
@@ -289,6 +291,7 @@ void SnapshotTab::clearRange()
     m_rangeFirst = m_rangeLast = -1;
     m_peak->clearRange();
     m_flame->clearRange();
+    m_details->setTabText(static_cast<int>(DetailTab::Breakdown), tr("Breakdown at selected time"));
     if (m_timeline->rangeSummary()) {
         const QSignalBlocker block(m_timeline);
         m_timeline->clearRangeSelection();
