@@ -16,6 +16,8 @@
 #include "ui/plot/category_timeline_view.h"
 
 #include <QAbstractItemModelTester>
+#include <QLabel>
+#include <qcustomplot.h>
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
@@ -65,6 +67,14 @@ int walk(const FlameModel& m, const QModelIndex& parent)
         rows += below;
     }
     return rows;
+}
+
+QLabel* flameBreadcrumb(FlamePanel* panel)
+{
+    for (QLabel* l : panel->findChildren<QLabel*>())
+        if (l->text().startsWith(QStringLiteral("<a href=\"0\">all</a>")))
+            return l;
+    return nullptr;
 }
 
 int64_t allocationsUnder(const DeviceReplay& d, const std::vector<uint8_t>& mask, const std::vector<AllocationId>& ids)
@@ -178,6 +188,18 @@ private slots:
             every.push_back(AllocationId{static_cast<int32_t>(i)});
         QCOMPARE(tab.allocations()->matchCount(), allocationsUnder(d, mask, every));
         QVERIFY(tab.allocations()->matchCount() > 0);
+        // the category timeline draws the filter's bytes: at the peak, the node's
+        tab.setXAxisMode(XAxisMode::EventIndex);
+        QCPGraph* curve = tab.frameFilterGraph();
+        QVERIFY(curve);
+        auto it = curve->data()->findEnd(static_cast<double>(peakEvent(d)), false);
+        QVERIFY(it != curve->data()->constBegin());
+        --it; // the last change at or before the peak
+        QCOMPARE(static_cast<int64_t>(it->value), tree->node(node).bytes);
+        double highest = 0;
+        for (auto p = curve->data()->constBegin(); p != curve->data()->constEnd(); ++p)
+            highest = std::max(highest, p->value);
+        QVERIFY(highest <= static_cast<double>(d.peakRequested.bytes));
 
         // the × clears
         QTest::mouseClick(tab.frameFilterButton(), Qt::LeftButton);
@@ -186,6 +208,17 @@ private slots:
         QCOMPARE(static_cast<int64_t>(tab.peakPanel()->report().live.size()), allLive);
         QCOMPARE(tab.allocations()->matchCount(), int64_t{0});
         QCOMPARE(flame->view()->zoomNode(), 0);
+        QVERIFY(!tab.frameFilterGraph());
+
+        // clicking the top row of a zoomed view goes up one level and filters to it
+        flame->view()->setZoomNode(node);
+        QCoreApplication::processEvents();
+        QTest::mouseClick(flame->view(), Qt::LeftButton, {}, flame->view()->nodeRect(node).center().toPoint());
+        QCOMPARE(flame->view()->zoomNode(), tree->node(node).parent);
+        // and the breadcrumb's "all" clears
+        emit flameBreadcrumb(flame)->linkActivated(QStringLiteral("0"));
+        QCOMPARE(flame->view()->zoomNode(), 0);
+        QVERIFY(tab.frameFilterText().isEmpty());
     }
 
     // A range set programmatically: the breakdown, its allocations and call sites, and the
@@ -250,13 +283,17 @@ private slots:
         QCOMPARE(tab.flame()->when(), FlamePanel::When::SelectedTime);
         QCOMPARE(tab.flame()->tree()->root().bytes, back.requested);
 
-        // a click on a time clears a range too
+        // choosing a time (a click, the peak, a finding) clears a range too
         tab.setRange(first, last);
         QVERIFY(tab.timeline()->rangeSummary().has_value());
         QCOMPARE(tab.flame()->when(), FlamePanel::When::Range);
-        tab.clearRange();
+        QCOMPARE(tab.peakPanel()->report().requested, expected.active.requested);
+        tab.goToPeak();
+        QVERIFY(!tab.hasRange());
         QVERIFY(!tab.timeline()->rangeSummary().has_value());
-        QCOMPARE(tab.peakPanel()->report().requested, back.requested);
+        QCOMPARE(tab.peakPanel()->report().requested, d.requestedAfter(peakEvent(d)));
+        QCOMPARE(tab.flame()->when(), FlamePanel::When::SelectedTime);
+        QCOMPARE(tab.flame()->tree()->root().bytes, d.requestedAfter(peakEvent(d)));
     }
 };
 

@@ -13,6 +13,7 @@
 #include "ui/style/text_format.h"
 
 #include <QComboBox>
+#include <qcustomplot.h>
 #include <QDataStream>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -104,10 +105,7 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
             m_timeline->scrollToEvent(e.toLongLong());
         }
     });
-    connect(m_timeline, &CategoryTimelineView::eventClicked, this, [this](qint64 e) {
-        m_timeline->clearRangeSelection(); // a time clicked: the panels go back to a point
-        setSelectedEvent(e);
-    });
+    connect(m_timeline, &CategoryTimelineView::eventClicked, this, [this](qint64 e) { setSelectedEvent(e); });
     connect(m_timeline, &CategoryTimelineView::rangeSelected, this, [this](qint64 first, qint64 last) {
         setRange(first, last);
         if (auto r = m_timeline->rangeSummary())
@@ -157,6 +155,8 @@ void SnapshotTab::setDevice(size_t index)
     m_details->setTabText(static_cast<int>(DetailTab::Breakdown), tr("Breakdown at selected time"));
     m_filterText.clear();
     m_filterButton->setVisible(false);
+    m_filterMask.clear();
+    updateFilterCurve();
     m_peak->clearRange();
     m_peak->setStackFilter({}, QString());
     m_flame->setDocument(m_document, index);
@@ -257,12 +257,15 @@ void SnapshotTab::setXAxisMode(XAxisMode mode)
     m_syncing = false;
     const auto [lo, hi] = m_timeline->xRange();
     m_allocations->setXRange(lo, hi);
+    updateFilterCurve();
     emit xAxisModeChanged(mode);
 }
 
 void SnapshotTab::setSelectedEvent(int64_t event)
 {
     m_event = event;
+    if (hasRange()) // a time chosen (clicked, the peak, a finding): the panels go back to a point
+        m_timeline->clearRangeSelection();
     m_timeline->setCursorEvent(event);
     m_peak->setEvent(event);
     m_allocator->setEvent(event);
@@ -310,7 +313,70 @@ void SnapshotTab::setFrameFilter(int node)
     m_filterButton->setVisible(true);
     m_peak->setStackFilter(mask, m_filterText);
     m_allocations->highlightStacks(mask, tr("under %1").arg(m_filterText));
+    m_filterMask = mask;
+    updateFilterCurve();
     emit statusMessage(tr("Allocations filtered to the stacks under %1").arg(m_filterText));
+}
+
+QCPGraph* SnapshotTab::frameFilterGraph() const { return m_filterGraph.data(); }
+
+// The bytes of the filter's allocations after each event where they change, as a step line over
+// the category areas.
+void SnapshotTab::updateFilterCurve()
+{
+    QCustomPlot* plot = m_timeline->plot();
+    if (m_filterMask.empty()) {
+        if (m_filterGraph) {
+            plot->removeGraph(m_filterGraph);
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+        return;
+    }
+    if (!m_filterGraph) {
+        m_filterGraph = plot->addGraph(m_timeline->mainRect()->axis(QCPAxis::atBottom),
+                                       m_timeline->mainRect()->axis(QCPAxis::atLeft));
+        m_filterGraph->removeFromLegend();
+        m_filterGraph->setLineStyle(QCPGraph::lsStepLeft);
+        m_filterGraph->setPen(QPen(QColor(170, 0, 170), 2));
+        m_filterGraph->setBrush(QColor(170, 0, 170, 40));
+        m_filterGraph->setSelectable(QCP::stNone);
+    }
+    const DeviceModel& m = deviceModel();
+    const DeviceReplay& r = *m.replay;
+    const size_t none = m_filterMask.size() - 1;
+    int64_t baseline = 0;
+    std::vector<std::pair<int64_t, int64_t>> changes; // event, delta
+    for (const Allocation& a : r.allocations) {
+        const size_t k = a.stack.valid() ? static_cast<size_t>(a.stack.value) : none;
+        if (k >= m_filterMask.size() || !m_filterMask[k])
+            continue;
+        const int64_t size = static_cast<int64_t>(a.size);
+        if (a.allocEvent.valid())
+            changes.emplace_back(a.allocEvent.value, size);
+        else
+            baseline += size;
+        if (a.freeEvent.valid())
+            changes.emplace_back(a.freeEvent.value, -size);
+    }
+    std::sort(changes.begin(), changes.end());
+    QVector<double> keys, values;
+    keys.reserve(static_cast<qsizetype>(changes.size()) + 2);
+    values.reserve(keys.capacity());
+    int64_t bytes = baseline;
+    keys << m.x(0, m_mode);
+    values << static_cast<double>(baseline);
+    for (size_t i = 0; i < changes.size(); ++i) {
+        bytes += changes[i].second;
+        if (i + 1 < changes.size() && changes[i + 1].first == changes[i].first)
+            continue;
+        keys << m.x(changes[i].first, m_mode);
+        values << static_cast<double>(bytes);
+    }
+    keys << m.x(std::max<int64_t>(m.eventCount() - 1, 0), m_mode);
+    values << static_cast<double>(bytes);
+    m_filterGraph->setName(tr("Filter: %1").arg(m_filterText));
+    m_filterGraph->setData(keys, values); // time_us may step back: let QCustomPlot sort
+    plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void SnapshotTab::clearFrameFilter()
@@ -318,6 +384,8 @@ void SnapshotTab::clearFrameFilter()
     const bool had = !m_filterText.isEmpty();
     m_filterText.clear();
     m_filterButton->setVisible(false);
+    m_filterMask.clear();
+    updateFilterCurve();
     if (!had)
         return;
     m_peak->setStackFilter({}, QString());

@@ -2,10 +2,12 @@
 
 #include "ui/document/document.h"
 
+#include <QPointer>
 #include <QWidget>
 
 #include <memory>
 
+class QCPGraph;
 class QComboBox;
 class QLabel;
 class QSplitter;
@@ -80,6 +82,8 @@ public:
     void clearFrameFilter();
     QString frameFilterText() const { return m_filterText; }
     QToolButton* frameFilterButton() const { return m_filterButton; }
+    // The filtered allocations' bytes over time, drawn on the category timeline (null: no filter).
+    QCPGraph* frameFilterGraph() const;
     // The timeline's range selection, which the breakdown and the flame graph follow.
     void setRange(int64_t firstEvent, int64_t lastEvent);
     void clearRange();
@@ -96,6 +100,7 @@ private:
     // Hands the document's parts for the current device to the views that need more than the replay.
     void applyStagedParts();
     void updateInfo();
+    void updateFilterCurve();
     int64_t eventShowing(const Allocation& a) const;
 
     std::shared_ptr<const Document> m_document;
@@ -105,6 +110,8 @@ private:
     bool m_syncing = false;
     int64_t m_rangeFirst = -1, m_rangeLast = -1;
     QString m_filterText;
+    std::vector<uint8_t> m_filterMask;
+    QPointer<QCPGraph> m_filterGraph;
 
     QComboBox* m_device;
     QComboBox* m_axis;
