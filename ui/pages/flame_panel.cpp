@@ -142,20 +142,19 @@ void FlamePanel::setRange(int64_t firstEvent, int64_t lastEvent)
     m_rangeLast = std::max(firstEvent, lastEvent);
     if (auto* items = qobject_cast<QStandardItemModel*>(m_whenBox->model()))
         items->item(2)->setEnabled(true);
-    setWhen(When::Range);
-    invalidate();
+    if (m_when == When::Range)
+        invalidate();
+    else
+        setWhen(When::Range); // rebuilds through the selector's signal
 }
 
 void FlamePanel::clearRange()
 {
-    const bool had = m_rangeFirst >= 0;
     m_rangeFirst = m_rangeLast = -1;
     if (auto* items = qobject_cast<QStandardItemModel*>(m_whenBox->model()))
         items->item(2)->setEnabled(false);
     if (m_when == When::Range)
         setWhen(When::SelectedTime);
-    else if (had)
-        invalidate();
 }
 
 void FlamePanel::setWhen(When when)
