@@ -88,7 +88,7 @@ int runReport(const std::vector<std::string>& args)
                                                       out);
         if (pngWriter())
             std::cout << pngWriter()(analysis, point, out) << "\n";
-        for (const std::string& f : {files.peakCsv, files.timelineCsv, files.json})
+        for (const std::string& f : {files.peakCsv, files.timelineCsv, files.json, files.flameJson, files.flameSvg})
             std::cout << f << "\n";
         if (!pngWriter())
             std::cerr << "memscope report: peak_report.png needs the GUI build (this memscope was built with "

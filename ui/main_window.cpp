@@ -251,7 +251,7 @@ void MainWindow::createActions()
     file->addSeparator();
     m_exportAction = file->addAction(tr("&Export Report…"), this, &MainWindow::chooseExportDirectory);
     m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    m_exportAction->setToolTip(tr("Write peak_report.png, peak_report.csv, timeline.csv and report.json"));
+    m_exportAction->setToolTip(tr("Write peak_report.png, peak_report.csv, timeline.csv, report.json, flame.json and flame.svg"));
     m_imageAction = file->addAction(tr("Save Chart &Image…"), this, &MainWindow::saveChartImage);
     m_imageAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     file->addSeparator();
@@ -301,6 +301,7 @@ void MainWindow::createActions()
     tabAction(view, tr("&Estimator"), QKeySequence(Qt::CTRL | Qt::Key_5),
               [](SnapshotTab* t) { t->showDetail(Detail::Estimator); });
     tabAction(view, tr("&What-If…"), QKeySequence(Qt::CTRL | Qt::Key_6), [](SnapshotTab* t) { t->showDetail(Detail::WhatIf); });
+    tabAction(view, tr("&Flame Graph"), QKeySequence(Qt::CTRL | Qt::Key_7), [](SnapshotTab* t) { t->showDetail(Detail::Flame); });
     tabAction(view, tr("&Find Allocations…"), QKeySequence::Find, [](SnapshotTab* t) {
         t->showDetail(Detail::Allocations);
         t->allocations()->searchField()->setFocus();
@@ -702,7 +703,8 @@ bool MainWindow::exportReport(const QString& directory, QString* message)
     try {
         const ReportFiles files = writeReport(t->document(), t->deviceIndex(), t->selectedEvent(), directory);
         if (message)
-            *message = tr("Wrote %1, %2, %3 and %4").arg(files.png, files.peakCsv, files.timelineCsv, files.json);
+            *message = tr("Wrote %1, %2, %3, %4 and the flame graph (flame.json, flame.svg)")
+                           .arg(files.png, files.peakCsv, files.timelineCsv, files.json);
         return true;
     } catch (const std::exception& e) {
         if (message)

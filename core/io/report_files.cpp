@@ -1,5 +1,7 @@
 #include "io/report_files.h"
 
+#include "common/format_bytes.h"
+#include "io/flame_writer.h"
 #include "io/peak_report_csv_writer.h"
 #include "io/report_json_writer.h"
 #include "io/timeline_csv_writer.h"
@@ -41,6 +43,14 @@ ReportDataFiles writeReportData(const Attribution& attribution, const PointRepor
     writeFile(files.peakCsv, [&](std::ostream& out) { writePeakReportCsv(out, at, frames); });
     writeFile(files.timelineCsv, [&](std::ostream& out) { writeTimelineCsv(out, attribution, at.deviceIndex); });
     writeFile(files.json, [&](std::ostream& out) { out << reportJson(attribution, at, frames, diagnostics); });
+    const auto flame = stackTreeAt(*attribution.replay, at.deviceIndex, frames, at.event);
+    files.flameJson = (dir / "flame.json").string();
+    files.flameSvg = (dir / "flame.svg").string();
+    writeFile(files.flameJson, [&](std::ostream& out) { out << flameJson(*flame, frames); });
+    const std::string title = "Memory by stack on device " + std::to_string(at.device) +
+                              (at.globalPeak ? " at the peak" : " at") + " (event " + std::to_string(at.event) +
+                              "): " + formatBytes(at.requested);
+    writeFile(files.flameSvg, [&](std::ostream& out) { out << flameSvg(*flame, frames, title); });
     return files;
 }
 

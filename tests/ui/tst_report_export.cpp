@@ -306,7 +306,10 @@ private slots:
                 QStringList{QStringLiteral("report"), sample(name)} + extra + QStringList{QStringLiteral("--out"), out.path()});
         QVERIFY(p.waitForFinished(120000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
-        QCOMPARE(QString::fromUtf8(p.readAllStandardOutput()).split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 4);
+        // peak_report.png, peak_report.csv, timeline.csv, report.json, flame.json, flame.svg
+        QCOMPARE(QString::fromUtf8(p.readAllStandardOutput()).split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 6);
+        for (const char* f : {"flame.json", "flame.svg"})
+            QVERIFY2(QFileInfo(out.filePath(QLatin1String(f))).size() > 0, f);
         verify(out.path(), *doc, 0, event);
     }
 

@@ -35,3 +35,6 @@ memscope_add_test(tst_attach_dialog ui/live/tst_attach_dialog.cpp LIBS memscope_
 
 # The runner: jobs' callbacks, cancel, errors, receivers gone.
 memscope_add_test(tst_job_runner ui/tst_job_runner.cpp LIBS memscope_ui_runner)
+
+# The flame graph (its model, the frame filter) and the range selection driving the panels (issue 29).
+memscope_add_test(tst_flame_graph ui/tst_flame_graph.cpp LIBS memscope_ui_pages memscope_ui_models memscope_ui_plot Qt6::Widgets)

@@ -9,6 +9,7 @@
 //   memscope_ui_tool lodbench FILE [COPIES]  (the phase lane's per-pixel LOD, coarse levels against band by band,
 //                                            on the lane repeated COPIES times end to end)
 //   memscope_ui_tool icon OUT.png | crop IN X Y W H OUT
+//   memscope_ui_tool flame OUTDIR FILE...   (Xvfb: the flame graph tab, flame_shots.cpp)
 
 #include "ui/plot/allocation_bands_layer.h"
 #include "ui/document/band_lod.h"
@@ -727,6 +728,7 @@ int whatIfShot(const QString& outDir, const QString& file, double batch, double 
     std::printf("%s: window %dx%d\n", qPrintable(out), w.width(), w.height());
     return 0;
 }
+int flameShots(const QString& outDir, const QStringList& files); // flame_shots.cpp
 
 int main(int argc, char** argv)
 {
@@ -739,6 +741,8 @@ int main(int argc, char** argv)
         return screenshots(args[2], args.mid(3));
     if (args.size() >= 7 && args[1] == QStringLiteral("whatif")) // whatif OUTDIR FILE BATCH SEQ CAPACITY_GIB
         return whatIfShot(args[2], args[3], args[4].toDouble(), args[5].toDouble(), args[6].toDouble());
+    if (args.size() >= 4 && args[1] == QStringLiteral("flame"))
+        return flameShots(args[2], args.mid(3));
     if (args.size() >= 4 && args[1] == QStringLiteral("fields"))
         return fieldShots(args[2], args.mid(3));
     if (args.size() >= 8 && args[1] == QStringLiteral("crop")) // crop IN X Y W H OUT: for looking at details

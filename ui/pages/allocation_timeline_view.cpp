@@ -299,6 +299,28 @@ void AllocationTimelineView::highlightStack(StackId stack)
     showMatches(std::move(matches), tr("from this call site"));
 }
 
+void AllocationTimelineView::highlightStacks(const std::vector<uint8_t>& stackMask, const QString& what)
+{
+    if (!m_document)
+        return;
+    {
+        const QSignalBlocker block(m_search);
+        m_search->clear();
+    }
+    if (stackMask.empty()) {
+        runSearch();
+        return;
+    }
+    const auto& allocs = m_document->devices[m_deviceIndex].replay->allocations;
+    std::vector<uint8_t> matches(allocs.size(), 0);
+    const size_t none = stackMask.size() - 1;
+    for (size_t i = 0; i < allocs.size(); ++i) {
+        const size_t k = allocs[i].stack.valid() ? static_cast<size_t>(allocs[i].stack.value) : none;
+        matches[i] = k < stackMask.size() && stackMask[k];
+    }
+    showMatches(std::move(matches), what);
+}
+
 void AllocationTimelineView::showMatches(std::vector<uint8_t> matches, const QString& what)
 {
     const DeviceModel& m = m_document->devices[m_deviceIndex];

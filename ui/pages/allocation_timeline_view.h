@@ -41,6 +41,9 @@ public:
     void selectAllocation(AllocationId id);
     // Highlights the allocations made at one call site (clears the search text).
     void highlightStack(StackId stack);
+    // Highlights the allocations whose stack is flagged (one flag per StackId, then one for
+    // allocations with no frames: query/stack_tree.h's stacksUnder); an empty mask clears.
+    void highlightStacks(const std::vector<uint8_t>& stackMask, const QString& what);
 
     QCustomPlot* plot() const { return m_plot; }
     AllocationBandsLayer* bands() const { return m_bands; }

@@ -6,6 +6,7 @@
 #include "ui/pages/share_bar_delegate.h"
 #include "ui/pages/stack_view.h"
 #include "ui/style/text_format.h"
+#include "query/range_report.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -134,8 +135,92 @@ void PeakPanel::setEvent(int64_t event)
         refreshPending(event);
         return;
     }
-    m_report = buildPointReport(*m_document->attribution(), m_deviceIndex, event);
+    if (hasRange()) {
+        RangeReport range = buildRangeReport(*m_document->attribution(), m_deviceIndex, m_rangeFirst, m_rangeLast);
+        m_report = std::move(range.active);
+        m_rangeByteSeconds = range.byteSeconds;
+        m_rangeTimed = range.timed;
+    } else {
+        m_report = buildPointReport(*m_document->attribution(), m_deviceIndex, event);
+    }
+    applyStackFilter();
     refresh();
+    showRangeText();
+}
+
+void PeakPanel::setRange(int64_t firstEvent, int64_t lastEvent)
+{
+    m_rangeFirst = std::max<int64_t>(0, std::min(firstEvent, lastEvent));
+    m_rangeLast = std::max(firstEvent, lastEvent);
+    setEvent(m_event);
+}
+
+void PeakPanel::clearRange()
+{
+    if (!hasRange())
+        return;
+    m_rangeFirst = m_rangeLast = -1;
+    setEvent(m_event);
+}
+
+void PeakPanel::setStackFilter(std::vector<uint8_t> stackMask, const QString& label)
+{
+    m_stackMask = std::move(stackMask);
+    m_filterLabel = m_stackMask.empty() ? QString() : label;
+    setEvent(m_event);
+}
+
+// Keeps the allocations and call sites under the filter's frame; the totals stay the point's.
+void PeakPanel::applyStackFilter()
+{
+    m_unfilteredCount = static_cast<int64_t>(m_report.live.size());
+    if (m_stackMask.empty())
+        return;
+    const size_t none = m_stackMask.size() - 1;
+    auto kept = [&](StackId s) {
+        const size_t k = s.valid() ? static_cast<size_t>(s.value) : none;
+        return k < m_stackMask.size() && m_stackMask[k] != 0;
+    };
+    std::erase_if(m_report.live, [&](const ActiveAllocation& a) { return !kept(a.stack); });
+    std::erase_if(m_report.callSites, [&](const CallSite& c) { return !kept(c.stack); });
+}
+
+// The header, total row and tab titles of a range or a filter (refresh() writes a point's).
+void PeakPanel::showRangeText()
+{
+    const PointReport& r = m_report;
+    QString filter;
+    if (!m_stackMask.empty()) {
+        int64_t bytes = 0;
+        for (const ActiveAllocation& a : r.live)
+            bytes += a.size;
+        filter = tr("<br>Filter: <b>%1</b> · %2 in %3 of %4 allocations")
+                     .arg(m_filterLabel.toHtmlEscaped(), bytesText(bytes), countText(static_cast<int64_t>(r.live.size())),
+                          countText(m_unfilteredCount));
+    }
+    const QString filtered = m_stackMask.empty() ? QString() : tr(", filtered");
+    if (!hasRange()) {
+        if (!filter.isEmpty())
+            m_header->setText(m_header->text() + filter);
+        m_tabs->setTabText(0, tr("Live allocations (%1%2)").arg(countText(static_cast<int64_t>(r.live.size())), filtered));
+        m_tabs->setTabText(1, tr("Call sites (%1%2)").arg(countText(static_cast<int64_t>(r.callSites.size())), filtered));
+        return;
+    }
+    const DeviceModel& m = m_document->devices[m_deviceIndex];
+    const QString weight = bytesText(static_cast<int64_t>(m_rangeByteSeconds + 0.5)) + (m_rangeTimed ? tr("·s") : tr("·events"));
+    m_header->setText(
+        tr("<span style=\"font-size:large\"><b>Active during the range: %1</b></span> in %2 allocations, "
+           "each counted once (not all at the same time) · bytes × lifetime %3"
+           "<br>%4 – %5 (events %6 – %7) · range peak %8 at event %9%10")
+            .arg(bytesText(r.requested), countText(m_unfilteredCount), weight, secondsText(m.x(m_rangeFirst, XAxisMode::Time)),
+                 secondsText(m.x(std::min<int64_t>(m_rangeLast, m.eventCount() - 1), XAxisMode::Time)), countText(m_rangeFirst),
+                 countText(m_rangeLast), bytesText(r.event >= 0 ? m.requestedAfter(r.event) : 0), countText(r.event))
+            .arg(filter));
+    m_peakButton->setEnabled(true);
+    if (QTableWidgetItem* total = m_breakdown->item(m_breakdown->rowCount() - 1, 0))
+        total->setText(tr("Total active in range"));
+    m_tabs->setTabText(0, tr("Active in range (%1%2)").arg(countText(static_cast<int64_t>(r.live.size())), filtered));
+    m_tabs->setTabText(1, tr("Call sites in range (%1%2)").arg(countText(static_cast<int64_t>(r.callSites.size())), filtered));
 }
 
 void PeakPanel::refreshPending(int64_t event)

@@ -38,6 +38,15 @@ public:
     // Before the Attributed stage only the totals are shown, with "Categorising…" in place of
     // the categories, live allocations and call sites.
     void setEvent(int64_t event);
+    // A range of events (the timeline's selection): the breakdown, the allocations and the call
+    // sites show what was active during it (query/range_report.h), each allocation once, until
+    // clearRange() goes back to the selected event.
+    void setRange(int64_t firstEvent, int64_t lastEvent);
+    void clearRange();
+    bool hasRange() const { return m_rangeFirst >= 0; }
+    // Shows only the allocations and call sites whose stack is flagged (one flag per StackId,
+    // then one for no frames: query/stack_tree.h's stacksUnder), named `label`; empty clears.
+    void setStackFilter(std::vector<uint8_t> stackMask, const QString& label);
     const PointReport& report() const { return m_report; }
     QString headerText() const;
     QTableWidget* breakdownTable() const { return m_breakdown; }
@@ -52,6 +61,8 @@ signals:
 private:
     void refresh();
     void refreshPending(int64_t event);
+    void applyStackFilter();
+    void showRangeText();
     void showLiveRow(const QModelIndex& proxyIndex);
     void showSiteRow(const QModelIndex& proxyIndex);
 
@@ -70,6 +81,12 @@ private:
     size_t m_deviceIndex = 0;
     PointReport m_report;
     int64_t m_event = -1;
+    int64_t m_rangeFirst = -1, m_rangeLast = -1;
+    double m_rangeByteSeconds = 0;
+    bool m_rangeTimed = true;
+    int64_t m_unfilteredCount = 0;
+    std::vector<uint8_t> m_stackMask;
+    QString m_filterLabel;
 };
 
 } // namespace memscope

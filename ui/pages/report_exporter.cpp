@@ -21,6 +21,8 @@ ReportFiles writeReport(const Document& document, size_t deviceIndex, int64_t ev
     files.peakCsv = QString::fromStdString(data.peakCsv);
     files.timelineCsv = QString::fromStdString(data.timelineCsv);
     files.json = QString::fromStdString(data.json);
+    files.flameJson = QString::fromStdString(data.flameJson);
+    files.flameSvg = QString::fromStdString(data.flameSvg);
     files.png = writeReportPng(document, at, directory);
     return files;
 }

@@ -12,6 +12,8 @@ struct ReportFiles {
     QString peakCsv; // peak_report.csv
     QString timelineCsv; // timeline.csv
     QString json; // report.json
+    QString flameJson; // flame.json
+    QString flameSvg; // flame.svg
 };
 
 // Writes the report of one device at one event (-1 .. events-1; the global peak for

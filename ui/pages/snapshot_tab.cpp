@@ -5,6 +5,7 @@
 #include "ui/plot/category_timeline_view.h"
 #include "ui/pages/diagnostics_panel.h"
 #include "ui/pages/estimator_panel.h"
+#include "ui/pages/flame_panel.h"
 #include "ui/pages/what_if_panel.h"
 #include "query/point_report.h"
 #include "replay/replay.h"
@@ -12,6 +13,7 @@
 #include "ui/style/text_format.h"
 
 #include <QComboBox>
+#include <qcustomplot.h>
 #include <QDataStream>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -27,9 +29,11 @@ namespace memscope {
 SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* parent)
     : QWidget(parent), m_document(std::move(document)), m_device(new QComboBox(this)), m_axis(new QComboBox(this)),
       m_peakButton(new QToolButton(this)), m_iterations(new QComboBox(this)), m_info(new QLabel(this)),
-      m_split(new QSplitter(Qt::Vertical, this)), m_timeline(new CategoryTimelineView(this)), m_details(new QTabWidget(this)),
-      m_peak(new PeakPanel(this)), m_allocations(new AllocationTimelineView(this)), m_allocator(new AllocatorStateView(this)),
-      m_diagnostics(new DiagnosticsPanel(this)), m_estimator(new EstimatorPanel(this)), m_whatIf(new WhatIfPanel(this))
+      m_filterButton(new QToolButton(this)), m_split(new QSplitter(Qt::Vertical, this)),
+      m_timeline(new CategoryTimelineView(this)), m_details(new QTabWidget(this)), m_peak(new PeakPanel(this)),
+      m_allocations(new AllocationTimelineView(this)), m_allocator(new AllocatorStateView(this)),
+      m_diagnostics(new DiagnosticsPanel(this)), m_estimator(new EstimatorPanel(this)), m_whatIf(new WhatIfPanel(this)),
+      m_flame(new FlamePanel(this))
 {
     for (const DeviceModel& d : m_document->devices)
         m_device->addItem(tr("Device %1").arg(d.device));
@@ -59,6 +63,10 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
     bar->addWidget(m_iterations);
     bar->addSpacing(12);
     bar->addWidget(m_info, 1);
+    m_filterButton->setVisible(false);
+    m_filterButton->setAutoRaise(false);
+    m_filterButton->setToolTip(tr("The allocations shown are those under this flame graph frame; click to clear"));
+    bar->addWidget(m_filterButton);
 
     m_details->addTab(m_peak, tr("Breakdown at selected time"));
     m_details->addTab(m_allocations, tr("Allocations timeline"));
@@ -71,6 +79,7 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
         const ModelChanges c = m_whatIf->changes();
         m_estimator->setWhatIfChanges(c.precision, c.optimizer);
     });
+    m_details->addTab(m_flame, tr("Flame graph"));
     m_details->setDocumentMode(true);
     m_split->addWidget(m_timeline);
     m_split->addWidget(m_details);
@@ -102,12 +111,16 @@ SnapshotTab::SnapshotTab(std::shared_ptr<const Document> document, QWidget* pare
         }
     });
     connect(m_timeline, &CategoryTimelineView::eventClicked, this, [this](qint64 e) { setSelectedEvent(e); });
-    connect(m_timeline, &CategoryTimelineView::rangeSelected, this, [this](qint64, qint64) {
+    connect(m_timeline, &CategoryTimelineView::rangeSelected, this, [this](qint64 first, qint64 last) {
+        setRange(first, last);
         if (auto r = m_timeline->rangeSummary())
             emit statusMessage(tr("Range peak %1 at event %2; +%3 allocated, −%4 freed")
                                    .arg(bytesText(r->peakBytes), countText(r->peakEvent), bytesText(r->allocatedBytes),
                                         bytesText(r->freedBytes)));
     });
+    connect(m_timeline, &CategoryTimelineView::rangeCleared, this, &SnapshotTab::clearRange);
+    connect(m_filterButton, &QToolButton::clicked, this, &SnapshotTab::clearFrameFilter);
+    connect(m_flame, &FlamePanel::frameFilterRequested, this, &SnapshotTab::setFrameFilter);
     connect(m_timeline, &CategoryTimelineView::xRangeChanged, this, [this](double lo, double hi) {
         if (m_syncing)
             return;
@@ -143,6 +156,15 @@ void SnapshotTab::setDevice(size_t index)
     m_allocations->setDocument(m_document, index);
     m_peak->setDocument(m_document, index);
     m_allocator->setDocument(m_document, index);
+    m_rangeFirst = m_rangeLast = -1;
+    m_details->setTabText(static_cast<int>(DetailTab::Breakdown), tr("Breakdown at selected time"));
+    m_filterText.clear();
+    m_filterButton->setVisible(false);
+    m_filterMask.clear();
+    updateFilterCurve();
+    m_peak->clearRange();
+    m_peak->setStackFilter({}, QString());
+    m_flame->setDocument(m_document, index);
     applyStagedParts();
     m_event = peakEvent(*deviceModel().replay);
     updateInfo();
@@ -158,6 +180,7 @@ void SnapshotTab::setDocument(std::shared_ptr<const Document> document)
     m_allocations->updateDocument(m_document);
     m_peak->updateDocument(m_document);
     m_allocator->updateDocument(m_document);
+    m_flame->updateDocument(m_document);
     applyStagedParts();
     updateInfo();
 }
@@ -181,6 +204,7 @@ void SnapshotTab::setGrownDocument(std::shared_ptr<const Document> document)
     m_allocations->updateDocument(m_document);
     m_peak->updateDocument(m_document);
     m_allocator->updateDocument(m_document);
+    m_flame->updateDocument(m_document);
     applyStagedParts();
     updateInfo();
 }
@@ -238,16 +262,140 @@ void SnapshotTab::setXAxisMode(XAxisMode mode)
     m_syncing = false;
     const auto [lo, hi] = m_timeline->xRange();
     m_allocations->setXRange(lo, hi);
+    updateFilterCurve();
     emit xAxisModeChanged(mode);
 }
 
 void SnapshotTab::setSelectedEvent(int64_t event)
 {
     m_event = event;
+    if (hasRange()) // a time chosen (clicked, the peak, a finding): the panels go back to a point
+        m_timeline->clearRangeSelection();
     m_timeline->setCursorEvent(event);
     m_peak->setEvent(event);
     m_allocator->setEvent(event);
+    m_flame->setSelectedEvent(event);
     emit selectedEventChanged(event);
+}
+
+void SnapshotTab::setRange(int64_t firstEvent, int64_t lastEvent)
+{
+    m_rangeFirst = std::min(firstEvent, lastEvent);
+    m_rangeLast = std::max(firstEvent, lastEvent);
+    m_peak->setRange(m_rangeFirst, m_rangeLast);
+    m_flame->setRange(m_rangeFirst, m_rangeLast);
+    m_details->setTabText(static_cast<int>(DetailTab::Breakdown), tr("Breakdown of the range"));
+    if (!m_timeline->rangeSummary() || m_timeline->rangeSummary()->firstEvent != m_rangeFirst ||
+        m_timeline->rangeSummary()->lastEvent != m_rangeLast) {
+        const QSignalBlocker block(m_timeline);
+        m_timeline->selectRange(m_rangeFirst, m_rangeLast);
+    }
+}
+
+void SnapshotTab::clearRange()
+{
+    if (m_rangeFirst < 0)
+        return;
+    m_rangeFirst = m_rangeLast = -1;
+    m_peak->clearRange();
+    m_flame->clearRange();
+    m_details->setTabText(static_cast<int>(DetailTab::Breakdown), tr("Breakdown at selected time"));
+    if (m_timeline->rangeSummary()) {
+        const QSignalBlocker block(m_timeline);
+        m_timeline->clearRangeSelection();
+    }
+}
+
+void SnapshotTab::setFrameFilter(int node)
+{
+    const std::vector<uint8_t> mask = node > 0 ? m_flame->stacksUnder(node) : std::vector<uint8_t>{};
+    if (mask.empty()) {
+        clearFrameFilter();
+        return;
+    }
+    m_filterText = m_flame->nodeText(node);
+    m_filterButton->setText(tr("filter: %1 ×").arg(m_filterText));
+    m_filterButton->setVisible(true);
+    m_peak->setStackFilter(mask, m_filterText);
+    m_allocations->highlightStacks(mask, tr("under %1").arg(m_filterText));
+    m_filterMask = mask;
+    updateFilterCurve();
+    emit statusMessage(tr("Allocations filtered to the stacks under %1").arg(m_filterText));
+}
+
+QCPGraph* SnapshotTab::frameFilterGraph() const { return m_filterGraph.data(); }
+
+// The bytes of the filter's allocations after each event where they change, as a step line over
+// the category areas.
+void SnapshotTab::updateFilterCurve()
+{
+    QCustomPlot* plot = m_timeline->plot();
+    if (m_filterMask.empty()) {
+        if (m_filterGraph) {
+            plot->removeGraph(m_filterGraph);
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+        return;
+    }
+    if (!m_filterGraph) {
+        m_filterGraph = plot->addGraph(m_timeline->mainRect()->axis(QCPAxis::atBottom),
+                                       m_timeline->mainRect()->axis(QCPAxis::atLeft));
+        m_filterGraph->removeFromLegend();
+        m_filterGraph->setLineStyle(QCPGraph::lsStepLeft);
+        m_filterGraph->setPen(QPen(QColor(170, 0, 170), 2));
+        m_filterGraph->setBrush(QColor(170, 0, 170, 40));
+        m_filterGraph->setSelectable(QCP::stNone);
+    }
+    const DeviceModel& m = deviceModel();
+    const DeviceReplay& r = *m.replay;
+    const size_t none = m_filterMask.size() - 1;
+    int64_t baseline = 0;
+    std::vector<std::pair<int64_t, int64_t>> changes; // event, delta
+    for (const Allocation& a : r.allocations) {
+        const size_t k = a.stack.valid() ? static_cast<size_t>(a.stack.value) : none;
+        if (k >= m_filterMask.size() || !m_filterMask[k])
+            continue;
+        const int64_t size = static_cast<int64_t>(a.size);
+        if (a.allocEvent.valid())
+            changes.emplace_back(a.allocEvent.value, size);
+        else
+            baseline += size;
+        if (a.freeEvent.valid())
+            changes.emplace_back(a.freeEvent.value, -size);
+    }
+    std::sort(changes.begin(), changes.end());
+    QVector<double> keys, values;
+    keys.reserve(static_cast<qsizetype>(changes.size()) + 2);
+    values.reserve(keys.capacity());
+    int64_t bytes = baseline;
+    keys << m.x(0, m_mode);
+    values << static_cast<double>(baseline);
+    for (size_t i = 0; i < changes.size(); ++i) {
+        bytes += changes[i].second;
+        if (i + 1 < changes.size() && changes[i + 1].first == changes[i].first)
+            continue;
+        keys << m.x(changes[i].first, m_mode);
+        values << static_cast<double>(bytes);
+    }
+    keys << m.x(std::max<int64_t>(m.eventCount() - 1, 0), m_mode);
+    values << static_cast<double>(bytes);
+    m_filterGraph->setName(tr("Filter: %1").arg(m_filterText));
+    m_filterGraph->setData(keys, values); // time_us may step back: let QCustomPlot sort
+    plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SnapshotTab::clearFrameFilter()
+{
+    const bool had = !m_filterText.isEmpty();
+    m_filterText.clear();
+    m_filterButton->setVisible(false);
+    m_filterMask.clear();
+    updateFilterCurve();
+    if (!had)
+        return;
+    m_peak->setStackFilter({}, QString());
+    m_allocations->highlightStacks({}, QString());
+    m_flame->zoomToPath({});
 }
 
 void SnapshotTab::goToPeak()

@@ -2,10 +2,12 @@
 
 #include "ui/document/document.h"
 
+#include <QPointer>
 #include <QWidget>
 
 #include <memory>
 
+class QCPGraph;
 class QComboBox;
 class QLabel;
 class QSplitter;
@@ -19,6 +21,7 @@ class AllocatorStateView;
 class CategoryTimelineView;
 class DiagnosticsPanel;
 class EstimatorPanel;
+class FlamePanel;
 class WhatIfPanel;
 class PeakPanel;
 
@@ -63,14 +66,28 @@ public:
     DiagnosticsPanel* diagnostics() const { return m_diagnostics; }
     EstimatorPanel* estimator() const { return m_estimator; }
     WhatIfPanel* whatIf() const { return m_whatIf; }
+    FlamePanel* flame() const { return m_flame; }
     // The detail tabs in order; detailTabs()->setCurrentIndex(int(DetailTab::…)).
-    enum class DetailTab { Breakdown, Allocations, Allocator, Diagnostics, Estimator, WhatIf };
+    enum class DetailTab { Breakdown, Allocations, Allocator, Diagnostics, Estimator, WhatIf, Flame };
     void showDetail(DetailTab tab);
     // What the evidence of a finding leads to: the time, and the allocation(s) highlighted.
     void showFindingEvent(int64_t event);
     void showAllocation(AllocationId id);
     void showCallSite(StackId stack);
     QTabWidget* detailTabs() const { return m_details; }
+    // The flame graph's frame filter: the breakdown's allocations and call sites and the
+    // allocations timeline show only the allocations whose stack lies under the flame graph's
+    // node; "filter: <frame> ×" above the details clears it. Node 0 clears.
+    void setFrameFilter(int node);
+    void clearFrameFilter();
+    QString frameFilterText() const { return m_filterText; }
+    QToolButton* frameFilterButton() const { return m_filterButton; }
+    // The filtered allocations' bytes over time, drawn on the category timeline (null: no filter).
+    QCPGraph* frameFilterGraph() const;
+    // The timeline's range selection, which the breakdown and the flame graph follow.
+    void setRange(int64_t firstEvent, int64_t lastEvent);
+    void clearRange();
+    bool hasRange() const { return m_rangeFirst >= 0; }
     QByteArray saveLayout() const;
     void restoreLayout(const QByteArray& state);
 
@@ -83,6 +100,7 @@ private:
     // Hands the document's parts for the current device to the views that need more than the replay.
     void applyStagedParts();
     void updateInfo();
+    void updateFilterCurve();
     int64_t eventShowing(const Allocation& a) const;
 
     std::shared_ptr<const Document> m_document;
@@ -90,12 +108,17 @@ private:
     XAxisMode m_mode = XAxisMode::Time;
     int64_t m_event = -1;
     bool m_syncing = false;
+    int64_t m_rangeFirst = -1, m_rangeLast = -1;
+    QString m_filterText;
+    std::vector<uint8_t> m_filterMask;
+    QPointer<QCPGraph> m_filterGraph;
 
     QComboBox* m_device;
     QComboBox* m_axis;
     QToolButton* m_peakButton;
     QComboBox* m_iterations;
     QLabel* m_info;
+    QToolButton* m_filterButton;
     QSplitter* m_split;
     CategoryTimelineView* m_timeline;
     QTabWidget* m_details;
@@ -105,6 +128,7 @@ private:
     DiagnosticsPanel* m_diagnostics;
     EstimatorPanel* m_estimator;
     WhatIfPanel* m_whatIf;
+    FlamePanel* m_flame;
 };
 
 } // namespace memscope

@@ -696,10 +696,13 @@ void CategoryTimelineView::selectRange(int64_t firstEvent, int64_t lastEvent)
 
 void CategoryTimelineView::clearRangeSelection()
 {
+    const bool had = m_range.has_value();
     m_range.reset();
     m_rangeRect->setVisible(false);
     m_rangeLabel->setVisible(false);
     m_replot->request();
+    if (had)
+        emit rangeCleared();
 }
 
 void CategoryTimelineView::updateRangeItems()

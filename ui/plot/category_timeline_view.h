@@ -77,6 +77,7 @@ public:
 signals:
     void eventClicked(qint64 event);
     void rangeSelected(qint64 firstEvent, qint64 lastEvent);
+    void rangeCleared();
     void xRangeChanged(double lower, double upper);
 
 protected:
