@@ -85,7 +85,8 @@ EstimatorPanel::EstimatorPanel(QWidget* parent) : QWidget(parent)
     modelForm->addRow(tr("Bytes each P"), m_bytes);
     modelForm->addRow(tr("Optimizer states K"), m_states);
     modelForm->addRow(tr("Step temporaries I"), m_intermediates);
-    modelForm->addRow(tr("Activations / token A"), m_activations);
+    m_activationsLabel = new QLabel(tr("Activations / token A"), model);
+    modelForm->addRow(m_activationsLabel, m_activations);
 
     auto* whatIf = new QGroupBox(tr("What if"), this);
     auto* whatIfForm = new QFormLayout(whatIf);
@@ -104,7 +105,13 @@ EstimatorPanel::EstimatorPanel(QWidget* parent) : QWidget(parent)
     m_verdict->setWordWrap(true);
     m_note = new QLabel(this);
     m_note->setWordWrap(true);
-    m_note->setText(tr("peak = parameters + optimizer state + max(gradients + optimizer intermediates, activations)"));
+    const QString article = QString::fromUtf8(kEstimatorArticle.data(), static_cast<qsizetype>(kEstimatorArticle.size()));
+    m_note->setText(
+        tr("peak = parameters + optimizer state + max(gradients + optimizer intermediates, activations): %1").arg(article));
+    m_note->setToolTip(tr("The model of %1. Its activations are all the forward/backward holds above the weights and "
+                          "the optimizer state: the saved activations (the breakdown's Activations) and the temporaries "
+                          "(Intermediates) and gradients made so far.")
+                           .arg(article));
 
     // Inputs on the left, the table with its verdict on the right, so that every row of the
     // table fits the height of a detail tab.
@@ -196,6 +203,13 @@ void EstimatorPanel::fillFromRecorded()
     m_states->setValue(m_recorded.optimizerStates);
     m_intermediates->setValue(m_recorded.optimizerIntermediates);
     m_activations->setValue(m_recorded.activationsPerToken);
+    // Without the run's batch and sequence, B = L = 1 is the recorded batch: A is what one
+    // recorded step holds, not a per-token figure (4,553,531,395 "per token" read as nonsense).
+    m_activationsLabel->setText(m_recorded.tokensKnown ? tr("Activations / token A") : tr("Activations / step A"));
+    m_activations->setToolTip(m_recorded.tokensKnown
+                                  ? tr("A: values held per token at the forward/backward peak")
+                                  : tr("A: values held in the recorded step at the forward/backward peak (set the recorded "
+                                       "batch and sequence length for a per-token A)"));
     m_batch->setValue(m_recorded.batch);
     m_seq->setValue(m_recorded.sequence);
     m_states->setEnabled(m_recorded.training);
@@ -263,6 +277,10 @@ void EstimatorPanel::recompute()
     QString verdict = tr("Measured peak %1 in %2; the model at the recorded batch puts it in the %3.")
                           .arg(bytesText(m_measured.peak), phaseWords(m_measured.peakPhase), phaseOf(m_report.recorded.dominant));
     verdict += QLatin1Char(' ') + dominantText();
+    if (m_measured.forwardBackwardExtra > 0)
+        verdict += QLatin1Char(' ') +
+                   tr("Of its activations + temporaries %1, saved activations (the breakdown's) %2.")
+                       .arg(bytesText(m_measured.forwardBackwardExtra), bytesText(m_measured.savedActivations));
     if (m_recorded.tokensKnown)
         verdict += QLatin1Char(' ') +
                    tr("The article's heuristic A = %1 per token (measured: %2) would predict activations of %3 at "

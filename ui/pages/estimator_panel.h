@@ -66,6 +66,7 @@ private:
     QDoubleSpinBox* m_seq;
     QPushButton* m_reset;
     QTableWidget* m_table;
+    QLabel* m_activationsLabel;
     QLabel* m_verdict;
     QLabel* m_note;
 };
