@@ -79,6 +79,8 @@ private slots:
     void pyramidMatchesAScan();
     void stepCurvesKeepEveryChange();
     void requestedLineAndHaze();
+    void iterationLabelsKeepClear_data();
+    void iterationLabelsKeepClear();
     void areasAddUpToRequestedLine_data();
     void areasAddUpToRequestedLine();
     void poolBands();
@@ -786,6 +788,70 @@ void TestTimelineLod::requestedLineAndHaze()
         }
     }
     QVERIFY(tinted > 1000);
+}
+
+void TestTimelineLod::iterationLabelsKeepClear_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<int>("width");
+    QTest::addColumn<bool>("range"); // the peak's iteration selected as a range
+    for (const char* f :
+         {MEMSCOPE_SAMPLES_DIR "/llm_bs16.pickle", MEMSCOPE_SAMPLES_DIR "/many_small.pickle",
+          MEMSCOPE_TESTDATA_DIR "/lightning/pl_plain_32-true.pickle.gz",
+          MEMSCOPE_TESTDATA_DIR "/lightning/pl_plain_bf16-mixed.pickle.gz", MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank0.pickle"})
+        for (int width : {1000, 1600})
+            for (bool range : {false, true})
+                QTest::newRow(qPrintable(QStringLiteral("%1, %2 px%3")
+                                             .arg(QFileInfo(QString::fromUtf8(f)).fileName().section(QLatin1Char('.'), 0, 0))
+                                             .arg(width)
+                                             .arg(range ? QStringLiteral(", range") : QString())))
+                    << QString::fromUtf8(f) << width << range;
+}
+
+// Issue 29: the peak and range labels covered iteration labels, which piled up and dropped
+// on Lightning (five steps in the last tenth of the run). On real recordings, at both window
+// widths, with and without a range: the iteration lines' labels never overlap one another,
+// the peak and range labels, the iterations' peak labels or the peak's line; labels are left
+// out (thinned) where there is no room, never drawn over.
+void TestTimelineLod::iterationLabelsKeepClear()
+{
+    QFETCH(QString, file);
+    QFETCH(int, width);
+    QFETCH(bool, range);
+    const auto doc = analyzeFile(file.toStdString());
+    QVERIFY(doc && !doc->devices.empty());
+    CategoryTimelineView view;
+    view.resize(width - 20, 420);
+    view.setDocument(doc, 0);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const DeviceModel& m = doc->devices[0];
+    const auto& its = m.attribution->iterations;
+    QVERIFY(!its.empty());
+    if (range) {
+        const int64_t pe = peakEvent(*m.replay);
+        for (const Iteration& it : its)
+            if (it.firstEvent <= pe && pe <= it.lastEvent)
+                view.selectRange(it.firstEvent, it.lastEvent);
+    }
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const std::vector<QRectF>& labels = view.iterationLines()->labelsDrawn();
+    QVERIFY(!labels.empty());
+    const std::vector<QRectF> obstacles = view.labelObstacles();
+    QVERIFY(!obstacles.empty()); // the peak's label and line at least
+    for (size_t i = 0; i < labels.size(); ++i) {
+        for (size_t j = i + 1; j < labels.size(); ++j)
+            QVERIFY2(!labels[i].intersects(labels[j]), qPrintable(QStringLiteral("labels %1 and %2 overlap").arg(i).arg(j)));
+        for (const QRectF& o : obstacles)
+            QVERIFY2(!labels[i].intersects(o), qPrintable(QStringLiteral("label %1 at (%2, %3) covers (%4, %5 %6x%7)")
+                                                              .arg(i)
+                                                              .arg(labels[i].left())
+                                                              .arg(labels[i].top())
+                                                              .arg(o.left())
+                                                              .arg(o.top())
+                                                              .arg(o.width())
+                                                              .arg(o.height())));
+    }
 }
 
 void TestTimelineLod::areasAddUpToRequestedLine_data()
