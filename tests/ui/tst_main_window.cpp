@@ -824,7 +824,8 @@ private slots:
         for (size_t i = 0; i < expected.rows.size(); ++i) {
             const EstimateRow& row = expected.rows[i];
             const int r = static_cast<int>(i);
-            QCOMPARE(table->verticalHeaderItem(r)->text(), QString::fromStdString(row.label));
+            QCOMPARE(table->verticalHeaderItem(r)->text(), QString::fromStdString(row.label).section(QStringLiteral(" ("), 0, 0));
+            QCOMPARE(table->verticalHeaderItem(r)->toolTip(), QString::fromStdString(row.label));
             QCOMPARE(table->item(r, 0)->text(), row.measured >= 0 ? bytes(row.measured) : QStringLiteral("–"));
             QCOMPARE(table->item(r, 1)->text(), bytes(row.predicted));
         }

@@ -272,7 +272,13 @@ void EstimatorPanel::recompute()
         if (QTableWidgetItem* peak = last > 0 ? m_table->item(last - 1, col) : nullptr)
             peak->setFont(bold);
     }
-    m_table->setVerticalHeaderLabels(labels);
+    // Row names without their formula ("(A x B x L x P)"), which is the name's tooltip: at
+    // 1000 px the full names left the figures a few pixels ("61…").
+    for (int r = 0; r < labels.size(); ++r) {
+        auto* head = new QTableWidgetItem(labels[r].section(QStringLiteral(" ("), 0, 0));
+        head->setToolTip(labels[r]);
+        m_table->setVerticalHeaderItem(r, head);
+    }
 
     QString verdict = tr("Measured peak %1 in %2; the model at the recorded batch puts it in the %3.")
                           .arg(bytesText(m_measured.peak), phaseWords(m_measured.peakPhase), phaseOf(m_report.recorded.dominant));

@@ -221,11 +221,13 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
     user->setText(0, m_user ? tr("Your code (%1 frames, innermost first)").arg(m_user)
                             : tr("No frames of your own code in this stack"));
     user->setFirstColumnSpanned(true);
+    user->setToolTip(0, user->text(0));
     QStringList libs;
     for (const QString& l : libraries)
         libs << l;
     library->setText(0, tr("Library frames (%1): %2").arg(m_library).arg(libs.join(QStringLiteral(", "))));
     library->setFirstColumnSpanned(true);
+    library->setToolTip(0, library->text(0));
     user->setExpanded(true);
     library->setExpanded(fxShown);
     if (m_library == 0)

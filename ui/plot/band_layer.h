@@ -38,7 +38,7 @@ public:
     int rows() const { return m_rows; }
     void setLabeler(Labeler labeler) { m_labeler = std::move(labeler); }
     // Pixel rectangles a line's label must not cover (the peak and range labels, the
-    // iterations' peak labels, the peak's line): a label that would is moved down below the
+    // iterations' peak labels and circles, the peak's line): a label that would is moved down below the
     // one it meets, and left out if it still meets one there (never drawn over them).
     using Obstacles = std::function<std::vector<QRectF>()>;
     void setLabelObstacles(Obstacles obstacles) { m_obstacles = std::move(obstacles); }

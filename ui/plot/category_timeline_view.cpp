@@ -609,6 +609,11 @@ std::vector<QRectF> CategoryTimelineView::labelObstacles() const
     for (QCPItemText* t : m_iterationLabels)
         if (t->visible())
             out.push_back(QRectF(t->topLeft->pixelPosition(), t->bottomRight->pixelPosition()).normalized());
+    for (QCPItemTracer* t : m_iterationMarkers) // the iterations' peak circles
+        if (t->visible()) {
+            const QPointF c = t->position->pixelPosition();
+            out.push_back(QRectF(c.x() - t->size(), c.y() - t->size(), 2 * t->size(), 2 * t->size()));
+        }
     if (m_peakLine && m_peakLine->visible()) { // the peak's dashed line, a few pixels wide
         const double x = m_peakLine->point1->pixelPosition().x();
         out.push_back(QRectF(x - 3, m_main->rect().top(), 6, m_main->rect().height()));

@@ -70,7 +70,7 @@ public:
     const BandLayer* laneBands() const { return m_laneBands; }
     const BandLayer* iterationLines() const { return m_iterationLines; }
     // What the iteration lines' labels keep clear of: the peak and range labels, the
-    // iterations' peak labels and the peak's line (pixels).
+    // iterations' peak labels and circles and the peak's line (pixels).
     std::vector<QRectF> labelObstacles() const;
     const PeakMarkerLayer* peakMarkers() const { return m_peakMarkers; }
     QString bandTooltip(const BandLayer::Band& band) const; // a phase or annotation band's tooltip (rich text)
