@@ -99,7 +99,9 @@ EstimatorPanel::EstimatorPanel(QWidget* parent) : QWidget(parent)
     m_table->setColumnCount(ColCount);
     m_table->setHorizontalHeaderLabels({tr("Measured"), tr("Model"), tr("What if")});
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Figures at their width ("610.13 MiB"), the last column taking what is left.
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
 
     m_verdict = new QLabel(this);
     m_verdict->setWordWrap(true);
