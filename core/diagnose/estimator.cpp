@@ -51,6 +51,7 @@ Json inputsJson(const EstimatorInputs& in)
     j["batch"] = in.batch;
     j["sequence"] = in.sequence;
     j["activations_per_token"] = in.activationsPerToken;
+    j["activations_per"] = in.tokensKnown ? "token" : "recorded step"; // A's unit: B = L = 1 when unknown
     j["training"] = in.training;
     j["tokens_known"] = in.tokensKnown;
     j["activations_measured"] = in.activationsMeasured;
@@ -85,7 +86,8 @@ std::string inputsText(const EstimatorInputs& in)
         s += ", B = " + number(in.batch, 0) + ", L = " + number(in.sequence, 0) + ", A = " + count(in.activationsPerToken) +
              " per token";
     else
-        s += ", B = L = 1 (the recorded batch; give --batch/--seq for per-token figures)" +
+        s += ", B = L = 1: the recorded batch, A = " + count(in.activationsPerToken) +
+             " per recorded step (batch and sequence unknown; give --recorded-batch/--seq for per-token figures)" +
              std::string(in.batch != 1 || in.sequence != 1 ? " x " + number(in.batch * in.sequence, 2) : "");
     s += in.activationsMeasured ? " (A measured)" : " (A from the article's heuristic)";
     return s;
@@ -168,7 +170,7 @@ EstimateReport buildEstimateReport(const TrainingMeasurement& m, const Estimator
         {"optimizer_state", "Optimizer state (K x N x P)", e.optimizerState, m.hasOptimizerStep ? m.optimizerState : -1},
         {"optimizer_intermediates", "Optimizer intermediates (I x N x P)", e.optimizerIntermediates,
          m.hasOptimizerStep ? m.optimizerIntermediates : -1},
-        {"activations", "Activations (A x B x L x P)", e.activations, fb ? m.forwardBackwardExtra : -1},
+        {"activations", "Activations + temporaries (A x B x L x P)", e.activations, fb ? m.forwardBackwardExtra : -1},
         {"forward_backward_peak", "Forward/backward peak", e.forwardBackwardPeak, fb ? m.forwardBackwardPeak : -1},
         {"optimizer_step_peak", "Optimizer step peak", e.optimizerPeak, m.hasOptimizerStep ? m.optimizerPeak : -1},
         {"peak", "Peak", e.peak, m.peak},
@@ -180,14 +182,17 @@ std::string estimateReportText(const EstimateReport& r)
 {
     const Estimate& e = r.recorded;
     std::string out = "  model: " + inputsText(e.inputs) + "\n";
+    out += "  the article: " + std::string(kEstimatorArticle) + "\n";
     if (e.inputs.tokensKnown)
         out += "  the article's heuristic A = " + count(heuristicActivationsPerToken(e.inputs.parameters)) +
                " per token would predict activations of " + formatBytes(e.heuristicActivations) + "\n";
-    out += "  saved activations (category) at most " + formatBytes(r.measured.savedActivations) + "\n\n";
+    out += "  its activations term is all forward/backward holds above weights and state: saved activations (the\n"
+           "  breakdown's Activations) at most " +
+           formatBytes(r.measured.savedActivations) + ", the rest temporaries (Intermediates) and gradients made so far\n\n";
     const bool wi = r.whatIf.has_value();
-    out += "  " + column("", 38) + column("predicted", 18) + column("measured", 18) + (wi ? "what-if" : "") + "\n";
+    out += "  " + column("", 44) + column("predicted", 18) + column("measured", 18) + (wi ? "what-if" : "") + "\n";
     for (const EstimateRow& row : r.rows) {
-        out += "  " + column(row.label, 38) + column(formatBytes(row.predicted), 18) +
+        out += "  " + column(row.label, 44) + column(formatBytes(row.predicted), 18) +
                column(row.measured >= 0 ? formatBytes(row.measured) : std::string("-"), 18);
         if (wi) {
             const Estimate& w = *r.whatIf;
@@ -203,7 +208,7 @@ std::string estimateReportText(const EstimateReport& r)
         }
         out += "\n";
     }
-    out += "  " + column("Peak falls in", 38) + column(std::string(peakPhaseLabel(e.dominant)), 18) +
+    out += "  " + column("Peak falls in", 44) + column(std::string(peakPhaseLabel(e.dominant)), 18) +
            column(r.measuredDominant ? std::string(peakPhaseLabel(*r.measuredDominant)) : std::string("-"), 18) +
            (wi ? std::string(peakPhaseLabel(r.whatIf->dominant)) : std::string()) + "\n";
     if (wi)
@@ -215,6 +220,7 @@ std::string estimateReportJson(const EstimateReport& r, int indent)
 {
     Json root;
     root["model"] = "peak = parameters + optimizer_state + max(gradients + optimizer_intermediates, activations)";
+    root["article"] = std::string(kEstimatorArticle);
     root["recorded"] = estimateJson(r.recorded);
     Json m;
     m["parameters"] = r.measured.parameters;

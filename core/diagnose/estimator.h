@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memscope {
 
 /*
- * The seed article's model of training memory:
+ * The model of training memory of Hugging Face's blog post "Visualize and understand GPU
+ * memory in PyTorch" (Quentin Gallouédec, December 2024), "the article" below:
  *
  *   peak = parameters + optimizer state + max(gradients + optimizer intermediates, activations)
  *
@@ -19,6 +21,11 @@ namespace memscope {
  *   optimizer state          K x N x P      (K: tensors the optimizer keeps per parameter; Adam 2)
  *   optimizer intermediates  I x N x P      (the step's temporaries; foreach Adam about 1)
  *   activations              A x B x L x P  (A: values held per token of the batch)
+ *
+ * Its activations term is all the forward/backward holds on top of the weights and the
+ * optimizer state: the saved activations (the breakdown's Activations category) and the
+ * temporaries (Intermediates) and gradients made so far. The report says so and gives the
+ * saved activations beside it, so its figure is not read as the category's.
  *
  * with the article's heuristic A = 4.6894e-4 x N + 1.8494e6 when A is unknown. The first
  * term of max() is the optimizer-step peak, the second the forward/backward one; the larger
@@ -29,7 +36,8 @@ namespace memscope {
  * when within 5% of one), I the measured step temporaries over N x P, and A the measured
  * forward/backward extra (TrainingMeasurement::forwardBackwardExtra) over B x L x P. The
  * run's B and L are not in a snapshot: when they are not given, B = L = 1 stands for "the
- * recorded batch" and what-if edits of B and L are ratios to it. Editing any input and
+ * recorded batch", A is per recorded step (not per token) and what-if edits of B and L are
+ * ratios to it. Editing any input and
  * calling estimate() again answers what-if questions ("batch 2 instead of 16").
  */
 struct EstimatorInputs {
@@ -68,6 +76,10 @@ struct Estimate {
 };
 
 Estimate estimate(const EstimatorInputs& in);
+
+// The article, named, for reports.
+inline constexpr std::string_view kEstimatorArticle =
+    "Hugging Face's \"Visualize and understand GPU memory in PyTorch\" (Gallouédec, 2024)";
 
 // The model's inputs read off a snapshot's measurement (see above). `batch` and `sequence`
 // are the recorded run's, when known.

@@ -12,6 +12,7 @@
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
+#include <QFontMetrics>
 #include <QImage>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -91,6 +92,68 @@ private slots:
         QCOMPARE(model.rowCount(), 0);
         model.setComparison(comparisonOf("cmp_qwen_bs8_fp32.pickle", "cmp_qwen_bs8_ckpt.pickle"));
         QVERIFY(model.rowCount() > 10);
+    }
+
+    // Issue 29: in compare (the window at 1000x700 and comparison.png) the legends covered the
+    // data, the y tick labels overprinted each other, the peak labels covered the phase names
+    // and B − A's zero line struck through its phase names. At several sizes and pairs: each
+    // legend lies outside its chart, tick labels are a text line apart, no peak label meets a
+    // phase name, and a phase name the zero line crosses is drawn over it on a background.
+    void chartsWithoutCollisions_data()
+    {
+        QTest::addColumn<QString>("b");
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("amp, 1000x620") << QStringLiteral("cmp_qwen_bs8_amp.pickle") << QSize(1000, 620);
+        QTest::newRow("amp, 1600x900") << QStringLiteral("cmp_qwen_bs8_amp.pickle") << QSize(1600, 900);
+        QTest::newRow("ckpt, 1000x620") << QStringLiteral("cmp_qwen_bs8_ckpt.pickle") << QSize(1000, 620);
+    }
+    void chartsWithoutCollisions()
+    {
+        QFETCH(QString, b);
+        QFETCH(QSize, size);
+        ComparisonView view(comparisonOf("cmp_qwen_bs8_fp32.pickle", qPrintable(b)));
+        view.resize(size);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        for (int p = 0; p < 3; ++p) {
+            QCustomPlot* plot = view.plot(p);
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+            const QRect chart = plot->axisRect()->rect();
+            if (plot->legend->visible() && plot->legend->itemCount() > 0)
+                QVERIFY2(!plot->legend->outerRect().intersects(chart),
+                         qPrintable(QStringLiteral("plot %1: legend over the chart").arg(p)));
+            // Tick labels: a line of text apart.
+            const QVector<double> ticks = plot->yAxis->tickVector();
+            QVERIFY(ticks.size() >= 2);
+            const double gap = std::abs(plot->yAxis->coordToPixel(ticks[1]) - plot->yAxis->coordToPixel(ticks[0]));
+            QVERIFY2(gap >= QFontMetrics(plot->yAxis->tickLabelFont()).height(),
+                     qPrintable(QStringLiteral("plot %1: ticks %2 px apart").arg(p).arg(gap)));
+            // The items: phase names (dotted-line tags, "fwd"/"bwd"/"step") and the peak label.
+            std::vector<QRectF> phases, peaks;
+            for (int i = 0; i < plot->itemCount(); ++i) {
+                auto* t = qobject_cast<QCPItemText*>(plot->item(i));
+                if (!t)
+                    continue;
+                QRectF r(t->topLeft->pixelPosition(), t->bottomRight->pixelPosition());
+                r = r.adjusted(t->padding().left(), t->padding().top(), -t->padding().right(), -t->padding().bottom());
+                if (t->text().startsWith(QStringLiteral("peak ")))
+                    peaks.push_back(r);
+                else if (chart.intersects(r.toRect())) {
+                    phases.push_back(r);
+                    if (p == 2)
+                        QVERIFY(t->brush().style() != Qt::NoBrush && t->brush().color().alpha() > 128);
+                }
+            }
+            QCOMPARE(peaks.size(), static_cast<size_t>(p < 2 ? 1 : 0));
+            QVERIFY(!phases.empty());
+            for (const QRectF& peak : peaks)
+                for (const QRectF& phase : phases)
+                    QVERIFY2(!peak.intersects(phase),
+                             qPrintable(QStringLiteral("plot %1: the peak label meets a phase name").arg(p)));
+        }
+        // A and B − A keep one x pixel scale: their charts are as wide.
+        QCOMPARE(view.plot(0)->axisRect()->width(), view.plot(1)->axisRect()->width());
+        QCOMPARE(view.plot(0)->axisRect()->width(), view.plot(2)->axisRect()->width());
     }
 
     void viewPlotsBothRunsAndExports()

@@ -11,6 +11,8 @@
 
 #include <QAbstractItemModelTester>
 #include <QFile>
+#include <QFontMetrics>
+#include <QHeaderView>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSettings>
@@ -121,6 +123,37 @@ private slots:
     }
 
     // A folder opens as one job; a rank opened from it gets its own snapshot tab on its device.
+    // Issue 29: "Communication" was cut in the rank table at 1000 px. At 1000 and 1600 px
+    // every column is at least as wide as its header's text and its cells' text.
+    void rankTableHeadersFit_data()
+    {
+        QTest::addColumn<int>("width");
+        QTest::newRow("1000 px") << 1000;
+        QTest::newRow("1600 px") << 1600;
+    }
+    void rankTableHeadersFit()
+    {
+        QFETCH(int, width);
+        JobTab tab(ddpJob(), QStringLiteral("ranks"));
+        tab.resize(width, 640);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        QTableView* t = tab.table();
+        const QFontMetrics fm(t->horizontalHeader()->font());
+        for (int c = 0; c < t->model()->columnCount(); ++c) {
+            if (t->isColumnHidden(c))
+                continue;
+            const QString header = t->model()->headerData(c, Qt::Horizontal).toString();
+            QVERIFY2(t->columnWidth(c) >= fm.horizontalAdvance(header) + 8,
+                     qPrintable(QStringLiteral("%1: %2 px").arg(header).arg(t->columnWidth(c))));
+            for (int r = 0; r < t->model()->rowCount(); ++r) {
+                const QString cell = t->model()->index(r, c).data().toString();
+                QVERIFY2(t->columnWidth(c) >= QFontMetrics(t->font()).horizontalAdvance(cell),
+                         qPrintable(QStringLiteral("%1 row %2: %3").arg(header).arg(r).arg(cell)));
+            }
+        }
+    }
+
     void mainWindowOpensFolderAsJob()
     {
         MainWindow w;

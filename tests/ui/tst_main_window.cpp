@@ -24,6 +24,10 @@
 #include "ui/plot/timeline_plotter.h"
 
 #include <QLabel>
+#include <QFileInfo>
+#include <QDir>
+#include <QToolButton>
+#include <QFileDialog>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -39,6 +43,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
+#include <QFontMetrics>
+#include <QHeaderView>
 #include <QUrl>
 #include <qcustomplot.h>
 
@@ -679,6 +686,40 @@ private slots:
         delete mime;
     }
 
+    // Issue 29: the export dialog starts in the last export folder and can make a new one
+    // (its New Folder button), into which the report is written.
+    void exportDialogMakesAFolder()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(open(w, sample("llm_bs2_cpp"), 1));
+        QTemporaryDir base;
+        QSettings().setValue(QStringLiteral("exportDir"), base.path());
+        const QString made = QDir(base.path()).filePath(QStringLiteral("New Folder"));
+        bool seen = false;
+        QTimer::singleShot(0, &w, [&] {
+            auto* d = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+            if (!d)
+                return;
+            seen = d->directory().absolutePath() == QDir(base.path()).absolutePath() && !d->testOption(QFileDialog::ReadOnly);
+            auto* button = d->findChild<QToolButton*>(QStringLiteral("newFolderButton"));
+            if (!button || !button->isEnabled()) {
+                seen = false;
+                d->reject();
+                return;
+            }
+            button->click();
+            QTest::qWait(100);
+            d->selectFile(made);
+            QMetaObject::invokeMethod(d, "accept");
+        });
+        menuAction(w, QKeySequence(Qt::CTRL | Qt::Key_E))->trigger();
+        QVERIFY(seen);
+        QVERIFY(QFileInfo(made).isDir());
+        QVERIFY(QFileInfo::exists(QDir(made).filePath(QStringLiteral("report.json"))));
+        QCOMPARE(QSettings().value(QStringLiteral("exportDir")).toString(), made);
+    }
+
     void exportFromTheWindow()
     {
         MainWindow w;
@@ -783,13 +824,20 @@ private slots:
         for (size_t i = 0; i < expected.rows.size(); ++i) {
             const EstimateRow& row = expected.rows[i];
             const int r = static_cast<int>(i);
-            QCOMPARE(table->verticalHeaderItem(r)->text(), QString::fromStdString(row.label));
+            QCOMPARE(table->verticalHeaderItem(r)->text(), QString::fromStdString(row.label).section(QStringLiteral(" ("), 0, 0));
+            QCOMPARE(table->verticalHeaderItem(r)->toolTip(), QString::fromStdString(row.label));
             QCOMPARE(table->item(r, 0)->text(), row.measured >= 0 ? bytes(row.measured) : QStringLiteral("–"));
             QCOMPARE(table->item(r, 1)->text(), bytes(row.predicted));
         }
         QCOMPARE(table->item(0, 0)->text(), bytes(m.parameters));
         QCOMPARE(panel->report().measured.peak, core.attribution->replay->devices[0].peakRequested.bytes);
         QCOMPARE(table->item(table->rowCount() - 1, 1)->text(), QStringLiteral("forward/backward"));
+        // Issue 29: without the recorded batch, A is per recorded step, not "per token".
+        QStringList labels;
+        for (QLabel* l : panel->findChildren<QLabel*>())
+            labels << l->text();
+        QVERIFY2(labels.contains(QStringLiteral("Activations / step A")), qPrintable(labels.join(QLatin1Char('|'))));
+        QVERIFY(!labels.contains(QStringLiteral("Activations / token A")));
     }
 
     // Splitters and the detail tab survive closing the window and opening a new one.
@@ -901,6 +949,64 @@ private slots:
         QCoreApplication::processEvents();
         QVERIFY2(w.minimumSizeHint().width() <= 1000 && w.minimumSizeHint().height() <= 700,
                  qPrintable(QStringLiteral("%1x%2").arg(w.minimumSizeHint().width()).arg(w.minimumSizeHint().height())));
+    }
+
+    // Issue 29's clipped text at 1000x700, on real recordings: the stack panel's frames and
+    // locations elide in the middle (the full text a tooltip), its two columns fit the pane
+    // and its title wraps inside it; the call-site table's stack header fits its column.
+    void stackPanelAndHeadersFit_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("llm_bs16") << sample("llm_bs16");
+        QTest::newRow("ddp_rank0") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/ranks/ddp_rank0.pickle");
+    }
+    void stackPanelAndHeadersFit()
+    {
+        QFETCH(QString, file);
+        MainWindow w;
+        w.resize(1000, 700);
+        w.show();
+        QVERIFY(open(w, file, 1));
+        w.currentTab()->detailTabs()->setCurrentIndex(0); // the breakdown (an earlier test may have left another open)
+        PeakPanel* peak = w.currentTab()->peakPanel();
+        QTableView* sites = peak->callSiteTable();
+        qobject_cast<QTabWidget*>(sites->parentWidget()->parentWidget())->setCurrentWidget(sites);
+        sites->setCurrentIndex(sites->model()->index(0, 0));
+        QTest::qWait(50);
+        StackView* stack = peak->stackView();
+        QTreeWidget* tree = stack->tree();
+        QCOMPARE(tree->textElideMode(), Qt::ElideMiddle);
+        QVERIFY2(
+            tree->viewport()->width() > 0 && tree->columnWidth(0) <= std::max(40, tree->viewport()->width() * 3 / 5),
+            qPrintable(QStringLiteral("function column %1 of %2 px").arg(tree->columnWidth(0)).arg(tree->viewport()->width())));
+        QVERIFY(tree->header()->sectionsMovable() || tree->header()->sectionResizeMode(0) == QHeaderView::Interactive);
+        int frames = 0;
+        for (QTreeWidgetItemIterator it(tree); *it; ++it)
+            if ((*it)->parent()) {
+                QCOMPARE((*it)->toolTip(0), (*it)->text(0));
+                QVERIFY((*it)->text(1).isEmpty() || !(*it)->toolTip(1).isEmpty());
+                ++frames;
+            }
+        QVERIFY(frames > 0);
+        auto* title = stack->findChild<QLabel*>();
+        QVERIFY(title && title->wordWrap());
+        QVERIFY2(title->geometry().right() <= stack->width(),
+                 qPrintable(QStringLiteral("title to %1 of %2 px").arg(title->geometry().right()).arg(stack->width())));
+        int column = -1; // the stack column: its header's tooltip has the full wording
+        for (int c = 0; c < sites->model()->columnCount(); ++c)
+            if (sites->model()
+                    ->headerData(c, Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("innermost first")))
+                column = c;
+        QVERIFY(column >= 0);
+        const QString header = sites->model()->headerData(column, Qt::Horizontal).toString();
+        QVERIFY2(sites->columnWidth(column) >= QFontMetrics(sites->horizontalHeader()->font()).horizontalAdvance(header),
+                 qPrintable(header));
+        QVERIFY(sites->model()
+                    ->headerData(column, Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("innermost first")));
     }
 
 private:

@@ -1,6 +1,9 @@
 // memscope_ui_tool: screenshots of the views and the pan/zoom frame time.
 //
 //   memscope_ui_tool screenshots OUTDIR FILE...   (run under Xvfb: xvfb-run -a -s "-screen 0 1600x1000x24")
+//                                            FILE may be compare=A,B (the comparison view) or
+//                                            job=A,B (the job view of those ranks);
+//                                            MEMSCOPE_SHOT_SIZE=WxH, QT_SCALE_FACTOR=2 for 2x
 //   memscope_ui_tool frametime FILE [WIDTH HEIGHT]  (offscreen is fine)
 //   memscope_ui_tool firstpaint FILE [WIDTH HEIGHT]  (offscreen: results ready -> tab painted)
 //   memscope_ui_tool appopen FILE [WIDTH HEIGHT]  (the window's staged open, then frame times)
@@ -102,6 +105,24 @@ int screenshots(const QString& outDir, const QStringList& files)
     w.grab().save(outDir + QStringLiteral("/welcome.png"));
     int n = 0;
     for (const QString& f : files) {
+        // compare=A,B: the comparison view; job=A,B: the job view of those ranks.
+        for (const QString& kind : {QStringLiteral("compare="), QStringLiteral("job=")})
+            if (f.startsWith(kind)) {
+                const QStringList paths = f.mid(kind.size()).split(QLatin1Char(','));
+                if (kind == QStringLiteral("job="))
+                    w.openJob(paths);
+                else
+                    w.compareFiles(paths);
+                if (!waitLoaded(w, ++n)) {
+                    std::fprintf(stderr, "could not open %s: %s\n", qPrintable(f), qPrintable(w.errorText()));
+                    return 1;
+                }
+                settle(600);
+                const QString name = kind.chopped(1) + QLatin1Char('_') + QFileInfo(paths.value(0)).completeBaseName();
+                w.grab().save(outDir + QLatin1Char('/') + name + QStringLiteral(".png"));
+            }
+        if (f.contains(QLatin1Char('=')))
+            continue;
         w.openFile(f);
         if (!waitLoaded(w, ++n)) {
             std::fprintf(stderr, "could not load %s: %s\n", qPrintable(f), qPrintable(w.errorText()));
@@ -606,7 +627,7 @@ int live(const QString& socket, const QString& stats, const QString& shot)
     QFile::remove(stats);
     qputenv("MEMSCOPE_LIVE_STATS", QFile::encodeName(stats));
     MainWindow window;
-    window.resize(1600, 1000);
+    window.resize(shotSize());
     window.show();
     LiveTab* tab = attachLive(&window, socket, {}, window.runner());
     if (!tab)

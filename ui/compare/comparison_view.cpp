@@ -5,6 +5,8 @@
 #include "common/format_bytes.h"
 
 #include <QDir>
+#include <QFontMetrics>
+#include <QPointer>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
@@ -13,7 +15,9 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <fstream>
 #include <stdexcept>
 
@@ -31,6 +35,9 @@ QColor colorOf(Category c)
 
 // Byte ticks in binary units on the y axis.
 class BytesTicker : public QCPAxisTicker {
+public:
+    explicit BytesTicker(QCPAxis* axis) : m_axis(axis) { }
+
 protected:
     QString getTickLabel(double tick, const QLocale&, QChar, int) override
     {
@@ -50,19 +57,26 @@ protected:
     }
     double getTickStep(const QCPRange& range) override
     {
-        // A power of two of bytes: 256 MiB, 512 MiB, 1 GiB … land on round binary labels.
-        const double step = range.size() / 5;
+        // A power of two of bytes: 256 MiB, 512 MiB, 1 GiB … land on round binary labels;
+        // the smallest that keeps labels a line and a half apart, 8 at most (at 1000x700
+        // the three plots are ~100 px high and 9 labels overprinted each other).
+        const double pixels = m_axis ? m_axis->axisRect()->height() : 400;
+        const double line = QFontMetricsF(m_axis ? m_axis->tickLabelFont() : QFont()).height();
+        const double fit = std::clamp(std::floor(pixels / (1.6 * line)), 2.0, 8.0);
         double p = 1;
-        while (p * 2 <= step)
+        while (range.size() / p > fit)
             p *= 2;
         return p;
     }
+
+private:
+    QPointer<QCPAxis> m_axis;
 };
 
 void setUpAxes(QCustomPlot* plot, const QString& title)
 {
     plot->xAxis->setLabel(QObject::tr("iteration (each: batch, forward, backward, optimizer step, zero_grad)"));
-    plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new BytesTicker));
+    plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new BytesTicker(plot->yAxis)));
     QSharedPointer<QCPAxisTickerFixed> x(new QCPAxisTickerFixed);
     x->setTickStep(1.0);
     x->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
@@ -73,6 +87,24 @@ void setUpAxes(QCustomPlot* plot, const QString& title)
     plot->axisRect()->setRangeDrag(Qt::Horizontal);
     plot->axisRect()->setRangeZoom(Qt::Horizontal);
     plot->setMinimumHeight(160);
+    // The legend in a column of its own right of the chart, not over the data; one width
+    // in the three plots so their x axes stay aligned.
+    plot->axisRect()->insetLayout()->take(plot->legend);
+    plot->plotLayout()->addElement(1, 1, plot->legend);
+    plot->plotLayout()->setColumnStretchFactor(1, 0.001);
+    QFont small = plot->font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    plot->legend->setFont(small);
+    plot->legend->setIconSize(14, 8);
+    plot->legend->setRowSpacing(-2);
+    plot->legend->setMinimumSize(135, 0);
+    plot->legend->setMaximumSize(135, QWIDGETSIZE_MAX);
+    plot->legend->setBorderPen(Qt::NoPen);
+    plot->legend->setBrush(Qt::NoBrush);
+    plot->legend->setVisible(true);
+    // One left margin in the three, whatever their tick labels ("3.5 GiB", "−768 MiB").
+    plot->axisRect()->setMinimumMargins(
+        QMargins(QFontMetrics(plot->yAxis->tickLabelFont()).horizontalAdvance(QStringLiteral("−1023 MiB")) + 20, 0, 0, 0));
 }
 
 // Dotted lines where each iteration's phases begin, named at the top, while few iterations show.
@@ -95,6 +127,7 @@ void markPhases(QCustomPlot* plot, int iterations)
             tag->position->setCoords(x, 0.0);
             tag->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
             tag->setColor(QColor(0, 0, 0, 120));
+            tag->setBrush(QColor(255, 255, 255, 210)); // over B − A's zero line, not struck through by it
             tag->setText(QString::fromLatin1(name));
         }
 }
@@ -107,8 +140,10 @@ void markPeak(QCustomPlot* plot, double x, const QString& label)
     line->setPen(QPen(Qt::black, 1, Qt::DashLine));
     auto* tag = new QCPItemText(plot);
     tag->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    tag->position->setCoords(x, 0.06);
+    tag->position->setCoords(x, 0.0);
     tag->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    // Below the row of phase names ("fwd", "bwd", "step"), which it covered.
+    tag->setPadding(QMargins(3, QFontMetrics(plot->font()).height() + 2, 3, 0));
     tag->setText(label);
 }
 
@@ -193,7 +228,6 @@ void ComparisonView::fillRunPlot(QCustomPlot* plot, size_t side)
         x[static_cast<qsizetype>(i)] = k.x(i);
     QVector<double> below(static_cast<qsizetype>(k.bins), 0.0);
     QCPGraph* previous = nullptr;
-    plot->legend->setVisible(side == 0);
     for (Category c : kAllCategories) {
         const auto& values = k.byCategory[side][static_cast<size_t>(c)];
         bool any = false;
@@ -254,7 +288,6 @@ void ComparisonView::fillDeltaPlot(QCustomPlot* plot)
     g->setData(x, total, true);
     g->setLineStyle(QCPGraph::lsStepLeft);
     g->setPen(QPen(Qt::black, 2));
-    plot->legend->setVisible(true);
     plot->xAxis->setRange(k.begin, k.begin + k.width * static_cast<double>(k.bins));
     plot->yAxis->rescale();
     plot->yAxis->scaleRange(1.1, plot->yAxis->range().center());

@@ -35,6 +35,8 @@ int CallSiteModel::columnCount(const QModelIndex& parent) const { return parent.
 
 QVariant CallSiteModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == StackColumn)
+        return tr("The allocating frame, then your frames that called it, innermost first");
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
@@ -43,7 +45,7 @@ QVariant CallSiteModel::headerData(int section, Qt::Orientation orientation, int
     case Count: return tr("Allocations");
     case CategoryColumn: return tr("Category");
     case TopFrame: return tr("Top user frame");
-    case StackColumn: return tr("Allocating frame  ←  your frames, innermost first");
+    case StackColumn: return tr("Stack (innermost first)"); // the full wording is its tooltip
     default: return {};
     }
 }

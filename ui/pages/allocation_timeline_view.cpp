@@ -2,6 +2,7 @@
 
 #include "ui/plot/allocation_bands_layer.h"
 #include "ui/plot/byte_axis_ticker.h"
+#include "ui/plot/column_events.h"
 #include "query/point_report.h"
 #include "ui/style/plot_theme.h"
 #include "ui/plot/replot_gate.h"
@@ -201,16 +202,16 @@ void AllocationTimelineView::refreshTotalLine()
         return;
     const DeviceModel& m = m_document->devices[m_deviceIndex];
     const QCPRange r = m_plot->xAxis->range();
-    // One point a pixel, its highest: a vertical stroke per pixel (lowest to highest total)
-    // would cover the top of the bands, which reach that highest total.
-    const int pixels = m_plot->axisRect()->width();
-    const auto events = TimelinePlotter::highestPerPixel(
-        m, TimelinePlotter::sampleEvents(m, m.requested, m_mode, r.lower, r.upper, pixels), m_mode, r.lower, r.upper, pixels);
-    QVector<double> k(static_cast<qsizetype>(events.size())), v(static_cast<qsizetype>(events.size()));
-    for (size_t i = 0; i < events.size(); ++i) {
-        k[static_cast<qsizetype>(i)] = m.x(events[i], m_mode);
-        v[static_cast<qsizetype>(i)] = static_cast<double>(m.requestedAfter(events[i]));
-    }
+    // One point a device pixel column, its highest (columnEvents(), as the timeline's areas):
+    // a vertical stroke per pixel (lowest to highest total) would cover the top of the bands,
+    // which reach that highest total, and after a fast drop the line takes the state after
+    // it, as the bands do.
+    const int pixels = std::max(
+        1, static_cast<int>(std::lround(std::max(1, m_plot->axisRect()->width()) * m_plot->bufferDevicePixelRatio())));
+    const ColumnLine line = columnLine(columnEvents(m, m_mode, r.lower, r.upper, pixels), r.lower, r.upper);
+    QVector<double> k(line.keys.begin(), line.keys.end()), v(static_cast<qsizetype>(line.events.size()));
+    for (size_t i = 0; i < line.events.size(); ++i)
+        v[static_cast<qsizetype>(i)] = static_cast<double>(m.requestedAfter(line.events[i]));
     m_plot->graph(0)->setData(k, v, true);
     // Thin once the line turns in most pixels: thicker, its edges would cover the bands' tops.
     QPen pen = m_plot->graph(0)->pen();

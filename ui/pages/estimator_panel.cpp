@@ -104,7 +104,8 @@ EstimatorPanel::EstimatorPanel(QWidget* parent) : QWidget(parent)
     modelForm->addRow(tr("Bytes each P"), m_bytes);
     modelForm->addRow(tr("Optimizer states K"), m_states);
     modelForm->addRow(tr("Step temporaries I"), m_intermediates);
-    modelForm->addRow(tr("Activations / token A"), m_activations);
+    m_activationsLabel = new QLabel(tr("Activations / token A"), model);
+    modelForm->addRow(m_activationsLabel, m_activations);
 
     auto* whatIf = new QGroupBox(tr("What if"), this);
     auto* whatIfForm = new QFormLayout(whatIf);
@@ -119,13 +120,21 @@ EstimatorPanel::EstimatorPanel(QWidget* parent) : QWidget(parent)
     m_table->setColumnCount(ColCount);
     m_table->setHorizontalHeaderLabels({tr("Measured"), tr("Model"), tr("What if")});
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Figures at their width ("610.13 MiB"), the last column taking what is left.
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
 
     m_verdict = new QLabel(this);
     m_verdict->setWordWrap(true);
     m_note = new QLabel(this);
     m_note->setWordWrap(true);
-    m_note->setText(tr("peak = parameters + optimizer state + max(gradients + optimizer intermediates, activations)"));
+    const QString article = QString::fromUtf8(kEstimatorArticle.data(), static_cast<qsizetype>(kEstimatorArticle.size()));
+    m_note->setText(
+        tr("peak = parameters + optimizer state + max(gradients + optimizer intermediates, activations): %1").arg(article));
+    m_note->setToolTip(tr("The model of %1. Its activations are all the forward/backward holds above the weights and "
+                          "the optimizer state: the saved activations (the breakdown's Activations) and the temporaries "
+                          "(Intermediates) and gradients made so far.")
+                           .arg(article));
 
     // Inputs on the left, the table with its verdict on the right, so that every row of the
     // table fits the height of a detail tab.
@@ -235,6 +244,13 @@ void EstimatorPanel::fillFromRecorded()
     m_states->setValue(m_recorded.optimizerStates);
     m_intermediates->setValue(m_recorded.optimizerIntermediates);
     m_activations->setValue(m_recorded.activationsPerToken);
+    // Without the run's batch and sequence, B = L = 1 is the recorded batch: A is what one
+    // recorded step holds, not a per-token figure (4,553,531,395 "per token" read as nonsense).
+    m_activationsLabel->setText(m_recorded.tokensKnown ? tr("Activations / token A") : tr("Activations / step A"));
+    m_activations->setToolTip(m_recorded.tokensKnown
+                                  ? tr("A: values held per token at the forward/backward peak")
+                                  : tr("A: values held in the recorded step at the forward/backward peak (set the recorded "
+                                       "batch and sequence length for a per-token A)"));
     m_batch->setValue(m_recorded.batch);
     m_seq->setValue(m_recorded.sequence);
     m_states->setEnabled(m_recorded.training);
@@ -311,11 +327,21 @@ void EstimatorPanel::recompute()
         if (QTableWidgetItem* peak = last > 0 ? m_table->item(last - 1, col) : nullptr)
             peak->setFont(bold);
     }
-    m_table->setVerticalHeaderLabels(labels);
+    // Row names without their formula ("(A x B x L x P)"), which is the name's tooltip: at
+    // 1000 px the full names left the figures a few pixels ("61…").
+    for (int r = 0; r < labels.size(); ++r) {
+        auto* head = new QTableWidgetItem(labels[r].section(QStringLiteral(" ("), 0, 0));
+        head->setToolTip(labels[r]);
+        m_table->setVerticalHeaderItem(r, head);
+    }
 
     QString verdict = tr("Measured peak %1 in %2; the model at the recorded batch puts it in the %3.")
                           .arg(bytesText(m_measured.peak), phaseWords(m_measured.peakPhase), phaseOf(m_report.recorded.dominant));
     verdict += QLatin1Char(' ') + dominantText();
+    if (m_measured.forwardBackwardExtra > 0)
+        verdict += QLatin1Char(' ') +
+                   tr("Of its activations + temporaries %1, saved activations (the breakdown's) %2.")
+                       .arg(bytesText(m_measured.forwardBackwardExtra), bytesText(m_measured.savedActivations));
     if (m_recorded.tokensKnown)
         verdict += QLatin1Char(' ') +
                    tr("The article's heuristic A = %1 per token (measured: %2) would predict activations of %3 at "

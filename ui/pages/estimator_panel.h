@@ -78,6 +78,7 @@ private:
     QComboBox* m_optimizer;
     QPushButton* m_reset;
     QTableWidget* m_table;
+    QLabel* m_activationsLabel;
     QLabel* m_verdict;
     QLabel* m_note;
 };

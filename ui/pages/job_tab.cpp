@@ -30,6 +30,8 @@ JobTab::JobTab(std::shared_ptr<const RankSet> set, QString title, QWidget* paren
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
+    // Each column as wide as its header and cells ("Communication" was cut at 1000 px).
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->setToolTip(tr("Double-click a rank to open its snapshot in full"));
     m_multiples->setRankSet(m_set);
 

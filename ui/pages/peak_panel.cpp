@@ -318,6 +318,10 @@ void PeakPanel::refresh()
     m_sites->resizeColumnsToContents();
     m_live->setColumnWidth(ActiveAllocationModel::TopFrame, std::min(m_live->columnWidth(ActiveAllocationModel::TopFrame), 360));
     m_sites->setColumnWidth(CallSiteModel::TopFrame, std::min(m_sites->columnWidth(CallSiteModel::TopFrame), 300));
+    // The stack column keeps its header's and text's width (up to 520 px; a scroll bar where
+    // the pane is narrower), not the 20 px a stretched last column had left at 1000 px.
+    m_sites->horizontalHeader()->setStretchLastSection(false);
+    m_sites->setColumnWidth(CallSiteModel::StackColumn, std::min(m_sites->columnWidth(CallSiteModel::StackColumn), 520));
     m_tabs->setTabText(0, tr("Live allocations (%1)").arg(countText(static_cast<int64_t>(r.live.size()))));
     m_tabs->setTabText(1, tr("Call sites (%1)").arg(countText(static_cast<int64_t>(r.callSites.size()))));
     m_stack->clear();

@@ -4,9 +4,13 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QApplication>
+#include <QEvent>
+#include <QResizeEvent>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <set>
 
 namespace memscope {
@@ -43,6 +47,10 @@ StackView::StackView(QWidget* parent) : QWidget(parent), m_title(new QLabel(this
     layout->setSpacing(4);
     m_title->setWordWrap(true);
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Wraps to the pane's width instead of asking for its one-line width (which the pane
+    // does not have at 1000 px: the line ran out of it).
+    m_title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_title->setMinimumWidth(1);
     layout->addWidget(m_title);
     layout->addWidget(m_tree, 1);
     m_tree->setColumnCount(2);
@@ -53,11 +61,43 @@ StackView::StackView(QWidget* parent) : QWidget(parent), m_title(new QLabel(this
     m_tree->header()->setStretchLastSection(true);
     m_tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
     m_tree->setColumnWidth(0, 200);
-    m_tree->setTextElideMode(Qt::ElideRight);
+    // Frames and locations keep both ends ("c10::cuda::…::malloc", "modeling_…py:412"); the
+    // full text is each item's tooltip, and the columns can be dragged wider.
+    m_tree->setTextElideMode(Qt::ElideMiddle);
+    m_tree->header()->setMinimumSectionSize(40);
+    m_tree->viewport()->installEventFilter(this); // its width changes with the scroll bar too
+    connect(m_tree->header(), &QHeaderView::sectionResized, this, [this](int section, int, int) {
+        if (section == 0 && !m_fitting && QApplication::mouseButtons() != Qt::NoButton) // dragged
+            m_userSized = true;
+    });
     clear();
 }
 
 QString StackView::title() const { return m_title->text(); }
+
+bool StackView::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_tree->viewport() && event->type() == QEvent::Resize)
+        fitColumns();
+    return QWidget::eventFilter(watched, event);
+}
+
+void StackView::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    fitColumns();
+}
+
+void StackView::fitColumns()
+{
+    // Until the user drags the divider: the function three fifths of the width, the file and
+    // line the rest, so neither is cut off in a narrow pane (it was 200 px of a 235 px pane).
+    if (m_userSized)
+        return;
+    m_fitting = true;
+    m_tree->setColumnWidth(0, std::max(40, m_tree->viewport()->width() * 3 / 5));
+    m_fitting = false;
+}
 
 void StackView::clear(const QString& message)
 {
@@ -181,11 +221,13 @@ void StackView::setStack(const Document* document, StackId stack, const QString&
     user->setText(0, m_user ? tr("Your code (%1 frames, innermost first)").arg(m_user)
                             : tr("No frames of your own code in this stack"));
     user->setFirstColumnSpanned(true);
+    user->setToolTip(0, user->text(0));
     QStringList libs;
     for (const QString& l : libraries)
         libs << l;
     library->setText(0, tr("Library frames (%1): %2").arg(m_library).arg(libs.join(QStringLiteral(", "))));
     library->setFirstColumnSpanned(true);
+    library->setToolTip(0, library->text(0));
     user->setExpanded(true);
     library->setExpanded(fxShown);
     if (m_library == 0)

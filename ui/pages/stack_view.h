@@ -34,13 +34,20 @@ public:
     QTreeWidget* tree() const { return m_tree; }
     QString title() const;
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
+    void fitColumns();
     void addForwardFrames(const Document* document, const EventTable* events, int64_t eventRow);
 
     QLabel* m_title;
     QTreeWidget* m_tree;
     int m_user = 0;
     int m_library = 0;
+    bool m_userSized = false; // the user dragged the columns' divider
+    bool m_fitting = false;
 };
 
 } // namespace memscope

@@ -50,6 +50,7 @@ void BandLayer::drawLines(QCPPainter* painter)
     double lastLine = -1e9;
     double lastLabelEnd = -1e9;
     const std::vector<QRectF> avoid = m_obstacles ? m_obstacles() : std::vector<QRectF>{};
+    m_labelsDrawn.clear();
     // Lines are zero-width bands sorted by x0; a wider one is drawn at its start.
     const std::vector<Band>& bands = m_set->bands();
     for (size_t i = m_set->firstReaching(0, range.lower); i < bands.size(); ++i) {
@@ -77,6 +78,10 @@ void BandLayer::drawLines(QCPPainter* painter)
                 for (const QRectF& o : avoid)
                     if (box.intersects(o))
                         box.moveTop(o.bottom() + 2);
+            const auto meets = [&](const QRectF& o) { return box.intersects(o); };
+            if (box.bottom() > r.bottom() || std::any_of(avoid.begin(), avoid.end(), meets))
+                continue; // no free place: left out rather than drawn over a label or the peak's line
+            m_labelsDrawn.push_back(box);
             painter->setPen(m_text);
             painter->drawText(QPointF(box.left() + 2, box.top() + fm.ascent() + 2), label);
             lastLabelEnd = p0 + 4 + fm.horizontalAdvance(label) + 8;

@@ -37,8 +37,9 @@ public:
     void setRows(int rows); // lanes: how many rows share the rect (a set's own rows are clamped to it)
     int rows() const { return m_rows; }
     void setLabeler(Labeler labeler) { m_labeler = std::move(labeler); }
-    // Pixel rectangles a line's label must not cover (the peak and range labels): a label
-    // that would is moved down below them.
+    // Pixel rectangles a line's label must not cover (the peak and range labels, the
+    // iterations' peak labels and circles, the peak's line): a label that would is moved down below the
+    // one it meets, and left out if it still meets one there (never drawn over them).
     using Obstacles = std::function<std::vector<QRectF>()>;
     void setLabelObstacles(Obstacles obstacles) { m_obstacles = std::move(obstacles); }
     void setTextColor(const QColor& c) { m_text = c; }
@@ -48,6 +49,7 @@ public:
     // The band each pixel column of a row shows over [lower, upper] (an index into bands(), or -1).
     std::vector<int64_t> columnBands(int row, double lower, double upper, int columns) const;
     int primitivesDrawn() const { return m_primitives; } // rectangles, lines and labels of the last draw
+    const std::vector<QRectF>& labelsDrawn() const { return m_labelsDrawn; } // Lines: the last draw's label boxes
 
 protected:
     void applyDefaultAntialiasingHint(QCPPainter* painter) const override;
@@ -68,6 +70,7 @@ private:
     Labeler m_labeler;
     Obstacles m_obstacles;
     int m_primitives = 0;
+    std::vector<QRectF> m_labelsDrawn;
     QColor m_text = Qt::black;
     QFont m_font;
 };

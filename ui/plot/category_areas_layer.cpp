@@ -39,15 +39,14 @@ void CategoryAreasLayer::applyDefaultAntialiasingHint(QCPPainter* painter) const
 
 QRect CategoryAreasLayer::clipRect() const { return m_rect ? m_rect->rect() : QRect(); }
 
-void CategoryAreasLayer::render(const QRect& area, double dpr)
+void CategoryAreasLayer::render(const QRect& area, double columnDpr, double rowDpr)
 {
     QElapsedTimer timer;
     timer.start();
-    const int w = std::max(1, static_cast<int>(std::lround(area.width() * dpr)));
-    const int h = std::max(1, static_cast<int>(std::lround(area.height() * dpr)));
+    const int w = std::max(1, static_cast<int>(std::lround(std::max(1, area.width()) * columnDpr)));
+    const int h = std::max(1, static_cast<int>(std::lround(area.height() * rowDpr)));
     m_image = QImage(w, h, QImage::Format_ARGB32_Premultiplied);
     m_image.fill(Qt::transparent);
-    m_image.setDevicePixelRatio(dpr);
     m_columns.assign(static_cast<size_t>(w), kNoColumnEvent);
     if (!m_model || m_model->eventCount() == 0)
         return;
@@ -146,20 +145,25 @@ void CategoryAreasLayer::draw(QCPPainter* painter)
     if (!m_rect)
         return;
     const QRect area = m_rect->rect();
-    double dpr = mParentPlot ? mParentPlot->bufferDevicePixelRatio() : 1.0;
-    // Exports scale the painter: render at the resolution the target will have.
-    dpr *= std::max(1.0, painter->transform().m11());
+    // The columns are the device pixels of the screen, as the requested line's
+    // (TimelinePlotter::columnCount()); exports that scale the painter get rows at the
+    // target's resolution and the same columns, widened, so the line stays on their tops.
+    const double columnDpr = mParentPlot ? mParentPlot->bufferDevicePixelRatio() : 1.0;
+    const double dpr = columnDpr * std::max(1.0, painter->transform().m22());
     const QCPRange x = m_rect->axis(QCPAxis::atBottom)->range();
     const QCPRange y = m_rect->axis(QCPAxis::atLeft)->range();
     if (!m_valid || area.size() != m_size || dpr != m_dpr || x != m_x || y != m_y) {
-        render(area, dpr);
+        render(area, columnDpr, dpr);
         m_size = area.size();
         m_dpr = dpr;
         m_x = x;
         m_y = y;
         m_valid = true;
     }
-    painter->drawImage(area.topLeft(), m_image);
+    painter->save();
+    painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+    painter->drawImage(QRectF(area), m_image, QRectF(m_image.rect()));
+    painter->restore();
 }
 
 } // namespace memscope

@@ -27,6 +27,9 @@ namespace memscope {
  * pixel, drawn here (one blend per pixel) rather than as a vertical line per pixel over the
  * areas, which hid them.
  *
+ * The columns are those of the requested line (TimelinePlotter::columnCount(), the same
+ * columnEvents()), so the top of the stack is the line at every pixel.
+ *
  * Zoomed out, reading a column's categories is seven cache misses (one per curve of the
  * trace's length, ~3 ms a frame at 10M events). A pan moves the columns by a pixel or two
  * and most keep their event, so the values read for one frame are kept for the next.
@@ -50,7 +53,7 @@ protected:
     QRect clipRect() const override;
 
 private:
-    void render(const QRect& area, double dpr);
+    void render(const QRect& area, double columnDpr, double rowDpr);
 
     QPointer<QCPAxisRect> m_rect;
     const DeviceModel* m_model = nullptr;

@@ -330,13 +330,7 @@ void CategoryTimelineView::rebuildBands()
     });
     m_iterationLines->setColors({m_theme.muted});
     m_iterationLines->setLabeler([](const Band& b) { return tr("iter %1").arg(b.source + 1); });
-    m_iterationLines->setLabelObstacles([this] {
-        std::vector<QRectF> out;
-        for (QCPItemText* t : {m_peakLabel, m_rangeLabel})
-            if (t && t->visible())
-                out.push_back(QRectF(t->topLeft->pixelPosition(), t->bottomRight->pixelPosition()).normalized());
-        return out;
-    });
+    m_iterationLines->setLabelObstacles([this] { return labelObstacles(); });
 }
 
 QString CategoryTimelineView::bandTooltip(const BandLayer::Band& b) const
@@ -604,6 +598,27 @@ void CategoryTimelineView::onAfterLayout()
     }
     placeLabels();
     updateRangeItems();
+}
+
+std::vector<QRectF> CategoryTimelineView::labelObstacles() const
+{
+    std::vector<QRectF> out;
+    for (QCPItemText* t : {m_peakLabel, m_rangeLabel})
+        if (t && t->visible())
+            out.push_back(QRectF(t->topLeft->pixelPosition(), t->bottomRight->pixelPosition()).normalized());
+    for (QCPItemText* t : m_iterationLabels)
+        if (t->visible())
+            out.push_back(QRectF(t->topLeft->pixelPosition(), t->bottomRight->pixelPosition()).normalized());
+    for (QCPItemTracer* t : m_iterationMarkers) // the iterations' peak circles
+        if (t->visible()) {
+            const QPointF c = t->position->pixelPosition();
+            out.push_back(QRectF(c.x() - t->size(), c.y() - t->size(), 2 * t->size(), 2 * t->size()));
+        }
+    if (m_peakLine && m_peakLine->visible()) { // the peak's dashed line, a few pixels wide
+        const double x = m_peakLine->point1->pixelPosition().x();
+        out.push_back(QRectF(x - 3, m_main->rect().top(), 6, m_main->rect().height()));
+    }
+    return out;
 }
 
 QRectF CategoryTimelineView::peakLabelRect() const

@@ -68,6 +68,10 @@ public:
     QString pendingText() const;
     QString hoverText(int64_t event) const; // what the tooltip says at an event (rich text)
     const BandLayer* laneBands() const { return m_laneBands; }
+    const BandLayer* iterationLines() const { return m_iterationLines; }
+    // What the iteration lines' labels keep clear of: the peak and range labels, the
+    // iterations' peak labels and circles and the peak's line (pixels).
+    std::vector<QRectF> labelObstacles() const;
     const PeakMarkerLayer* peakMarkers() const { return m_peakMarkers; }
     QString bandTooltip(const BandLayer::Band& band) const; // a phase or annotation band's tooltip (rich text)
     std::optional<RangeSummary> rangeSummary() const { return m_range; }

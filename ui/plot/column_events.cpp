@@ -43,4 +43,29 @@ std::vector<int64_t> columnEvents(const DeviceModel& m, XAxisMode mode, double l
     return out;
 }
 
+ColumnLine columnLine(const std::vector<int64_t>& columns, double lo, double hi)
+{
+    ColumnLine out;
+    const size_t n = columns.size();
+    if (n == 0 || hi <= lo)
+        return out;
+    const auto edge = [&](size_t c) { return c == n ? hi : lo + (hi - lo) * static_cast<double>(c) / static_cast<double>(n); };
+    size_t last = n;
+    for (size_t c = 0; c < n; ++c) {
+        const int64_t e = columns[c];
+        if (e < 0) // before the first event, or after the last
+            continue;
+        if (out.events.empty() || out.events.back() != e || last + 1 != c) {
+            out.keys.push_back(edge(c));
+            out.events.push_back(e);
+        }
+        last = c;
+    }
+    if (!out.events.empty()) {
+        out.keys.push_back(edge(last + 1));
+        out.events.push_back(out.events.back());
+    }
+    return out;
+}
+
 } // namespace memscope

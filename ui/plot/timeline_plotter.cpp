@@ -1,6 +1,7 @@
 #include "ui/plot/timeline_plotter.h"
 
 #include "ui/plot/category_areas_layer.h"
+#include "ui/plot/column_events.h"
 
 #include <algorithm>
 #include <cmath>
@@ -172,6 +173,12 @@ std::vector<int64_t> TimelinePlotter::highestPerPixel(const DeviceModel& m, cons
     return out;
 }
 
+int TimelinePlotter::columnCount() const
+{
+    const double dpr = m_plot ? m_plot->bufferDevicePixelRatio() : 1.0;
+    return std::max(1, static_cast<int>(std::lround(std::max(1, m_rect->width()) * dpr)));
+}
+
 void TimelinePlotter::refresh()
 {
     if (!m_model || !m_rect)
@@ -179,32 +186,31 @@ void TimelinePlotter::refresh()
     QCPAxis* x = m_rect->axis(QCPAxis::atBottom);
     const QCPRange r = x->range();
     const int pixels = std::max(1, m_rect->width());
-    const std::vector<int64_t> events = sampleEvents(*m_model, m_model->requested, m_mode, r.lower, r.upper, pixels);
 
     // A step curve's point at the same value as the point before it draws nothing: drop it
     // (reserved memory is flat for long stretches, and every dashed segment costs).
-    auto setSteps = [&](QCPGraph* g, const std::vector<int64_t>& at, auto valueAfter) {
+    auto setSteps = [&](QCPGraph* g, const std::vector<double>& at, const std::vector<int64_t>& events, auto valueAfter) {
         QVector<double> keys, values;
-        keys.reserve(static_cast<qsizetype>(at.size()));
-        values.reserve(static_cast<qsizetype>(at.size()));
-        for (size_t i = 0; i < at.size(); ++i) {
-            const double v = static_cast<double>(valueAfter(at[i]));
-            if (!values.isEmpty() && values.back() == v && i + 1 < at.size())
+        keys.reserve(static_cast<qsizetype>(events.size()));
+        values.reserve(static_cast<qsizetype>(events.size()));
+        for (size_t i = 0; i < events.size(); ++i) {
+            const double v = static_cast<double>(valueAfter(events[i]));
+            if (!values.isEmpty() && values.back() == v && i + 1 < events.size())
                 continue;
-            keys.push_back(m_model->x(at[i], m_mode));
+            keys.push_back(at[i]);
             values.push_back(v);
         }
         g->setData(keys, values, true);
     };
-    // Where several samples share a pixel they would draw a vertical line from its lowest to
-    // its highest total, side by side hiding the areas beneath: the line keeps each pixel's
-    // highest point (the top of its area column) and the areas layer tints the range below.
-    setSteps(m_requested, highestPerPixel(*m_model, events, m_mode, r.lower, r.upper, pixels),
-             [&](int64_t e) { return m_model->requestedAfter(e); });
+    // The requested line is the top of the stacked areas: it takes its value in each device
+    // pixel column from the column events the areas stack (columnEvents(), each column's
+    // highest total), so the two never part. Its lowest totals are the areas' haze.
+    const ColumnLine line = columnLine(columnEvents(*m_model, m_mode, r.lower, r.upper, columnCount()), r.lower, r.upper);
+    setSteps(m_requested, line.keys, line.events, [&](int64_t e) { return m_model->requestedAfter(e); });
     if (!m_pools.empty()) {
         // Each pool's band sits on the one below it (the first on the requested total), so
         // its value is the requested total plus the held bytes of it and the pools before.
-        const std::vector<int64_t> at = highestPerPixel(*m_model, events, m_mode, r.lower, r.upper, pixels);
+        const std::vector<int64_t>& at = line.events;
         const auto& pools = m_model->pools().pools;
         std::vector<int64_t> below(at.size());
         for (size_t i = 0; i < at.size(); ++i)
@@ -215,14 +221,17 @@ void TimelinePlotter::refresh()
             values.reserve(static_cast<qsizetype>(at.size()));
             for (size_t i = 0; i < at.size(); ++i) {
                 below[i] += std::max<int64_t>(0, pools[k].heldAfter(at[i]));
-                keys.push_back(m_model->x(at[i], m_mode));
+                keys.push_back(line.keys[i]);
                 values.push_back(static_cast<double>(below[i]));
             }
             m_pools[k]->setData(keys, values, true);
         }
     }
     const std::vector<int64_t> resEvents = sampleEvents(*m_model, m_model->reserved, m_mode, r.lower, r.upper, pixels);
-    setSteps(m_reserved, resEvents, [&](int64_t e) { return m_model->reservedAfter(e); });
+    std::vector<double> resKeys(resEvents.size());
+    for (size_t i = 0; i < resEvents.size(); ++i)
+        resKeys[i] = m_model->x(resEvents[i], m_mode);
+    setSteps(m_reserved, resKeys, resEvents, [&](int64_t e) { return m_model->reservedAfter(e); });
     // A line of more points than pixels is a column of spikes: a pen wider than one pixel
     // makes the rasterizer stroke and fill an outline of every spike (a second a frame at a
     // million events); one pixel wide it is drawn by the fast cosmetic line path. The
@@ -231,7 +240,7 @@ void TimelinePlotter::refresh()
     const int requestedPoints = m_requested->dataCount();
     const int reservedPoints = m_reserved->dataCount();
     for (auto [g, thin] :
-         {std::pair{m_requested, requestedPoints * 8 > pixels}, std::pair{m_reserved, reservedPoints > pixels}}) {
+         {std::pair{m_requested, requestedPoints * 8 > columnCount()}, std::pair{m_reserved, reservedPoints > pixels}}) {
         QPen pen = g->pen();
         pen.setWidthF(thin ? 1.0 : 1.6);
         g->setPen(pen);

@@ -17,12 +17,15 @@ class CategoryAreasLayer;
  * The stacked category areas, the requested total and the reserved line of one device,
  * drawn into an axis rect. The areas are a CategoryAreasLayer (one image column per
  * pixel); the category graphs hold no data and only give the legend its entries. Each
- * refresh() hands the two line graphs only what the visible pixels can show: the visible
- * x range is cut into one bucket per pixel column and each bucket contributes the events
- * where the curve is lowest and highest (from the min/max pyramid) and its last event, plus
- * the last event before the range. So a graph never holds more than three points per
- * pixel, whatever the trace length, and every peak stays visible at every zoom. Lines are
- * steps: the state after an event holds until the next one.
+ * refresh() hands the two line graphs only what the visible pixels can show. The requested
+ * line is reduced exactly as the areas are (columnEvents(): per device pixel column, the
+ * event of the column's highest total, or the state carried into an empty column), one
+ * point a column at most, so the top of the stack and the line agree at every pixel and
+ * every zoom. The reserved line cuts the visible range into one bucket per pixel column and
+ * each bucket contributes the events where the curve is lowest and highest (from the
+ * min/max pyramid) and its last event, plus the last event before the range: at most three
+ * points per pixel. Every peak stays visible at every zoom. Lines are steps: the state
+ * after an event holds until the next one.
  *
  * Private pools (CUDA graphs, MemPool) get a hatched band each, stacked on the requested
  * total at the requested line's points: the bytes the pool reserves but no live allocation
@@ -50,6 +53,8 @@ public:
     static QString poolLabel(const PoolUsage& pool);
     CategoryAreasLayer* areas() const { return m_areaLayer; }
     int pointsHanded() const { return m_pointsHanded; } // largest graph of the last refresh
+    // The device pixel columns the requested line and the areas are reduced to.
+    int columnCount() const;
     // Of sampled events, the one of most requested bytes per pixel column (and the last).
     static std::vector<int64_t> highestPerPixel(const DeviceModel& m, const std::vector<int64_t>& events, XAxisMode mode,
                                                 double lo, double hi, int pixels);

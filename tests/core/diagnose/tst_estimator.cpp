@@ -1,5 +1,6 @@
 #include "attribute/attributor.h"
 #include "support/oracle_labels.h"
+#include "common/format_bytes.h"
 #include "diagnose/estimator.h"
 #include "diagnose/training_measurement.h"
 #include "replay/replay.h"
@@ -10,6 +11,7 @@
 #include <QJsonObject>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace memscope;
@@ -196,6 +198,47 @@ private slots:
         QCOMPARE(e.peak, std::max(e.forwardBackwardPeak, e.optimizerPeak));
         QCOMPARE(e.dominant, act > 8'000'000'000 ? PeakPhase::ForwardBackward : PeakPhase::OptimizerStep);
         QCOMPARE(e.heuristicActivations, act);
+    }
+
+    // Issue 29: without the run's batch and sequence the report said "A = 4,553,531,395 per
+    // token" (B = L = 1); its "Activations" silently held the temporaries too (3.86 GiB
+    // against the breakdown's 3.17 GiB on llm_bs16); and it cited "the article" unnamed. Now
+    // A is per recorded step until B and L are given, the row says "+ temporaries" with the
+    // saved activations beside it, and the article is named in the text and the JSON.
+    void reportWording_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<double>("batch"); // 0: unknown
+        QTest::addColumn<double>("sequence");
+        QTest::newRow("llm_bs16, batch unknown") << sample("llm_bs16") << 0.0 << 0.0;
+        QTest::newRow("llm_bs16, batch 16 x 512") << sample("llm_bs16") << 16.0 << 512.0;
+        QTest::newRow("llm_bs2_cpp, batch unknown") << sample("llm_bs2_cpp") << 0.0 << 0.0;
+        QTest::newRow("loss_leak, batch unknown") << sample("loss_leak") << 0.0 << 0.0;
+    }
+    void reportWording()
+    {
+        QFETCH(QString, file);
+        QFETCH(double, batch);
+        QFETCH(double, sequence);
+        const Run run = measure(file);
+        const bool known = batch > 0;
+        const EstimatorInputs in = known ? inputsFromMeasurement(run.measured, batch, sequence)
+                                         : inputsFromMeasurement(run.measured);
+        const EstimateReport r = buildEstimateReport(run.measured, in);
+        const QString text = QString::fromStdString(estimateReportText(r));
+        QVERIFY2(text.contains(QStringLiteral("Visualize and understand GPU memory in PyTorch")), qPrintable(text));
+        QCOMPARE(text.contains(QStringLiteral(" per token")), known);
+        QCOMPARE(text.contains(QStringLiteral(" per recorded step")), !known);
+        // The activations row is named for what it holds, and the saved activations (the
+        // breakdown's category) are given beside it, no more than it.
+        const auto row = std::find_if(r.rows.begin(), r.rows.end(), [](const EstimateRow& x) { return x.key == "activations"; });
+        QVERIFY(row != r.rows.end());
+        QCOMPARE(QString::fromStdString(row->label), QStringLiteral("Activations + temporaries (A x B x L x P)"));
+        QVERIFY2(text.contains(QStringLiteral("breakdown's Activations) at most ") +
+                               QString::fromStdString(formatBytes(run.measured.savedActivations))),
+                 qPrintable(text));
+        const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(estimateReportJson(r))).object();
+        QVERIFY(json.value(QStringLiteral("article")).toString().contains(QStringLiteral("Hugging Face")));
     }
 
     // An inference run has no gradients or optimizer terms.
