@@ -12,7 +12,8 @@ namespace memscope {
 
 /*
  * The model of training memory of Hugging Face's blog post "Visualize and understand GPU
- * memory in PyTorch" (Quentin Gallouédec, December 2024), "the article" below:
+ * memory in PyTorch" (Quentin Gallouédec, December 2024, https://huggingface.co/blog/train_memory),
+ * "the article" below:
  *
  *   peak = parameters + optimizer state + max(gradients + optimizer intermediates, activations)
  *
