@@ -1,6 +1,7 @@
 // memscope_ui_tool: screenshots of the views and the pan/zoom frame time.
 //
 //   memscope_ui_tool screenshots OUTDIR FILE...   (run under Xvfb: xvfb-run -a -s "-screen 0 1600x1000x24")
+//   memscope_ui_tool compare OUTDIR A B   (Xvfb: the comparison tab, its table at the call sites)
 //   memscope_ui_tool frametime FILE [WIDTH HEIGHT]  (offscreen is fine)
 //   memscope_ui_tool firstpaint FILE [WIDTH HEIGHT]  (offscreen: results ready -> tab painted)
 //   memscope_ui_tool appopen FILE [WIDTH HEIGHT]  (the window's staged open, then frame times)
@@ -23,6 +24,7 @@
 #include "ui/live/live_session.h"
 #include "ui/live/live_tab.h"
 #include "ui/main_window.h"
+#include "ui/compare/comparison_view.h"
 #include "ui/pages/peak_panel.h"
 #include "ui/pages/segment_map_widget.h"
 #include "ui/pages/snapshot_tab.h"
@@ -126,6 +128,12 @@ int screenshots(const QString& outDir, const QStringList& files)
         peak->callSiteTable()->setCurrentIndex(peak->callSiteTable()->model()->index(0, 0));
         settle();
         w.grab().save(base + QStringLiteral("_call_sites.png"));
+        // The peak's bytes by module path.
+        peak->tabs()->setCurrentIndex(2);
+        peak->moduleTable()->setCurrentIndex(peak->moduleTable()->model()->index(0, 0));
+        settle();
+        w.grab().save(base + QStringLiteral("_modules.png"));
+        peak->tabs()->setCurrentIndex(0);
         // Allocation timeline with a search and a selected band.
         tab->detailTabs()->setCurrentIndex(1);
         settle();
@@ -674,6 +682,39 @@ int live(const QString& socket, const QString& stats, const QString& shot)
     return 0;
 }
 
+// The comparison tab of B against A, its table scrolled to the call sites (their op and module
+// columns): OUTDIR/compare_A_B.png.
+int compareShot(const QString& outDir, const QString& a, const QString& b)
+{
+    QDir().mkpath(outDir);
+    QTemporaryDir settingsDir;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+    MainWindow w;
+    w.resize(shotSize());
+    w.show();
+    w.compareFiles({a, b});
+    QElapsedTimer t;
+    t.start();
+    while (!w.comparisonTab(0) && t.elapsed() < 120000)
+        QTest::qWait(20);
+    if (!w.comparisonTab(0)) {
+        std::fprintf(stderr, "could not compare %s and %s: %s\n", qPrintable(a), qPrintable(b), qPrintable(w.errorText()));
+        return 1;
+    }
+    settle(300);
+    auto* table = w.comparisonTab(0)->findChild<QTableView*>();
+    for (int r = 0; table && r < table->model()->rowCount(); ++r)
+        if (table->model()->index(r, 0).data().toString().startsWith(QStringLiteral("Call site"))) {
+            table->scrollTo(table->model()->index(r, 0), QAbstractItemView::PositionAtTop);
+            table->setCurrentIndex(table->model()->index(r, 0));
+            break;
+        }
+    settle();
+    w.grab().save(outDir + QStringLiteral("/compare_") + QFileInfo(a).completeBaseName() + QLatin1Char('_') +
+                  QFileInfo(b).completeBaseName() + QStringLiteral(".png"));
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
@@ -683,6 +724,8 @@ int main(int argc, char** argv)
     const QStringList args = app.arguments();
     if (args.size() >= 4 && args[1] == QStringLiteral("screenshots"))
         return screenshots(args[2], args.mid(3));
+    if (args.size() >= 5 && args[1] == QStringLiteral("compare"))
+        return compareShot(args[2], args[3], args[4]);
     if (args.size() >= 4 && args[1] == QStringLiteral("fields"))
         return fieldShots(args[2], args.mid(3));
     if (args.size() >= 8 && args[1] == QStringLiteral("crop")) // crop IN X Y W H OUT: for looking at details
@@ -701,7 +744,7 @@ int main(int argc, char** argv)
         return frametime(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 600);
     std::fprintf(
         stderr,
-        "usage: memscope_ui_tool screenshots OUTDIR FILE... | frametime FILE [W H] | firstpaint FILE [W H] | appopen FILE [W H] | "
+        "usage: memscope_ui_tool screenshots OUTDIR FILE... | compare OUTDIR A B | frametime FILE [W H] | firstpaint FILE [W H] | appopen FILE [W H] | "
         "live SOCKET STATS.jsonl [SHOT.png]\n");
     return 2;
 }
