@@ -25,6 +25,7 @@
 #include "ui/live/live_tab.h"
 #include "ui/main_window.h"
 #include "ui/compare/comparison_view.h"
+#include "ui/models/active_allocation_model.h"
 #include "ui/pages/peak_panel.h"
 #include "ui/pages/segment_map_widget.h"
 #include "ui/pages/snapshot_tab.h"
@@ -114,12 +115,15 @@ int screenshots(const QString& outDir, const QStringList& files)
         tab->detailTabs()->setCurrentIndex(0);
         PeakPanel* peak = tab->peakPanel();
         QTableView* live = peak->activeTable();
-        int row = 0;
-        for (int i = 0; i < live->model()->rowCount(); ++i)
-            if (!live->model()->index(i, 5).data().toString().startsWith(QLatin1Char('('))) {
+        // the largest with a user frame, one made in a module's forward first
+        int row = -1;
+        for (int i = 0; i < live->model()->rowCount() && row < 0; ++i)
+            if (!live->model()->index(i, ActiveAllocationModel::Module).data().toString().isEmpty())
                 row = i;
-                break;
-            }
+        for (int i = 0; i < live->model()->rowCount() && row < 0; ++i)
+            if (!live->model()->index(i, ActiveAllocationModel::TopFrame).data().toString().startsWith(QLatin1Char('(')))
+                row = i;
+        row = std::max(row, 0);
         live->setCurrentIndex(live->model()->index(row, 0));
         settle();
         w.grab().save(base + QStringLiteral("_timeline_breakdown.png"));

@@ -14,6 +14,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
@@ -42,9 +43,17 @@ QTableView* makeTable(QWidget* parent, QSortFilterProxyModel* proxy)
     t->horizontalHeader()->setStretchLastSection(true);
     t->horizontalHeader()->setHighlightSections(false);
     t->setWordWrap(false);
-    t->setTextElideMode(Qt::ElideRight);
+    t->setTextElideMode(Qt::ElideMiddle); // a module path's both ends say most
     proxy->setSortRole(Qt::UserRole);
     return t;
+}
+
+// Puts the given logical sections first, in that order; the others keep theirs after them.
+void setVisualOrder(QHeaderView* header, std::initializer_list<int> first)
+{
+    int to = 0;
+    for (int logical : first)
+        header->moveSection(header->visualIndex(logical), to++);
 }
 
 } // namespace
@@ -93,7 +102,7 @@ PeakPanel::PeakPanel(QWidget* parent)
     m_modules->horizontalHeader()->setSectionResizeMode(ModuleBreakdownModel::ModuleColumn, QHeaderView::Stretch);
     m_modules->setItemDelegateForColumn(ModuleBreakdownModel::Share, new ShareBarDelegate(m_modules));
     m_modules->setWordWrap(false);
-    m_modules->setTextElideMode(Qt::ElideLeft); // the innermost levels say most
+    m_modules->setTextElideMode(Qt::ElideMiddle); // a path's both ends say most
     m_depth = new QSpinBox(modulesPage);
     m_depth->setRange(1, 1);
     m_depth->setToolTip(tr("How many levels of the module path to group by: 1 is the top-level blocks"));
@@ -278,6 +287,14 @@ void PeakPanel::refresh()
 
     m_liveModel->setReport(m_document.get(), &m, &m_report);
     m_siteModel->setReport(m_document.get(), &m_report);
+    // What made the bytes first: the op and the module right after the size and category (the
+    // user's frame is the training loop's one line for every activation of a model). Set after
+    // each reset of the models.
+    setVisualOrder(m_live->horizontalHeader(),
+                   {ActiveAllocationModel::Size, ActiveAllocationModel::CategoryColumn, ActiveAllocationModel::Op,
+                    ActiveAllocationModel::Module, ActiveAllocationModel::TopFrame, ActiveAllocationModel::PhaseColumn});
+    setVisualOrder(m_sites->horizontalHeader(), {CallSiteModel::Bytes, CallSiteModel::Share, CallSiteModel::CategoryColumn,
+                                                 CallSiteModel::Op, CallSiteModel::Module, CallSiteModel::Count});
     m_live->sortByColumn(ActiveAllocationModel::Size, Qt::DescendingOrder);
     m_sites->sortByColumn(CallSiteModel::Bytes, Qt::DescendingOrder);
     m_live->resizeColumnsToContents();
@@ -287,8 +304,19 @@ void PeakPanel::refresh()
     for (QTableView* t : {m_live, m_sites}) {
         const int op = t == m_live ? int(ActiveAllocationModel::Op) : int(CallSiteModel::Op);
         const int module = t == m_live ? int(ActiveAllocationModel::Module) : int(CallSiteModel::Module);
-        t->setColumnWidth(op, std::min(t->columnWidth(op), 280));
-        t->setColumnWidth(module, std::min(t->columnWidth(module), 320));
+        // Op up to 170 px and the module up to 290, narrowed (to 100 and 160 at least) where that
+        // keeps both inside the view; cells elide in the middle. (The tab widget's width: a
+        // table in a hidden tab has not been laid out.)
+        const int room = m_tabs->width() - 8 - t->verticalScrollBar()->sizeHint().width() -
+                         t->horizontalHeader()->sectionPosition(op);
+        int opWidth = std::min(t->columnWidth(op), 170);
+        int moduleWidth = std::min(t->columnWidth(module), 290);
+        if (opWidth + moduleWidth > room) {
+            moduleWidth = std::max(std::min(moduleWidth, 160), room - opWidth);
+            opWidth = std::max(std::min(opWidth, 100), room - moduleWidth);
+        }
+        t->setColumnWidth(op, opWidth);
+        t->setColumnWidth(module, moduleWidth);
     }
     refreshModules();
     m_tabs->setTabText(0, tr("Live allocations (%1)").arg(countText(static_cast<int64_t>(r.live.size()))));
