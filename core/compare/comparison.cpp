@@ -452,6 +452,8 @@ std::shared_ptr<const Comparison> compareRuns(std::shared_ptr<const Analysis> a,
             const FrameId inner = keys.innermost(named.stack);
             s.topFrame = top.valid() ? frames.frameText(top) : frames.librarySummary(named.stack);
             s.summary = frames.stackSummary(named.stack, 8);
+            s.op = frames.opText(named.stack);
+            s.module = frames.moduleText(named.stack);
             // Sites that differ only below the user's code (two library calls from one line)
             // are told apart by their innermost frame.
             if (inner.valid() && inner != top && frames.isLibrary(inner) && top.valid())

@@ -43,7 +43,9 @@ namespace memscope {
  * over the events of that phase, with the categories `memscope report --at` would show there.
  *
  * Call sites. A stack is keyed by its frames as text (file base name, line, function; one
- * per line), which matches across files. At the peak, each key's live bytes in A and in B;
+ * per line), which matches across files; sites of one user line (every activation of a
+ * transformers model comes from the loop's `model(x)`) differ by their library frames and
+ * are named by their op and module path besides the user frames. At the peak, each key's live bytes in A and in B;
  * its allocations are paired across the runs by size (an allocation whose size the other
  * run's site also has is "matched"), so a site whose allocations only changed size shows as
  * grown, not as removed and added. Over the whole trace, each key's bytes × lifetime on the
@@ -101,6 +103,10 @@ struct CallSiteDelta {
     std::string key; // the stack as text, one frame a line
     std::string summary; // the user frames, innermost first (FrameClassifier::stackSummary)
     std::string topFrame; // the innermost user frame, or the library summary
+    // What tells apart sites of one user line (the training loop's `model(x)`): the
+    // operation and the nn.Module path of its stack (FrameClassifier::opText, moduleText).
+    std::string op;
+    std::string module;
     Category category = Category::Other; // holding most of its bytes (B's, else A's)
     int64_t bytesA = 0, bytesB = 0; // live at each run's peak
     int64_t countA = 0, countB = 0;

@@ -82,6 +82,8 @@ Json siteJson(const CallSiteDelta& s, bool lifetime)
         j["byte_iterations_delta"] = s.lifetimeDelta();
     }
     j["top_frame"] = s.topFrame;
+    j["op"] = s.op;
+    j["module"] = s.module;
     j["stack"] = s.summary;
     return j;
 }

@@ -20,7 +20,7 @@ namespace memscope {
  *                allocated_by_phase (B − A)
  *   call_sites   at_peak: the sites whose bytes at the peak changed most, each with change
  *                (added, removed, grown, shrunk), bytes_a, bytes_b, delta, count_a, count_b,
- *                matched (allocations paired by size), category, top_frame, stack;
+ *                matched (allocations paired by size), category, top_frame, op, module, stack;
  *                by_lifetime: the same fields with byte_iterations_a/_b/delta, largest |delta| first
  *   gate         when rules are given: the rules' results (gateResultsJson) and pass
  *

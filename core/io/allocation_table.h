@@ -14,6 +14,8 @@ namespace memscope {
  * hands to pandas as arrays. `topFrame[j]` indexes `frameTexts`, which holds each text once
  * (-1: no frame to name); each distinct stack's text is made once. `allocTimeUs[j]` is 0
  * where `hasTime[j]` is 0 (a block alive before the trace; the CSV leaves the field empty).
+ * `op[j]` indexes `opTexts` and `module[j]` `moduleTexts` (index 0: "", none): the operation
+ * and the nn.Module path of its stack (snapshot/stack_labels.h).
  */
 struct AllocationTable {
     std::vector<int64_t> allocEvent;
@@ -29,6 +31,10 @@ struct AllocationTable {
     std::vector<int32_t> iteration;
     std::vector<int32_t> topFrame;
     std::vector<std::string> frameTexts;
+    std::vector<uint32_t> op;
+    std::vector<std::string> opTexts;
+    std::vector<uint32_t> module;
+    std::vector<std::string> moduleTexts;
 
     size_t rows() const { return allocEvent.size(); }
 };

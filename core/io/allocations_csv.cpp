@@ -3,6 +3,7 @@
 
 #include "io/csv_field.h"
 #include "snapshot/frame_classifier.h"
+#include "snapshot/stack_labels.h"
 
 #include <string_view>
 #include <unordered_map>
@@ -76,6 +77,13 @@ AllocationTable allocationTable(const Attribution& attribution, size_t deviceInd
     t.phase.resize(n);
     t.iteration.resize(n);
     t.topFrame.resize(n);
+    t.op.resize(n);
+    t.module.resize(n);
+    const StackLabels& labels = frames.labels();
+    t.opTexts = labels.ops();
+    t.moduleTexts.reserve(labels.paths().size());
+    for (const ModulePath& p : labels.paths())
+        t.moduleTexts.push_back(p.text);
 
     // The text of each distinct stack, made once: -2 not yet looked at, -1 none.
     std::vector<int32_t> stackText(s.stacks.size(), -2);
@@ -118,6 +126,8 @@ AllocationTable allocationTable(const Attribution& attribution, size_t deviceInd
         t.phase[j] = static_cast<uint8_t>(a.allocationPhase[j]);
         t.iteration[j] = a.allocationIteration[j];
         t.topFrame[j] = topFrame(al.stack);
+        t.op[j] = labels.opId(al.stack);
+        t.module[j] = labels.moduleId(al.stack);
     }
     return t;
 }
@@ -130,7 +140,14 @@ void writeAllocationsCsv(std::ostream& out, const Attribution& attribution, size
     for (const std::string& text : t.frameTexts)
         frameFields.push_back(csvField(text));
 
-    out << "alloc_event,free_requested_event,free_event,alloc_time_us,addr,size,stream,category,phase,iteration,top_frame\n";
+    std::vector<std::string> opFields, moduleFields;
+    for (const std::string& text : t.opTexts)
+        opFields.push_back(csvField(text));
+    for (const std::string& text : t.moduleTexts)
+        moduleFields.push_back(csvField(text));
+
+    out << "alloc_event,free_requested_event,free_event,alloc_time_us,addr,size,stream,category,phase,iteration,top_frame,op,"
+           "module\n";
     std::string line;
     for (size_t j = 0; j < t.rows(); ++j) {
         line.clear();
@@ -157,6 +174,10 @@ void writeAllocationsCsv(std::ostream& out, const Attribution& attribution, size
         line += ',';
         if (t.topFrame[j] >= 0)
             line += frameFields[static_cast<size_t>(t.topFrame[j])];
+        line += ',';
+        line += opFields[t.op[j]];
+        line += ',';
+        line += moduleFields[t.module[j]];
         line += '\n';
         out << line;
     }

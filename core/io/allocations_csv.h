@@ -19,6 +19,9 @@ namespace memscope {
  *                                                   innermost frame that is neither the allocator's
  *                                                   capture machinery nor tensor-creation plumbing
  *                                                   (at::empty…); empty without frames
+ *   op, module                                      the operation and the nn.Module path of its
+ *                                                   stack (FrameClassifier::opText, moduleText;
+ *                                                   snapshot/stack_labels.h); empty where none
  *
  * Fields are RFC 4180 quoted where needed.
  */

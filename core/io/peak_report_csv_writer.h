@@ -29,6 +29,10 @@ namespace memscope {
  *   op              the operation behind it (FrameClassifier::opText): the innermost library
  *                   Python frame, "sdpa_attention.py:158 sdpa_attention_forward", else the
  *                   autograd node and ATen operator, "AddmmBackward0 > aten::mm"
+ *   module          the nn.Module path (FrameClassifier::moduleText), outside in:
+ *                   "modeling_qwen2.py:452 > modeling_qwen2.py:388 > …", "(backward) >
+ *                   MmBackward0" (the autograd node where the stack has no Python frame);
+ *                   empty outside any module
  *
  * The total row also names the point: event in alloc_event, time in alloc_time_us.
  */

@@ -31,6 +31,7 @@ std::string pointJson(const Attribution& attribution, const PointReport& point, 
         j["free_event"] = a.freeEvent;
         j["top_user_frame"] = frames.frameText(frames.topUserFrame(a.stack));
         j["op"] = frames.opText(a.stack);
+        j["module"] = frames.moduleText(a.stack);
         allocations.push_back(std::move(j));
     }
     root["top_allocations"] = std::move(allocations);
@@ -43,6 +44,7 @@ std::string pointJson(const Attribution& attribution, const PointReport& point, 
         site["category"] = categoryName(s.category);
         site["top_user_frame"] = frames.frameText(frames.topUserFrame(s.stack));
         site["op"] = frames.opText(s.stack);
+        site["module"] = frames.moduleText(s.stack);
         site["stack"] = frames.stackSummary(s.stack, 8);
         sites.push_back(std::move(site));
     }

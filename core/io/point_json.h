@@ -20,9 +20,9 @@ namespace memscope {
  *   is_global_peak
  *   top_allocations  the `top` largest live allocations: id, address, size_bytes, category,
  *                    phase, alloc_event, free_event (-1: before the trace / alive at the end),
- *                    top_user_frame, op (FrameClassifier::opText)
+ *                    top_user_frame, op, module (FrameClassifier::opText, moduleText)
  *   top_call_sites   the `top` call sites with the most live bytes, as report.json writes them:
- *                    bytes, count, category, top_user_frame, op, stack
+ *                    bytes, count, category, top_user_frame, op, module, stack
  */
 std::string pointJson(const Attribution& attribution, const PointReport& point, const FrameClassifier& frames, size_t top = 10);
 

@@ -1,6 +1,7 @@
 #include "io/report_json_writer.h"
 
 #include "io/diagnostics_json.h"
+#include "query/module_breakdown.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,40 @@ Json point(const PointReport& p, int64_t t0)
     j["reserved_bytes"] = p.reserved;
     j["by_category"] = byCategory(p.byCategory);
     return j;
+}
+
+// The point's live bytes by module path at every depth, each depth's rows adding up to the
+// point's bytes: the 8 largest, then one "(other modules: N)" row for the rest.
+Json modulesJson(const PointReport& at, const FrameClassifier& frames)
+{
+    constexpr size_t kRows = 8;
+    Json depths = Json::array();
+    for (size_t depth = 1;; ++depth) {
+        const ModuleBreakdown b = moduleBreakdown(at, frames, depth);
+        Json rows = Json::array();
+        int64_t restBytes = 0, restCount = 0;
+        size_t rest = 0;
+        for (size_t i = 0; i < b.rows.size(); ++i) {
+            const ModuleShare& m = b.rows[i];
+            if (i >= kRows) {
+                restBytes += m.bytes;
+                restCount += m.count;
+                ++rest;
+                continue;
+            }
+            rows.push_back(
+                {{"module", m.module}, {"bytes", m.bytes}, {"count", m.count}, {"category", categoryName(m.category)}});
+        }
+        if (rest)
+            rows.push_back({{"module", "(other modules: " + std::to_string(rest) + ")"},
+                            {"bytes", restBytes},
+                            {"count", restCount},
+                            {"category", ""}});
+        depths.push_back({{"depth", depth}, {"bytes", b.bytes}, {"rows", std::move(rows)}});
+        if (depth >= b.maxDepth)
+            break;
+    }
+    return depths;
 }
 
 } // namespace
@@ -81,10 +116,12 @@ std::string reportJson(const Attribution& attribution, const PointReport& at, co
         site["category"] = categoryName(s.category);
         site["top_user_frame"] = frames.frameText(frames.topUserFrame(s.stack));
         site["op"] = frames.opText(s.stack);
+        site["module"] = frames.moduleText(s.stack);
         site["stack"] = frames.stackSummary(s.stack, 8);
         sites.push_back(std::move(site));
     }
     atJson["top_call_sites"] = std::move(sites);
+    atJson["modules"] = modulesJson(at, frames);
     root["at"] = std::move(atJson);
 
     Json iterations = Json::array();

@@ -18,8 +18,13 @@ namespace memscope {
  *                   reserved_bytes, by_category {PARAMETER: bytes, …}
  *   peak_reserved   bytes, event_index, time_us
  *   at              the reported point (`--at`; the peak by default): the same fields as
- *                   `peak` plus live_allocations and top_call_sites (bytes, count,
- *                   category, top_user_frame, op, stack)
+ *                   `peak` plus live_allocations, top_call_sites (bytes, count, category,
+ *                   top_user_frame, op, module, stack; FrameClassifier's opText and
+ *                   moduleText) and modules: the live bytes by nn.Module path at every depth
+ *                   from 1 to the deepest, [{depth, bytes, rows [{module, bytes, count,
+ *                   category}]}], each depth's rows adding up to its bytes (the 8 largest,
+ *                   then "(other modules: N)"; outside any module "(no module) · Parameters"
+ *                   and so on, by category; query/module_breakdown.h)
  *   iterations      index (from 1), first_event, last_event, start_time_us, end_time_us, phases
  *                   [{phase, first_event, last_event}], peak {bytes, event_index, time_us,
  *                   phase, by_category}

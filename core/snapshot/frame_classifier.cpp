@@ -1,4 +1,5 @@
 #include "snapshot/frame_classifier.h"
+#include "snapshot/stack_labels.h"
 
 #include <array>
 
@@ -95,7 +96,10 @@ FrameClassifier::FrameClassifier(const Snapshot& snapshot) : m_snapshot(snapshot
         const Frame& f = snapshot.frames.frame(FrameId{static_cast<int32_t>(i)});
         m_library[i] = isLibraryFrame(snapshot.str(f.filename), snapshot.str(f.name)) ? 1 : 0;
     }
+    m_labels = std::make_unique<const StackLabels>(*this);
 }
+
+FrameClassifier::~FrameClassifier() = default;
 
 FrameId FrameClassifier::topUserFrame(StackId stack) const
 {
@@ -163,40 +167,11 @@ std::string FrameClassifier::librarySummary(StackId stack) const
     return {};
 }
 
-std::string FrameClassifier::opText(StackId stack) const
-{
-    if (!stack.valid())
-        return {};
-    std::string op, node;
-    for (FrameId f : m_snapshot.stacks.frames(stack)) {
-        const Frame& frame = m_snapshot.frames.frame(f);
-        const std::string_view file = m_snapshot.str(frame.filename);
-        const std::string_view name = m_snapshot.str(frame.name);
-        if (!isNativeFile(file)) {
-            if (!isLibrary(f))
-                break; // the user's code: nothing of a library below it
-            const bool moduleCall = file.find("torch/nn/modules/module.py") != std::string_view::npos || name == "_call_impl" ||
-                                    name == "_wrapped_call_impl";
-            if (moduleCall)
-                continue;
-            // an autograd node below it: the engine's Python frame says less than the node
-            if (!node.empty())
-                break;
-            return frameText(f);
-        }
-        if (op.empty()) {
-            const std::string_view o = between(name, "at::_ops::", "::call(");
-            if (!o.empty() && o.find("::") == std::string_view::npos)
-                op = "aten::" + std::string(o);
-        }
-        if (node.empty()) {
-            const std::string_view n = between(name, "autograd::generated::", "::apply(");
-            if (!n.empty() && n.find("::") == std::string_view::npos)
-                node = std::string(n);
-        }
-    }
-    return node.empty() ? op : op.empty() ? node : node + " > " + op;
-}
+const std::string& FrameClassifier::opText(StackId stack) const { return m_labels->op(stack); }
+
+const std::string& FrameClassifier::moduleText(StackId stack) const { return m_labels->module(stack).text; }
+
+const ModulePath& FrameClassifier::modulePath(StackId stack) const { return m_labels->module(stack); }
 
 std::string FrameClassifier::frameLocation(FrameId id) const
 {

@@ -2,6 +2,7 @@
 
 #include "snapshot/snapshot.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,13 @@ namespace memscope {
  * innermost first, joined by " < "; for a stack of library frames only, the autograd node
  * and ATen operator that allocated ("(library) MmBackward0 > aten::mm").
  */
+class StackLabels;
+struct ModulePath;
+
 class FrameClassifier {
 public:
     explicit FrameClassifier(const Snapshot& snapshot);
+    ~FrameClassifier();
 
     bool isLibrary(FrameId f) const { return m_library[static_cast<size_t>(f.value)] != 0; }
     // The innermost user frame of a stack; invalid when it has none.
@@ -39,13 +44,20 @@ public:
     // loop": the innermost library Python frame below the user's code other than
     // nn.Module's call machinery ("sdpa_attention.py:158 sdpa_attention_forward",
     // "functional.py:3462 cross_entropy"), else the ATen operator or autograd node of the
-    // native frames ("aten::mm"); "" when the stack shows neither.
-    std::string opText(StackId stack) const;
+    // native frames ("aten::mm"); "" when the stack shows neither. Found once per stack
+    // (StackLabels).
+    const std::string& opText(StackId stack) const;
+    // The nn.Module path of a stack, outside in: "modeling_qwen2.py:452 > modeling_qwen2.py:388
+    // > …", "(backward) > MmBackward0"; "" outside any module (StackLabels says how).
+    const std::string& moduleText(StackId stack) const;
+    const ModulePath& modulePath(StackId stack) const;
+    const StackLabels& labels() const { return *m_labels; }
     const Snapshot& snapshot() const { return m_snapshot; }
 
 private:
     const Snapshot& m_snapshot;
     std::vector<uint8_t> m_library;
+    std::unique_ptr<const StackLabels> m_labels;
 };
 
 bool isLibraryFrame(std::string_view filename, std::string_view name);

@@ -87,7 +87,9 @@ class Analysis:
         """One row per allocation, the columns of `memscope allocations FILE --csv`.
 
         Numeric columns are int64/uint64 (alloc_time_us is a nullable Int64: empty in the CSV
-        for a block alive before the trace); category, phase and top_frame are categoricals.
+        for a block alive before the trace); category, phase, top_frame, op and module are
+        categoricals (op and module: the operation and the nn.Module path of its stack, "" where
+        none).
         """
         import numpy as np
         import pandas as pd
@@ -111,6 +113,11 @@ class Analysis:
             "phase": pd.Categorical.from_codes(c["phase"].astype(np.int8), categories=list(PHASES)),
             "iteration": c["iteration"].astype(np.int64),
             "top_frame": pd.Categorical.from_codes(codes.astype(np.int32), categories=frame_categories),
+            # index 0 of op_texts and module_texts is "": none
+            "op": pd.Categorical.from_codes(c["op"].astype(np.int32), categories=pd.Index(list(c["op_texts"]), dtype=object)),
+            "module": pd.Categorical.from_codes(
+                c["module"].astype(np.int32), categories=pd.Index(list(c["module_texts"]), dtype=object)
+            ),
         }
         return pd.DataFrame(columns)
 

@@ -126,6 +126,10 @@ py::dict bindAllocations(Handle& h, std::optional<int> device)
     d["iteration"] = toArray(t.iteration);
     d["top_frame"] = toArray(t.topFrame);
     d["frame_texts"] = py::cast(t.frameTexts);
+    d["op"] = toArray(t.op);
+    d["op_texts"] = py::cast(t.opTexts);
+    d["module"] = toArray(t.module);
+    d["module_texts"] = py::cast(t.moduleTexts);
     return d;
 }
 

@@ -81,7 +81,7 @@ def test_allocations_equal_cli_csv(cli, path):
     expected_time = [str(v) for v in csv["alloc_time_us"]]
     got_time = ["" if pd.isna(v) else str(v) for v in df["alloc_time_us"]]
     assert got_time == expected_time
-    for col in ["category", "phase", "top_frame"]:
+    for col in ["category", "phase", "top_frame", "op", "module"]:
         assert df[col].astype(str).tolist() == csv[col].astype(str).tolist(), col
 
 

@@ -87,6 +87,26 @@ private slots:
         QVERIFY(bytesAt(model, activations, ComparisonTableModel::Delta) < 0);
         QVERIFY(sites > 0);
         QVERIFY(model.data(model.index(activations, ComparisonTableModel::Delta)).toString().startsWith(QStringLiteral("−")));
+        // The call-site rows repeat one user line (the loop's model call); their Op and Module
+        // columns tell them apart, and stay empty on the other rows.
+        QSet<QString> whats, named;
+        int siteRows = 0;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const QString what = model.data(model.index(r, ComparisonTableModel::What)).toString();
+            const QString op = model.data(model.index(r, ComparisonTableModel::Op)).toString();
+            const QString module = model.data(model.index(r, ComparisonTableModel::Module)).toString();
+            if (!what.startsWith(QStringLiteral("Call site: "))) {
+                QVERIFY(op.isEmpty() && module.isEmpty());
+                continue;
+            }
+            ++siteRows;
+            whats << what;
+            named << what + u'|' + op + u'|' + module + u'|' +
+                         model.data(model.index(r, ComparisonTableModel::Change)).toString();
+        }
+        QVERIFY(whats.size() < siteRows / 2);
+        QCOMPARE(named.size(), siteRows);
+        QVERIFY(!model.headerData(ComparisonTableModel::Module, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
         // Reset to nothing and back, under the tester.
         model.setComparison(nullptr);
         QCOMPARE(model.rowCount(), 0);

@@ -132,10 +132,12 @@ class TestReportExport : public QObject {
         std::vector<int64_t> byCategory(kCategoryCount, 0);
         for (qsizetype i = 2 + kCategoryCount; i < peak.size(); ++i) {
             const QStringList& row = peak[i];
-            QCOMPARE(row.size(), 15); // ... top_user_frame, stack, op
+            QCOMPARE(row.size(), 16); // ... top_user_frame, stack, op, module
             QCOMPARE(row[0], QStringLiteral("allocation"));
             const AllocationId id{row[5].toInt()};
             QVERIFY(std::binary_search(live.begin(), live.end(), id));
+            QCOMPARE(row[14], QString::fromStdString(doc.frames()->opText(d.allocation(id).stack)));
+            QCOMPARE(row[15], QString::fromStdString(doc.frames()->moduleText(d.allocation(id).stack)));
             QCOMPARE(row[2].toLongLong(), static_cast<int64_t>(d.allocation(id).size));
             QCOMPARE(row[6], QStringLiteral("0x") + QString::number(d.allocation(id).addr, 16));
             QCOMPARE(row[1], QString::fromLatin1(categoryName(a.category(id)).data()));
@@ -163,6 +165,18 @@ class TestReportExport : public QObject {
         QCOMPARE(at.value(QStringLiteral("event_index")).toInteger(), event);
         QCOMPARE(at.value(QStringLiteral("bytes")).toInteger(), d.requestedAfter(event));
         QCOMPARE(at.value(QStringLiteral("live_allocations")).toInteger(), static_cast<qint64>(live.size()));
+        // at.modules: the live bytes by module path, each depth's rows adding up to the point's.
+        const QJsonArray modules = at.value(QStringLiteral("modules")).toArray();
+        QVERIFY(!modules.isEmpty());
+        for (qsizetype k = 0; k < modules.size(); ++k) {
+            const QJsonObject depth = modules[k].toObject();
+            QCOMPARE(depth.value(QStringLiteral("depth")).toInteger(), k + 1);
+            qint64 sum = 0;
+            for (const QJsonValue& row : depth.value(QStringLiteral("rows")).toArray())
+                sum += row.toObject().value(QStringLiteral("bytes")).toInteger();
+            QCOMPARE(sum, d.requestedAfter(event));
+            QCOMPARE(depth.value(QStringLiteral("bytes")).toInteger(), d.requestedAfter(event));
+        }
         const QJsonArray its = j.value(QStringLiteral("iterations")).toArray();
         QCOMPARE(its.size(), static_cast<qsizetype>(a.iterations.size()));
         for (qsizetype i = 0; i < its.size(); ++i) {

@@ -1,9 +1,13 @@
 // The peak panel's item models against QAbstractItemModelTester (its invariants checked on
 // every reset and query, failures reported as test failures) on real snapshots.
+#include "query/module_breakdown.h"
 #include "query/point_report.h"
+#include "snapshot/stack_labels.h"
 #include "ui/document/document.h"
 #include "ui/models/call_site_model.h"
 #include "ui/models/active_allocation_model.h"
+#include "ui/models/module_breakdown_model.h"
+#include "ui/style/text_format.h"
 
 #include <QAbstractItemModelTester>
 #include <QSortFilterProxyModel>
@@ -70,6 +74,19 @@ private slots:
         QCOMPARE(proxy.data(proxy.index(0, ActiveAllocationModel::Size), ActiveAllocationModel::SortRole).toLongLong(),
                  static_cast<qlonglong>(report.live.front().size));
 
+        // Op and Module: the stack's, the module shortened for the cell and whole to sort by.
+        const FrameClassifier& frames = *doc->frames();
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const StackId stack = report.live[static_cast<size_t>(r)].stack;
+            QCOMPARE(model.data(model.index(r, ActiveAllocationModel::Op), Qt::DisplayRole).toString(),
+                     QString::fromStdString(frames.opText(stack)));
+            QCOMPARE(model.data(model.index(r, ActiveAllocationModel::Module), Qt::DisplayRole).toString(),
+                     moduleCellText(frames.moduleText(stack)));
+            QCOMPARE(model.data(model.index(r, ActiveAllocationModel::Module), ActiveAllocationModel::SortRole).toString(),
+                     QString::fromStdString(frames.moduleText(stack)));
+        }
+        QVERIFY(!model.headerData(ActiveAllocationModel::Module, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
+
         model.setReport(nullptr, nullptr, nullptr);
         QCOMPARE(model.rowCount(), 0);
     }
@@ -100,7 +117,57 @@ private slots:
         QCOMPARE(bytes, static_cast<qlonglong>(report.requested));
         QCOMPARE(count, static_cast<qlonglong>(report.live.size()));
 
+        // The sites of one user frame made inside a module's forward are told apart by their op
+        // and module: no two such rows read the same in the Top user frame, Op and Module
+        // columns. (Outside any module they may: the parameters moved by model.to() differ only
+        // in nn.Module's recursion frames.)
+        QSet<QString> seen;
+        int inModule = 0;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const QString module = model.data(model.index(r, CallSiteModel::Module), CallSiteModel::SortRole).toString();
+            if (module.isEmpty())
+                continue;
+            ++inModule;
+            const QString key = model.data(model.index(r, CallSiteModel::TopFrame), Qt::DisplayRole).toString() + u'|' +
+                                model.data(model.index(r, CallSiteModel::Op), Qt::DisplayRole).toString() + u'|' + module;
+            QVERIFY2(!seen.contains(key), qPrintable(key));
+            seen.insert(key);
+        }
+        if (sample == QStringLiteral("llm_bs16.pickle"))
+            QVERIFY(inModule >= 15);
+
         model.setReport(nullptr, nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    // The Modules tab's model: a row per module path prefix at the depth, then the total, which
+    // is the peak's requested bytes; every depth under the tester.
+    void moduleBreakdown_data() { activeAllocations_data(); }
+    void moduleBreakdown()
+    {
+        QFETCH(QString, sample);
+        const auto doc = load(sample);
+        const PointReport report = buildPointReport(*doc->attribution(), 0, peakEvent(*doc->devices[0].replay));
+        ModuleBreakdownModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.rowCount(), 0);
+        const size_t maxDepth = memscope::moduleBreakdown(report, *doc->frames(), 1).maxDepth;
+        for (size_t depth = 1; depth <= std::max<size_t>(maxDepth, 1); ++depth) {
+            model.setBreakdown(memscope::moduleBreakdown(report, *doc->frames(), depth), true);
+            QCOMPARE(model.columnCount(), int(ModuleBreakdownModel::ColumnCount));
+            QCOMPARE(model.rowCount(), static_cast<int>(model.breakdown().rows.size()) + 1);
+            readAll(model);
+            qlonglong bytes = 0;
+            for (int r = 0; r + 1 < model.rowCount(); ++r)
+                bytes += model.data(model.index(r, ModuleBreakdownModel::Bytes), ModuleBreakdownModel::ValueRole).toLongLong();
+            QCOMPARE(bytes, static_cast<qlonglong>(report.requested));
+            const int total = model.rowCount() - 1;
+            QCOMPARE(model.data(model.index(total, ModuleBreakdownModel::Bytes), ModuleBreakdownModel::ValueRole).toLongLong(),
+                     static_cast<qlonglong>(report.requested));
+            QCOMPARE(model.data(model.index(total, ModuleBreakdownModel::Share), ModuleBreakdownModel::ValueRole).toDouble(),
+                     1.0);
+        }
+        model.clear();
         QCOMPARE(model.rowCount(), 0);
     }
 };

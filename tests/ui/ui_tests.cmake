@@ -13,7 +13,7 @@ memscope_add_test(tst_main_window ui/tst_main_window.cpp
 target_compile_definitions(tst_main_window PRIVATE MEMSCOPE_GEN_SNAPSHOT="$<TARGET_FILE:memscope_gen_snapshot>")
 add_dependencies(tst_main_window memscope_gen_snapshot)
 memscope_add_test(tst_report_export ui/tst_report_export.cpp APP LIBS memscope_ui_pages Qt6::Widgets)
-memscope_add_test(tst_ui_models ui/tst_ui_models.cpp LIBS memscope_ui_models memscope_ui_document Qt6::Gui)
+memscope_add_test(tst_ui_models ui/tst_ui_models.cpp LIBS memscope_ui_models memscope_ui_document memscope_ui_style Qt6::Gui)
 memscope_add_test(tst_timeline_lod ui/tst_timeline_lod.cpp LIBS memscope_ui_plot Qt6::Widgets)
 memscope_add_test(tst_job_tab ui/tst_job_tab.cpp
   LIBS memscope_ui memscope_ui_pages memscope_ui_models memscope_ui_plot Qt6::Widgets)

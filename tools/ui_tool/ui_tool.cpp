@@ -4,6 +4,7 @@
 //                                            FILE may be compare=A,B (the comparison view) or
 //                                            job=A,B (the job view of those ranks);
 //                                            MEMSCOPE_SHOT_SIZE=WxH, QT_SCALE_FACTOR=2 for 2x
+//   memscope_ui_tool compare OUTDIR A B   (Xvfb: the comparison tab, its table at the call sites)
 //   memscope_ui_tool frametime FILE [WIDTH HEIGHT]  (offscreen is fine)
 //   memscope_ui_tool firstpaint FILE [WIDTH HEIGHT]  (offscreen: results ready -> tab painted)
 //   memscope_ui_tool appopen FILE [WIDTH HEIGHT]  (the window's staged open, then frame times)
@@ -27,6 +28,8 @@
 #include "ui/live/live_session.h"
 #include "ui/live/live_tab.h"
 #include "ui/main_window.h"
+#include "ui/compare/comparison_view.h"
+#include "ui/models/active_allocation_model.h"
 #include "ui/pages/peak_panel.h"
 #include "ui/pages/segment_map_widget.h"
 #include "ui/pages/snapshot_tab.h"
@@ -136,12 +139,15 @@ int screenshots(const QString& outDir, const QStringList& files)
         tab->detailTabs()->setCurrentIndex(0);
         PeakPanel* peak = tab->peakPanel();
         QTableView* live = peak->activeTable();
-        int row = 0;
-        for (int i = 0; i < live->model()->rowCount(); ++i)
-            if (!live->model()->index(i, 5).data().toString().startsWith(QLatin1Char('('))) {
+        // the largest with a user frame, one made in a module's forward first
+        int row = -1;
+        for (int i = 0; i < live->model()->rowCount() && row < 0; ++i)
+            if (!live->model()->index(i, ActiveAllocationModel::Module).data().toString().isEmpty())
                 row = i;
-                break;
-            }
+        for (int i = 0; i < live->model()->rowCount() && row < 0; ++i)
+            if (!live->model()->index(i, ActiveAllocationModel::TopFrame).data().toString().startsWith(QLatin1Char('(')))
+                row = i;
+        row = std::max(row, 0);
         live->setCurrentIndex(live->model()->index(row, 0));
         settle();
         w.grab().save(base + QStringLiteral("_timeline_breakdown.png"));
@@ -150,6 +156,12 @@ int screenshots(const QString& outDir, const QStringList& files)
         peak->callSiteTable()->setCurrentIndex(peak->callSiteTable()->model()->index(0, 0));
         settle();
         w.grab().save(base + QStringLiteral("_call_sites.png"));
+        // The peak's bytes by module path.
+        peak->tabs()->setCurrentIndex(2);
+        peak->moduleTable()->setCurrentIndex(peak->moduleTable()->model()->index(0, 0));
+        settle();
+        w.grab().save(base + QStringLiteral("_modules.png"));
+        peak->tabs()->setCurrentIndex(0);
         // Allocation timeline with a search and a selected band.
         tab->detailTabs()->setCurrentIndex(1);
         settle();
@@ -749,7 +761,41 @@ int whatIfShot(const QString& outDir, const QString& file, double batch, double 
     std::printf("%s: window %dx%d\n", qPrintable(out), w.width(), w.height());
     return 0;
 }
+
 int flameShots(const QString& outDir, const QStringList& files); // flame_shots.cpp
+
+// The comparison tab of B against A, its table scrolled to the call sites (their op and module
+// columns): OUTDIR/compare_A_B.png.
+int compareShot(const QString& outDir, const QString& a, const QString& b)
+{
+    QDir().mkpath(outDir);
+    QTemporaryDir settingsDir;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+    MainWindow w;
+    w.resize(shotSize());
+    w.show();
+    w.compareFiles({a, b});
+    QElapsedTimer t;
+    t.start();
+    while (!w.comparisonTab(0) && t.elapsed() < 120000)
+        QTest::qWait(20);
+    if (!w.comparisonTab(0)) {
+        std::fprintf(stderr, "could not compare %s and %s: %s\n", qPrintable(a), qPrintable(b), qPrintable(w.errorText()));
+        return 1;
+    }
+    settle(300);
+    auto* table = w.comparisonTab(0)->findChild<QTableView*>();
+    for (int r = 0; table && r < table->model()->rowCount(); ++r)
+        if (table->model()->index(r, 0).data().toString().startsWith(QStringLiteral("Call site"))) {
+            table->scrollTo(table->model()->index(r, 0), QAbstractItemView::PositionAtTop);
+            table->setCurrentIndex(table->model()->index(r, 0));
+            break;
+        }
+    settle();
+    w.grab().save(outDir + QStringLiteral("/compare_") + QFileInfo(a).completeBaseName() + QLatin1Char('_') +
+                  QFileInfo(b).completeBaseName() + QStringLiteral(".png"));
+    return 0;
+}
 
 int main(int argc, char** argv)
 {
@@ -764,6 +810,8 @@ int main(int argc, char** argv)
         return whatIfShot(args[2], args[3], args[4].toDouble(), args[5].toDouble(), args[6].toDouble());
     if (args.size() >= 4 && args[1] == QStringLiteral("flame"))
         return flameShots(args[2], args.mid(3));
+    if (args.size() >= 5 && args[1] == QStringLiteral("compare"))
+        return compareShot(args[2], args[3], args[4]);
     if (args.size() >= 4 && args[1] == QStringLiteral("fields"))
         return fieldShots(args[2], args.mid(3));
     if (args.size() >= 8 && args[1] == QStringLiteral("crop")) // crop IN X Y W H OUT: for looking at details
@@ -782,7 +830,7 @@ int main(int argc, char** argv)
         return frametime(args[2], args.size() > 3 ? args[3].toInt() : 1600, args.size() > 4 ? args[4].toInt() : 600);
     std::fprintf(
         stderr,
-        "usage: memscope_ui_tool screenshots OUTDIR FILE... | frametime FILE [W H] | firstpaint FILE [W H] | appopen FILE [W H] | "
+        "usage: memscope_ui_tool screenshots OUTDIR FILE... | compare OUTDIR A B | compare OUTDIR A B | frametime FILE [W H] | firstpaint FILE [W H] | appopen FILE [W H] | "
         "live SOCKET STATS.jsonl [SHOT.png]\n");
     return 2;
 }

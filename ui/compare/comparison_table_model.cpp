@@ -1,6 +1,7 @@
 #include "ui/compare/comparison_table_model.h"
 
 #include "common/format_bytes.h"
+#include "ui/style/text_format.h"
 
 #include <QBrush>
 #include <QColor>
@@ -70,7 +71,8 @@ void ComparisonTableModel::setComparison(std::shared_ptr<const Comparison> compa
                                   .arg(QString::fromStdString(s.summary), text(categoryName(s.category)))
                                   .arg(s.countA)
                                   .arg(s.countB)
-                                  .arg(s.matched)});
+                                  .arg(s.matched),
+                              QString::fromStdString(s.op), moduleCellText(s.module), moduleToolTip(s.module)});
         }
     }
     endResetModel();
@@ -102,16 +104,26 @@ QVariant ComparisonTableModel::data(const QModelIndex& index, int role) const
     case Qt::DisplayRole:
         if (index.column() == What)
             return r.what;
+        if (index.column() == Op)
+            return r.op;
+        if (index.column() == Module)
+            return r.module;
         if (index.column() == Change)
             return r.change;
         if (!value)
             return QStringLiteral("—");
         return index.column() == Delta ? signedBytes(*value) : bytes(*value);
     case BytesRole: return value ? QVariant::fromValue(*value) : QVariant();
-    case Qt::ToolTipRole: return r.tooltip;
+    case Qt::ToolTipRole:
+        if (index.column() == Op && !r.op.isEmpty())
+            return r.op;
+        if (index.column() == Module && !r.moduleTip.isEmpty())
+            return r.moduleTip;
+        return r.tooltip;
     case Qt::TextAlignmentRole:
-        return index.column() == What || index.column() == Change ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
-                                                                  : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        return index.column() == What || index.column() == Change || index.column() == Op || index.column() == Module
+                   ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                   : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::ForegroundRole:
         if (index.column() == Delta && value && *value != 0)
             return QBrush(*value > 0 ? QColor(0xb0, 0x20, 0x20) : QColor(0x20, 0x80, 0x30));
@@ -122,10 +134,18 @@ QVariant ComparisonTableModel::data(const QModelIndex& index, int role) const
 
 QVariant ComparisonTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && (section == Op || section == Module))
+        return section == Op ? tr("A call site's operation: the innermost library frame below your code, else the "
+                                  "autograd node and ATen operator")
+                             : tr("A call site's nn.Module path, outside in (each level: a module's forward at the line "
+                                  "where it called the next); backward allocations with native stacks show their "
+                                  "autograd node");
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
     case What: return tr("Figure");
+    case Op: return tr("Op");
+    case Module: return tr("Module");
     case A: return tr("A");
     case B: return tr("B");
     case Delta: return tr("B − A");

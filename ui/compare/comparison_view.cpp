@@ -204,6 +204,14 @@ ComparisonView::ComparisonView(std::shared_ptr<const Comparison> comparison, QWi
     m_table = new QTableView(splitter);
     m_table->setModel(m_model);
     m_table->horizontalHeader()->setSectionResizeMode(ComparisonTableModel::What, QHeaderView::Stretch);
+    // A call site's op and module: as wide as their text within bounds, one line, elided in the
+    // middle (a module path's both ends say most), whole in their tooltips.
+    m_table->setWordWrap(false);
+    m_table->setTextElideMode(Qt::ElideMiddle);
+    m_table->resizeColumnsToContents();
+    m_table->setColumnWidth(ComparisonTableModel::Op, std::clamp(m_table->columnWidth(ComparisonTableModel::Op), 60, 190));
+    m_table->setColumnWidth(ComparisonTableModel::Module,
+                            std::clamp(m_table->columnWidth(ComparisonTableModel::Module), 60, 210));
     m_table->verticalHeader()->hide();
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     splitter->addWidget(m_chart);

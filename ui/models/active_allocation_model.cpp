@@ -4,6 +4,8 @@
 #include "ui/style/plot_theme.h"
 #include "ui/style/text_format.h"
 
+#include "snapshot/frame_classifier.h"
+
 namespace memscope {
 
 ActiveAllocationModel::ActiveAllocationModel(QObject* parent) : QAbstractTableModel(parent) { }
@@ -15,13 +17,18 @@ void ActiveAllocationModel::setReport(const Document* document, const DeviceMode
     m_model = model;
     m_report = report;
     m_topFrames.clear();
+    m_ops.clear();
+    m_modules.clear();
     if (report) {
         m_topFrames.reserve(report->live.size());
+        const FrameClassifier& frames = *document->frames();
         for (const ActiveAllocation& l : report->live) {
-            std::string s = document->frames()->frameText(document->frames()->topUserFrame(l.stack));
+            std::string s = frames.frameText(frames.topUserFrame(l.stack));
             if (s.empty())
-                s = document->frames()->stackSummary(l.stack, 1);
+                s = frames.stackSummary(l.stack, 1);
             m_topFrames.push_back(s.empty() ? tr("(no stack recorded)") : QString::fromStdString(s));
+            m_ops.push_back(QString::fromStdString(frames.opText(l.stack)));
+            m_modules.push_back(moduleCellText(frames.moduleText(l.stack)));
         }
     }
     endResetModel();
@@ -36,6 +43,18 @@ int ActiveAllocationModel::columnCount(const QModelIndex& parent) const { return
 
 QVariant ActiveAllocationModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole) {
+        if (section == Op)
+            return tr("The operation that allocated: the innermost library frame below your code (for example "
+                      "sdpa_attention.py:158), else the autograd node and ATen operator of the native frames");
+        if (section == Module)
+            return tr("The nn.Module path from the stack, outside in: each level is a module's forward at the line "
+                      "where it called the next one (the last: where it allocated). Backward allocations have no "
+                      "Python frames: with native stacks (stacks=\"all\") they show their autograd node, "
+                      "\"(backward) > MmBackward0\"; activation checkpointing's recomputation starts with "
+                      "\"(recompute)\"");
+        return {};
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
@@ -45,6 +64,8 @@ QVariant ActiveAllocationModel::headerData(int section, Qt::Orientation orientat
     case AllocatedAt: return tr("Allocated at");
     case Lifetime: return tr("Lifetime");
     case TopFrame: return tr("Top user frame");
+    case Op: return tr("Op");
+    case Module: return tr("Module");
     case Address: return tr("Address");
     default: return {};
     }
@@ -71,6 +92,10 @@ QVariant ActiveAllocationModel::data(const QModelIndex& index, int role) const
         return categoryQColor(l.category);
     if (role == Qt::ToolTipRole && index.column() == TopFrame)
         return QString::fromStdString(m_document->frames()->stackSummary(l.stack, 12));
+    if (role == Qt::ToolTipRole && index.column() == Op)
+        return m_ops[static_cast<size_t>(index.row())];
+    if (role == Qt::ToolTipRole && index.column() == Module)
+        return moduleToolTip(m_document->frames()->moduleText(l.stack));
     if (role == SortRole) {
         switch (index.column()) {
         case Size: return static_cast<qlonglong>(l.size);
@@ -79,6 +104,8 @@ QVariant ActiveAllocationModel::data(const QModelIndex& index, int role) const
         case AllocatedAt: return static_cast<qlonglong>(l.allocEvent);
         case Lifetime: return life;
         case TopFrame: return m_topFrames[static_cast<size_t>(index.row())];
+        case Op: return m_ops[static_cast<size_t>(index.row())];
+        case Module: return QString::fromStdString(m_document->frames()->moduleText(l.stack));
         case Address: return static_cast<qulonglong>(l.addr);
         default: return {};
         }
@@ -93,6 +120,8 @@ QVariant ActiveAllocationModel::data(const QModelIndex& index, int role) const
     case Lifetime:
         return (before ? QStringLiteral("≥ ") : QString()) + secondsText(life) + (alive ? tr(" (still live)") : QString());
     case TopFrame: return m_topFrames[static_cast<size_t>(index.row())];
+    case Op: return m_ops[static_cast<size_t>(index.row())];
+    case Module: return m_modules[static_cast<size_t>(index.row())];
     case Address: return QStringLiteral("0x") + QString::number(l.addr, 16);
     default: return {};
     }

@@ -10,11 +10,13 @@ struct Document;
 struct DeviceModel;
 
 // The live allocations of a PointReport as table rows. Qt::UserRole gives the raw value
-// each column sorts by; AllocationIdRole the allocation.
+// each column sorts by; AllocationIdRole the allocation. Op and Module are the stack's
+// operation and nn.Module path (FrameClassifier::opText, moduleText), the module shortened
+// for the cell ("modeling_qwen2.py:452 > :388 > …") and whole in the tooltip.
 class ActiveAllocationModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Size, CategoryColumn, PhaseColumn, AllocatedAt, Lifetime, TopFrame, Address, ColumnCount };
+    enum Column { Size, CategoryColumn, PhaseColumn, AllocatedAt, Lifetime, TopFrame, Op, Module, Address, ColumnCount };
     static constexpr int SortRole = Qt::UserRole;
     static constexpr int AllocationIdRole = Qt::UserRole + 1;
 
@@ -31,6 +33,8 @@ private:
     const DeviceModel* m_model = nullptr;
     const PointReport* m_report = nullptr;
     std::vector<QString> m_topFrames;
+    std::vector<QString> m_ops;
+    std::vector<QString> m_modules;
 };
 
 } // namespace memscope

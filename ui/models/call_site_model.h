@@ -9,11 +9,12 @@ namespace memscope {
 struct Document;
 
 // The call sites of a PointReport (live allocations grouped by stack) as table rows.
-// Qt::UserRole gives each column's raw sort value; StackRole the stack id.
+// Qt::UserRole gives each column's raw sort value; StackRole the stack id. Op and Module tell
+// apart the sites of one user line (FrameClassifier::opText, moduleText).
 class CallSiteModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Bytes, Share, Count, CategoryColumn, TopFrame, StackColumn, ColumnCount };
+    enum Column { Bytes, Share, Count, CategoryColumn, TopFrame, Op, Module, StackColumn, ColumnCount };
     static constexpr int SortRole = Qt::UserRole;
     static constexpr int StackRole = Qt::UserRole + 1;
 
@@ -30,6 +31,8 @@ private:
     const PointReport* m_report = nullptr;
     std::vector<QString> m_top;
     std::vector<QString> m_stack;
+    std::vector<QString> m_ops;
+    std::vector<QString> m_modules;
 };
 
 } // namespace memscope

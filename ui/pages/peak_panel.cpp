@@ -2,22 +2,30 @@
 
 #include "ui/models/call_site_model.h"
 #include "ui/models/active_allocation_model.h"
+#include "ui/models/module_breakdown_model.h"
 #include "ui/style/plot_theme.h"
 #include "ui/pages/share_bar_delegate.h"
 #include "ui/pages/stack_view.h"
 #include "ui/style/text_format.h"
 #include "query/range_report.h"
 
+#include "snapshot/stack_labels.h"
+
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
+#include <QSignalBlocker>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
+
+#include <numeric>
 
 namespace memscope {
 
@@ -36,9 +44,17 @@ QTableView* makeTable(QWidget* parent, QSortFilterProxyModel* proxy)
     t->horizontalHeader()->setStretchLastSection(true);
     t->horizontalHeader()->setHighlightSections(false);
     t->setWordWrap(false);
-    t->setTextElideMode(Qt::ElideRight);
+    t->setTextElideMode(Qt::ElideMiddle); // a module path's both ends say most
     proxy->setSortRole(Qt::UserRole);
     return t;
+}
+
+// Puts the given logical sections first, in that order; the others keep theirs after them.
+void setVisualOrder(QHeaderView* header, std::initializer_list<int> first)
+{
+    int to = 0;
+    for (int logical : first)
+        header->moveSection(header->visualIndex(logical), to++);
 }
 
 } // namespace
@@ -49,6 +65,7 @@ PeakPanel::PeakPanel(QWidget* parent)
       m_siteModel(new CallSiteModel(this)), m_liveProxy(new QSortFilterProxyModel(this)),
       m_siteProxy(new QSortFilterProxyModel(this)), m_stack(new StackView(this))
 {
+    m_moduleModel = new ModuleBreakdownModel(this);
     m_header->setTextFormat(Qt::RichText);
     m_header->setWordWrap(true);
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -72,6 +89,44 @@ PeakPanel::PeakPanel(QWidget* parent)
 
     m_tabs->addTab(m_live, tr("Live allocations"));
     m_tabs->addTab(m_sites, tr("Call sites"));
+
+    // Modules: the live bytes by nn.Module path, cut at a depth the user picks.
+    auto* modulesPage = new QWidget(this);
+    m_modules = new QTableView(modulesPage);
+    m_modules->setModel(m_moduleModel);
+    m_modules->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_modules->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_modules->setAlternatingRowColors(true);
+    m_modules->verticalHeader()->setVisible(false);
+    m_modules->verticalHeader()->setDefaultSectionSize(m_modules->fontMetrics().height() + 6);
+    m_modules->horizontalHeader()->setHighlightSections(false);
+    m_modules->horizontalHeader()->setSectionResizeMode(ModuleBreakdownModel::ModuleColumn, QHeaderView::Stretch);
+    m_modules->setItemDelegateForColumn(ModuleBreakdownModel::Share, new ShareBarDelegate(m_modules));
+    m_modules->setWordWrap(false);
+    m_modules->setTextElideMode(Qt::ElideMiddle); // a path's both ends say most
+    m_depth = new QSpinBox(modulesPage);
+    m_depth->setRange(1, 1);
+    m_depth->setToolTip(tr("How many levels of the module path to group by: 1 is the top-level blocks"));
+    m_moduleNote = new QLabel(modulesPage);
+    m_moduleNote->setWordWrap(false);
+    auto* depthLabel = new QLabel(tr("Depth"), modulesPage);
+    depthLabel->setBuddy(m_depth);
+    auto* depthRow = new QHBoxLayout;
+    depthRow->setContentsMargins(4, 2, 4, 0);
+    depthRow->addWidget(depthLabel);
+    depthRow->addWidget(m_depth);
+    depthRow->addSpacing(8);
+    depthRow->addWidget(m_moduleNote, 1);
+    auto* modulesLayout = new QVBoxLayout(modulesPage);
+    modulesLayout->setContentsMargins(0, 0, 0, 0);
+    modulesLayout->setSpacing(2);
+    modulesLayout->addLayout(depthRow);
+    modulesLayout->addWidget(m_modules, 1);
+    m_tabs->addTab(modulesPage, tr("Modules"));
+    connect(m_depth, &QSpinBox::valueChanged, this, [this] {
+        m_depthChosen = true;
+        refreshModules();
+    });
 
     auto* headRow = new QHBoxLayout;
     headRow->addWidget(m_header, 1);
@@ -106,6 +161,8 @@ PeakPanel::PeakPanel(QWidget* parent)
             [this](const QModelIndex& current) { showLiveRow(current); });
     connect(m_sites->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { showSiteRow(current); });
+    connect(m_modules->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) { showModuleRow(current); });
 }
 
 PeakPanel::~PeakPanel() = default;
@@ -131,6 +188,7 @@ void PeakPanel::setEvent(int64_t event)
     m_event = event;
     m_liveModel->setReport(nullptr, nullptr, nullptr);
     m_siteModel->setReport(nullptr, nullptr);
+    m_moduleModel->clear();
     if (!m_document->attributed()) {
         refreshPending(event);
         return;
@@ -252,6 +310,8 @@ void PeakPanel::refreshPending(int64_t event)
     put(1, 3, QString(), Qt::AlignRight);
     m_tabs->setTabText(0, tr("Live allocations (categorising…)"));
     m_tabs->setTabText(1, tr("Call sites (categorising…)"));
+    m_tabs->setTabText(2, tr("Modules (categorising…)"));
+    m_moduleNote->clear();
     m_stack->clear();
 }
 
@@ -312,6 +372,14 @@ void PeakPanel::refresh()
 
     m_liveModel->setReport(m_document.get(), &m, &m_report);
     m_siteModel->setReport(m_document.get(), &m_report);
+    // What made the bytes first: the op and the module right after the size and category (the
+    // user's frame is the training loop's one line for every activation of a model). Set after
+    // each reset of the models.
+    setVisualOrder(m_live->horizontalHeader(),
+                   {ActiveAllocationModel::Size, ActiveAllocationModel::CategoryColumn, ActiveAllocationModel::Op,
+                    ActiveAllocationModel::Module, ActiveAllocationModel::TopFrame, ActiveAllocationModel::PhaseColumn});
+    setVisualOrder(m_sites->horizontalHeader(), {CallSiteModel::Bytes, CallSiteModel::Share, CallSiteModel::CategoryColumn,
+                                                 CallSiteModel::Op, CallSiteModel::Module, CallSiteModel::Count});
     m_live->sortByColumn(ActiveAllocationModel::Size, Qt::DescendingOrder);
     m_sites->sortByColumn(CallSiteModel::Bytes, Qt::DescendingOrder);
     m_live->resizeColumnsToContents();
@@ -322,9 +390,76 @@ void PeakPanel::refresh()
     // the pane is narrower), not the 20 px a stretched last column had left at 1000 px.
     m_sites->horizontalHeader()->setStretchLastSection(false);
     m_sites->setColumnWidth(CallSiteModel::StackColumn, std::min(m_sites->columnWidth(CallSiteModel::StackColumn), 520));
+    for (QTableView* t : {m_live, m_sites}) {
+        const int op = t == m_live ? int(ActiveAllocationModel::Op) : int(CallSiteModel::Op);
+        const int module = t == m_live ? int(ActiveAllocationModel::Module) : int(CallSiteModel::Module);
+        // Op up to 170 px and the module up to 290, narrowed (to 100 and 160 at least) where that
+        // keeps both inside the view; cells elide in the middle. (The tab widget's width: a
+        // table in a hidden tab has not been laid out.)
+        const int room = m_tabs->width() - 8 - t->verticalScrollBar()->sizeHint().width() -
+                         t->horizontalHeader()->sectionPosition(op);
+        int opWidth = std::min(t->columnWidth(op), 170);
+        int moduleWidth = std::min(t->columnWidth(module), 290);
+        if (opWidth + moduleWidth > room) {
+            moduleWidth = std::max(std::min(moduleWidth, 160), room - opWidth);
+            opWidth = std::max(std::min(opWidth, 100), room - moduleWidth);
+        }
+        t->setColumnWidth(op, opWidth);
+        t->setColumnWidth(module, moduleWidth);
+    }
+    refreshModules();
     m_tabs->setTabText(0, tr("Live allocations (%1)").arg(countText(static_cast<int64_t>(r.live.size()))));
     m_tabs->setTabText(1, tr("Call sites (%1)").arg(countText(static_cast<int64_t>(r.callSites.size()))));
     m_stack->clear();
+}
+
+void PeakPanel::refreshModules()
+{
+    if (!m_document || !m_document->attributed() || !m_document->frames()) {
+        m_moduleModel->clear();
+        return;
+    }
+    const size_t maxDepth = moduleBreakdown(m_report, *m_document->frames(), 1).maxDepth;
+    {
+        const QSignalBlocker block(m_depth);
+        const int wanted = m_depthChosen ? m_depth->value() : 3;
+        m_depth->setRange(1, std::max<int>(1, static_cast<int>(maxDepth)));
+        m_depth->setValue(std::clamp(wanted, 1, std::max<int>(1, static_cast<int>(maxDepth))));
+    }
+    ModuleBreakdown b = moduleBreakdown(m_report, *m_document->frames(), static_cast<size_t>(m_depth->value()));
+    const int64_t inModules = std::accumulate(b.rows.begin(), b.rows.end(), int64_t{0},
+                                              [](int64_t sum, const ModuleShare& m) { return sum + (m.inModule ? m.bytes : 0); });
+    m_moduleNote->setText(
+        maxDepth == 0
+            ? tr("No live allocation's stack shows a module's forward")
+            : tr("%1 in modules, up to %2 levels deep").arg(bytesText(inModules)).arg(static_cast<qulonglong>(maxDepth)));
+    const size_t rows = b.rows.size();
+    m_moduleModel->setBreakdown(std::move(b), m_document->attributed());
+    m_modules->resizeColumnsToContents();
+    m_modules->horizontalHeader()->setSectionResizeMode(ModuleBreakdownModel::ModuleColumn, QHeaderView::Stretch);
+    m_tabs->setTabText(2, tr("Modules (%1)").arg(countText(static_cast<int64_t>(rows))));
+}
+
+void PeakPanel::showModuleRow(const QModelIndex& index)
+{
+    // The stack of the largest live allocation under the module, as an example of it.
+    if (!index.isValid() || !m_document || static_cast<size_t>(index.row()) >= m_moduleModel->breakdown().rows.size())
+        return;
+    const ModuleShare& m = m_moduleModel->breakdown().rows[static_cast<size_t>(index.row())];
+    const FrameClassifier& frames = *m_document->frames();
+    const size_t depth = m_moduleModel->breakdown().depth;
+    for (const ActiveAllocation& l : m_report.live) { // largest first
+        const ModulePath& p = frames.modulePath(l.stack);
+        const bool in = m.inModule ? p.depth() > 0 && p.prefix(depth) == m.module
+                                   : p.depth() == 0 && m.module.ends_with(std::string(categoryLabel(l.category)));
+        if (!in)
+            continue;
+        m_stack->setAllocation(m_document.get(), m_deviceIndex, l.id,
+                               tr("<b>%1</b> in %2 live allocations under this module; the largest, %3:")
+                                   .arg(bytesText(m.bytes), countText(m.count), bytesText(l.size)));
+        emit allocationSelected(l.id);
+        return;
+    }
 }
 
 void PeakPanel::showLiveRow(const QModelIndex& proxyIndex)

@@ -9,6 +9,7 @@
 
 class QLabel;
 class QPushButton;
+class QSpinBox;
 class QSortFilterProxyModel;
 class QTabWidget;
 class QTableView;
@@ -18,13 +19,15 @@ namespace memscope {
 
 class CallSiteModel;
 class ActiveAllocationModel;
+class ModuleBreakdownModel;
 class StackView;
 
 /*
  * What is in memory at the selected time (by default the global peak): the totals, each
  * category's bytes and share, a sortable table of the live allocations and one of their
- * call sites aggregated by stack; selecting a row shows its full stack. The numbers are
- * the core's PointReport, the same that peak_report.csv writes.
+ * call sites aggregated by stack (each with its op and nn.Module path), and the live bytes by
+ * module path at a chosen depth (core/query's moduleBreakdown); selecting a row shows its full
+ * stack. The numbers are the core's PointReport, the same that peak_report.csv writes.
  */
 class PeakPanel : public QWidget {
     Q_OBJECT
@@ -52,6 +55,9 @@ public:
     QTableWidget* breakdownTable() const { return m_breakdown; }
     QTableView* activeTable() const { return m_live; }
     QTableView* callSiteTable() const { return m_sites; }
+    QTableView* moduleTable() const { return m_modules; }
+    QSpinBox* moduleDepth() const { return m_depth; }
+    QTabWidget* tabs() const { return m_tabs; }
     StackView* stackView() const { return m_stack; }
 
 signals:
@@ -65,6 +71,8 @@ private:
     void showRangeText();
     void showLiveRow(const QModelIndex& proxyIndex);
     void showSiteRow(const QModelIndex& proxyIndex);
+    void refreshModules();
+    void showModuleRow(const QModelIndex& index);
 
     QLabel* m_header;
     QPushButton* m_peakButton;
@@ -72,6 +80,11 @@ private:
     QTabWidget* m_tabs;
     QTableView* m_live;
     QTableView* m_sites;
+    QTableView* m_modules;
+    QSpinBox* m_depth;
+    QLabel* m_moduleNote;
+    ModuleBreakdownModel* m_moduleModel;
+    bool m_depthChosen = false; // the user set the depth: kept from point to point
     ActiveAllocationModel* m_liveModel;
     CallSiteModel* m_siteModel;
     QSortFilterProxyModel* m_liveProxy;

@@ -62,4 +62,36 @@ QString stackSummaryText(const FrameClassifier* frames, StackId stack, size_t ma
     return frames ? QString::fromStdString(frames->stackSummary(stack, maxFrames)) : QString();
 }
 
+namespace {
+
+QStringList moduleLevels(std::string_view path)
+{
+    return QString::fromUtf8(path.data(), static_cast<qsizetype>(path.size())).split(QStringLiteral(" > "), Qt::SkipEmptyParts);
+}
+
+} // namespace
+
+QString moduleCellText(std::string_view path)
+{
+    QStringList levels = moduleLevels(path);
+    QString previousFile;
+    for (QString& level : levels) {
+        const qsizetype colon = level.indexOf(QLatin1Char(':'));
+        const QString file = colon > 0 ? level.left(colon) : QString();
+        if (!file.isEmpty() && file == previousFile)
+            level = level.mid(colon);
+        previousFile = file;
+    }
+    return levels.join(QStringLiteral(" > "));
+}
+
+QString moduleToolTip(std::string_view path)
+{
+    const QStringList levels = moduleLevels(path);
+    QStringList lines;
+    for (qsizetype i = 0; i < levels.size(); ++i)
+        lines << QString(static_cast<qsizetype>(2 * i), QLatin1Char(' ')) + levels[i];
+    return lines.join(QLatin1Char('\n'));
+}
+
 } // namespace memscope

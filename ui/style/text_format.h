@@ -7,6 +7,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <string_view>
 
 namespace memscope {
 
@@ -25,6 +26,11 @@ class FrameClassifier;
 // differently: "functional.py:2397 silu  ←  train.py:61 llm_train < train.py:181 main",
 // "aten::mm  ←  train.py:63 llm_train". Empty: no frames.
 QString callSiteText(const FrameClassifier& frames, StackId stack, size_t maxFrames = 4);
+// A module path (FrameClassifier::moduleText) for a table cell: a level in the same file as the
+// one before it keeps only its line, "modeling_qwen2.py:452 > :388 > :282 > :220".
+QString moduleCellText(std::string_view path);
+// The whole path for a tooltip, one level a line, indented by depth.
+QString moduleToolTip(std::string_view path);
 // frames->stackSummary(), or empty while a document has no frame classifier yet (before Attributed).
 QString stackSummaryText(const FrameClassifier* frames, StackId stack, size_t maxFrames = 4);
 

@@ -751,16 +751,19 @@ private slots:
         std::string line;
         QVERIFY(std::getline(in, line));
         const QStringList header = csvFields(line);
-        QCOMPARE(header.size(), 11);
+        QCOMPARE(header.size(), 13);
         QCOMPARE(header.first(), QStringLiteral("alloc_event"));
-        QCOMPARE(header.last(), QStringLiteral("top_frame"));
+        QCOMPARE(header[10], QStringLiteral("top_frame"));
+        QCOMPARE(header[11], QStringLiteral("op"));
+        QCOMPARE(header.last(), QStringLiteral("module"));
         const DeviceReplay& d = attribution->replay->devices.at(0);
         const DeviceAttribution& a = attribution->devices.at(0);
+        const FrameClassifier frames(*attribution->replay->snapshot);
         size_t row = 0;
         int withFrame = 0;
         while (std::getline(in, line)) {
             const QStringList f = csvFields(line);
-            QCOMPARE(f.size(), 11);
+            QCOMPARE(f.size(), 13);
             QVERIFY(row < d.allocations.size());
             const Allocation& al = d.allocations[row];
             QCOMPARE(f[0].toLongLong(), al.allocEvent.value);
@@ -771,6 +774,8 @@ private slots:
             QCOMPARE(f[8], QString::fromStdString(std::string(phaseName(a.allocationPhase[row]))));
             if (!f[10].isEmpty())
                 ++withFrame;
+            QCOMPARE(f[11], QString::fromStdString(frames.opText(al.stack)));
+            QCOMPARE(f[12], QString::fromStdString(frames.moduleText(al.stack)));
             ++row;
         }
         QCOMPARE(row, d.allocations.size());
