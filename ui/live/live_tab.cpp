@@ -17,6 +17,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMessageBox>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -80,6 +81,7 @@ LiveTab::LiveTab(QWidget* parent, JobRunner* runner, int64_t detailEvents)
     big.setPointSizeF(big.pointSizeF() * 1.1);
     big.setBold(true);
     m_title->setFont(big);
+    m_title->setWordWrap(true); // a long command line wraps instead of widening the window
     m_status = new QLabel(this);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_status->setWordWrap(true);
@@ -118,7 +120,19 @@ LiveTab::LiveTab(QWidget* parent, JobRunner* runner, int64_t detailEvents)
     m_waiting->setAlignment(Qt::AlignCenter);
     m_stack->addWidget(m_waiting);
 
-    auto* layout = new QVBoxLayout(this);
+    // The tab's content scrolls when the window is smaller than the header above a whole
+    // snapshot tab (about 810 px): the window keeps working at 1000x700 instead of growing.
+    auto* content = new QWidget;
+    auto* scroll = new QScrollArea(this);
+    scroll->setObjectName(QStringLiteral("liveScroll"));
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setWidget(content);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(scroll);
+    auto* layout = new QVBoxLayout(content);
     layout->setContentsMargins(6, 4, 6, 0);
     layout->setSpacing(2);
     layout->addWidget(m_title);

@@ -197,6 +197,13 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(live->session()->state() != LiveState::Streaming, 60000);
         QTRY_VERIFY_WITH_TIMEOUT(main.tab(0) && shownEvents(*live) == all && main.tab(0)->document().diagnosed(), 60000);
         SnapshotTab* t = main.tab(0);
+        // issue 29: the window works at 1000x700 with a live tab too (its content scrolls)
+        main.resize(1000, 700);
+        main.show();
+        QCoreApplication::processEvents();
+        QVERIFY2(main.minimumSizeHint().width() <= 1000 && main.minimumSizeHint().height() <= 700,
+                 qPrintable(QStringLiteral("%1x%2").arg(main.minimumSizeHint().width()).arg(main.minimumSizeHint().height())));
+        QCOMPARE(main.size(), QSize(1000, 700));
         const Document& d = t->document();
         QVERIFY(d.attributed());
         const DeviceReplay& fr = file->replay->devices[0];
