@@ -70,6 +70,7 @@ private:
     size_t m_deviceIndex = 0;
     PointReport m_report;
     int64_t m_event = -1;
+    bool m_grown = false; // updateDocument() is refreshing: keep the column widths
 };
 
 } // namespace memscope
