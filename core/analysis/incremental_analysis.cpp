@@ -279,6 +279,7 @@ std::shared_ptr<const Analysis> IncrementalAnalysis::runFullAnalysis()
             events += static_cast<int64_t>(t.events.count());
         AnalysisOptions options;
         options.until = m_options.fullAnalysisUntil;
+        options.warmPages = false; // the resident peak matters here, and the machine is busy
         {
             // The Snapshot is the mirror from now on: the rows it holds are let go (whole
             // chunks; at most one per device stays), so the analysed events are held once.
