@@ -68,7 +68,10 @@ void lowerThisThread()
 } // namespace
 
 LiveSession::LiveSession(QObject* parent, JobRunner* runner, int64_t detailEvents)
-    : QObject(parent), m_runner(runner ? runner : new JobRunner(this)), m_background(new JobRunner(this, 1)),
+    : QObject(parent), m_runner(runner ? runner : new JobRunner(this)),
+      // A child of the window's runner when there is one: closing the tab during a full
+      // analysis (seconds at 10M events) must not wait for it; its results go nowhere then.
+      m_background(new JobRunner(runner ? static_cast<QObject*>(runner) : this, 1)),
       m_detailEvents(std::max<int64_t>(0, detailEvents))
 {
     m_timer.setInterval(40);

@@ -101,7 +101,8 @@ private:
     void sampleNvml();
 
     JobRunner* m_runner; // ingests (and a recovered recording's analysis)
-    // One thread, lowered: full analyses, and the release of what they replace.
+    // One thread, lowered: full analyses, and the release of what they replace (a child of
+    // the window's runner when there is one, so closing the tab does not wait for an analysis).
     JobRunner* m_background;
     int64_t m_detailEvents = 0;
     std::shared_ptr<LiveClient> m_client;
