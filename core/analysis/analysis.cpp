@@ -169,7 +169,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisSource& source, const Anal
         PageWarmer warmer;
         std::error_code error;
         const uintmax_t fileBytes = std::filesystem::file_size(source.path, error);
-        if (options.until != AnalysisStage::Loaded && !error)
+        if (options.until != AnalysisStage::Loaded && !error && options.warmPages)
             warmer.start(static_cast<size_t>(fileBytes / 96 * 28));
         a->snapshot = isLiveStreamFile(source.path) ? readLiveStreamFile(source.path) : readSnapshotFile(source.path, load);
     }
@@ -182,7 +182,7 @@ std::shared_ptr<const Analysis> analyze(const AnalysisSource& source, const Anal
     {
         // The attribution's per-category curves, about 28 bytes an event, warmed meanwhile.
         PageWarmer warmer;
-        if (options.until != AnalysisStage::Replayed) {
+        if (options.until != AnalysisStage::Replayed && options.warmPages) {
             size_t events = 0;
             for (const DeviceTrace& d : a->snapshot->devices)
                 events += d.events.count();

@@ -49,6 +49,9 @@ struct AnalysisSource {
 struct AnalysisOptions {
     LoadOptions load; // its progress is set by analyze()
     AnalysisStage until = AnalysisStage::Diagnosed; // the last stage to run
+    // Warm the next stage's pages on an idle core (common/page_warmer.h): faster on a fresh
+    // VM, but the warmed mapping adds to the resident peak; the live path turns it off.
+    bool warmPages = true;
 };
 
 struct AnalysisCallbacks {

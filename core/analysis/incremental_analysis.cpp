@@ -129,6 +129,7 @@ std::shared_ptr<const LiveView> IncrementalAnalysis::publish(const LiveClient* c
         for (const auto& d : m_devices) {
             v->devices.push_back(d->replay.view());
             v->heldBytes += static_cast<int64_t>(d->replay.heldBytes() + d->rows.heldBytes());
+            v->rowBytes += static_cast<int64_t>(d->rows.heldBytes());
         }
         v->events = m_events;
         v->received = m_received;
@@ -164,6 +165,12 @@ void IncrementalAnalysis::retire(std::shared_ptr<const LiveView> view)
     m_retired.push_back(std::move(view));
 }
 
+std::shared_ptr<const Snapshot> IncrementalAnalysis::baseSnapshot() const
+{
+    std::lock_guard<std::mutex> lock(m_stateMutex);
+    return m_base;
+}
+
 std::shared_ptr<const LiveView> IncrementalAnalysis::view() const
 {
     std::lock_guard<std::mutex> lock(m_viewMutex);
@@ -172,7 +179,9 @@ std::shared_ptr<const LiveView> IncrementalAnalysis::view() const
 
 std::shared_ptr<const Snapshot> IncrementalAnalysis::mirroredSnapshot() const
 {
-    // Take the views under the lock (a pointer per chunk), build the Snapshot outside it.
+    // Take the base (the last full analysis's Snapshot) and a view of the rows after it under
+    // the lock (a pointer per chunk), build the Snapshot outside it: the base's columns and
+    // pools, then the rows and pool entries that arrived since.
     struct DeviceCopy {
         int ordinal;
         ChunkedSeries<Row>::View rows;
@@ -183,13 +192,17 @@ std::shared_ptr<const Snapshot> IncrementalAnalysis::mirroredSnapshot() const
     ChunkedSeries<std::string>::View strings;
     ChunkedSeries<Frame>::View frames;
     ChunkedSeries<std::vector<FrameId>>::View stacks;
+    std::shared_ptr<const Snapshot> base;
     auto snap = std::make_shared<Snapshot>();
     {
         std::lock_guard<std::mutex> lock(m_stateMutex);
-        for (const auto& d : m_devices) {
-            if (d->rows.firstHeld() > 0)
+        base = m_base;
+        for (size_t i = 0; i < m_devices.size(); ++i) {
+            const DeviceState& d = *m_devices[i];
+            const size_t inBase = base && i < base->devices.size() ? base->devices[i].events.count() : 0;
+            if (d.rows.firstHeld() > inBase)
                 return nullptr; // bounded: the detail before the window is on disk only
-            devices.push_back({d->ordinal, d->rows.view(), d->deviceFree, d->hasTime});
+            devices.push_back({d.ordinal, d.rows.view(), d.deviceFree, d.hasTime});
         }
         strings = m_strings.view();
         frames = m_frames.view();
@@ -202,20 +215,46 @@ std::shared_ptr<const Snapshot> IncrementalAnalysis::mirroredSnapshot() const
         snap->path = m_path;
     }
     snap->format = SnapshotFormat::Live;
-    for (size_t i = 1; i < strings.size(); ++i)
+    size_t firstString = 1, firstFrame = 0, firstStack = 0;
+    if (base) {
+        for (size_t i = 1; i < base->strings.size(); ++i)
+            snap->strings.intern(base->strings.view(StringId{static_cast<int32_t>(i)}));
+        snap->frames = base->frames;
+        snap->stacks = base->stacks;
+        firstString = base->strings.size();
+        firstFrame = base->frames.size();
+        firstStack = base->stacks.size();
+    }
+    for (size_t i = firstString; i < strings.size(); ++i)
         snap->strings.intern(strings[i]);
-    for (size_t i = 0; i < frames.size(); ++i)
+    for (size_t i = firstFrame; i < frames.size(); ++i)
         if (snap->frames.intern(frames[i]).value != static_cast<int32_t>(i))
             throw std::runtime_error("live frames are not distinct: frame " + std::to_string(i));
-    for (size_t i = 0; i < stacks.size(); ++i)
+    for (size_t i = firstStack; i < stacks.size(); ++i)
         if (snap->stacks.intern(stacks[i]).value != static_cast<int32_t>(i))
             throw std::runtime_error("live stacks are not distinct: stack " + std::to_string(i));
-    for (const DeviceCopy& d : devices) {
+    for (size_t di = 0; di < devices.size(); ++di) {
+        const DeviceCopy& d = devices[di];
         DeviceTrace t;
         t.device = d.ordinal;
         EventTable& e = t.events;
         e.reserve(d.rows.size());
-        for (size_t i = 0; i < d.rows.size(); ++i) {
+        size_t from = 0;
+        if (base && di < base->devices.size()) {
+            const EventTable& b = base->devices[di].events;
+            from = b.count();
+            e.action.insert(e.action.end(), b.action.begin(), b.action.end());
+            e.addr.insert(e.addr.end(), b.addr.begin(), b.addr.end());
+            e.size.insert(e.size.end(), b.size.begin(), b.size.end());
+            e.timeUs.insert(e.timeUs.end(), b.timeUs.begin(), b.timeUs.end());
+            e.stack.insert(e.stack.end(), b.stack.begin(), b.stack.end());
+            for (size_t k = 0; k < from; ++k) {
+                e.stream.push_back(b.stream[k]);
+                e.userMetadata.push_back(b.userMetadata[k]);
+                e.compileContext.push_back(b.compileContext[k]);
+            }
+        }
+        for (size_t i = from; i < d.rows.size(); ++i) {
             const Row& r = d.rows[i];
             e.push(r.action, r.addr, r.size, r.stream, r.time, r.stack, r.meta, r.context);
         }
@@ -240,6 +279,15 @@ std::shared_ptr<const Analysis> IncrementalAnalysis::runFullAnalysis()
             events += static_cast<int64_t>(t.events.count());
         AnalysisOptions options;
         options.until = m_options.fullAnalysisUntil;
+        options.warmPages = false; // the resident peak matters here, and the machine is busy
+        {
+            // The Snapshot is the mirror from now on: the rows it holds are let go (whole
+            // chunks; at most one per device stays), so the analysed events are held once.
+            std::lock_guard<std::mutex> lock(m_stateMutex);
+            m_base = snap;
+            for (size_t i = 0; i < m_devices.size() && i < snap->devices.size(); ++i)
+                m_devices[i]->rows.evictBefore(snap->devices[i].events.count());
+        }
         auto a = analyze(AnalysisSource::recording(snap, m_options.name), options);
         std::lock_guard<std::mutex> lock(m_viewMutex);
         m_analysis = a;

@@ -36,6 +36,7 @@ struct LiveView {
     std::string error;
     double ingestMs = 0; // what taking the new rows and publishing this view cost
     int64_t heldBytes = 0; // the incremental state's memory (curves, pyramids, rows kept)
+    int64_t rowBytes = 0; // of heldBytes: the rows mirrored since the last full analysis's Snapshot
     bool bounded = false;
 
     const DeviceReplayView* device(int ordinal) const
@@ -56,7 +57,9 @@ struct LiveView {
  *        + the rows mirrored into append-only chunks, then released from the recording
  *   ──> publish: a LiveView (immutable; shares the chunks, copies nothing whole)
  *   full-analysis thread, on a slower cadence (at most `fullAnalysisShare` of its time):
- *        a Snapshot built from the mirrored chunks without any lock, analyze() on it
+ *        a Snapshot built without any lock from the last full analysis's Snapshot and the
+ *        rows mirrored since; it becomes the mirror's base and the rows it holds are let go
+ *        (every analysed event is held once, in the Snapshot the tab's analysis shares), analyze() on it
  *        (attribution, iterations, categories, diagnoses: the same pipeline as a file, so
  *        equal to it by construction), published in the next LiveView
  *
@@ -100,12 +103,16 @@ public:
     int64_t ingest(const Snapshot& growing);
     // Publishes a view of what was ingested; `client` (may be null) adds its state and counters.
     std::shared_ptr<const LiveView> publish(const LiveClient* client = nullptr, double ingestMs = 0);
-    // Builds a Snapshot of everything ingested (from the mirrored chunks, no lock held) and
-    // runs analyze() on it; the next publish() carries it. Empty result in the bounded mode.
+    // Builds a Snapshot of everything ingested (mirroredSnapshot()), makes it the mirror's
+    // base (the rows it holds are let go) and runs analyze() on it; the next publish()
+    // carries it. Empty result in the bounded mode.
     std::shared_ptr<const Analysis> runFullAnalysis();
-    // The Snapshot of everything ingested so far (the mirror); null in the bounded mode
-    // once detail was let go. O(events).
+    // The Snapshot of everything ingested so far: the base's columns and the rows mirrored
+    // since; null in the bounded mode once detail was let go. O(events).
     std::shared_ptr<const Snapshot> mirroredSnapshot() const;
+    // The last full analysis's Snapshot, which holds the mirrored events before the rows kept
+    // (null before the first): the analysis shares it, nothing copies it.
+    std::shared_ptr<const Snapshot> baseSnapshot() const;
 
     std::shared_ptr<const LiveView> view() const;
     // Hands a view the caller no longer needs to the analysis thread, which lets it go: the
@@ -135,7 +142,7 @@ private:
     struct DeviceState {
         int ordinal = 0;
         IncrementalDeviceReplay replay;
-        ChunkedSeries<Row> rows; // mirrored, absolute numbering
+        ChunkedSeries<Row> rows; // mirrored, absolute numbering; evicted before m_base's rows
         std::vector<std::pair<int64_t, uint64_t>> deviceFree; // absolute row -> device_free
         bool hasTime = false;
     };
@@ -147,6 +154,7 @@ private:
     Options m_options;
     mutable std::mutex m_stateMutex; // the ingest state against the full analysis's copy of it
     std::vector<std::unique_ptr<DeviceState>> m_devices;
+    std::shared_ptr<const Snapshot> m_base; // the last full analysis's; rows before its counts are let go
     ChunkedSeries<std::string> m_strings; // mirrored pools, in id order (id 0 included)
     ChunkedSeries<Frame> m_frames;
     ChunkedSeries<std::vector<FrameId>> m_stacks;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "analysis/analysis.h"
+#include "query/point_report.h"
 #include "ui/document/device_model.h"
 
 #include <functional>
@@ -19,6 +20,9 @@ struct Document {
     std::string path;
     std::shared_ptr<const Analysis> analysis;
     std::vector<DeviceModel> devices;
+    // Per device, the report of its global peak when made off the GUI thread (a live
+    // session's grown documents); empty: the peak panel builds it when shown.
+    std::vector<std::shared_ptr<const PointReport>> peakReports;
 
     // The categories are ready (Analysis::attributed): phases, categories and frames arrived.
     bool attributed() const { return analysis->attributed; }

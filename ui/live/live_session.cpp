@@ -13,11 +13,28 @@
 #include <algorithm>
 #include <stdexcept>
 
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace memscope {
 
 std::shared_ptr<const Document> analyzeSnapshot(std::shared_ptr<const Snapshot> snapshot, const std::string& name)
 {
     return makeDocument(analyze(AnalysisSource::recording(std::move(snapshot), name)));
+}
+
+std::shared_ptr<const Document> makeLiveDocument(std::shared_ptr<const Analysis> analysis)
+{
+    // Not yet shared: filled in before anyone reads it.
+    auto doc = std::const_pointer_cast<Document>(makeDocument(std::move(analysis)));
+    if (doc->attributed())
+        for (size_t i = 0; i < doc->devices.size(); ++i)
+            doc->peakReports.push_back(std::make_shared<const PointReport>(
+                buildPointReport(*doc->attribution(), i, peakEvent(*doc->devices[i].replay))));
+    return doc;
 }
 
 namespace {
@@ -38,10 +55,24 @@ int64_t eventsOf(const Analysis& a)
 }
 
 qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+
+// The background runner's one thread yields to the ingest, the reader and the GUI (Linux, per
+// thread; the thread serves nothing else, so it is never raised again).
+void lowerThisThread()
+{
+#ifdef __linux__
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
+#endif
+}
+
 } // namespace
 
 LiveSession::LiveSession(QObject* parent, JobRunner* runner, int64_t detailEvents)
-    : QObject(parent), m_runner(runner ? runner : new JobRunner(this)), m_detailEvents(std::max<int64_t>(0, detailEvents))
+    : QObject(parent), m_runner(runner ? runner : new JobRunner(this)),
+      // A child of the window's runner when there is one: closing the tab during a full
+      // analysis (seconds at 10M events) must not wait for it; its results go nowhere then.
+      m_background(new JobRunner(runner ? static_cast<QObject*>(runner) : this, 1)),
+      m_detailEvents(std::max<int64_t>(0, detailEvents))
 {
     m_timer.setInterval(40);
     connect(&m_timer, &QTimer::timeout, this, &LiveSession::poll);
@@ -257,9 +288,10 @@ void LiveSession::startFullAnalysis()
     callbacks.cancelled = [this] { m_analyzing = false; };
     const bool bounded = m_detailEvents > 0;
     const std::string stream = m_recoveryPath.toStdString();
-    m_runner->start(
+    m_background->start(
         tr("live update"),
         [model = m_model, out, bounded, stream, maker = m_maker](JobContext&) {
+        lowerThisThread();
         std::shared_ptr<const Analysis> a;
         if (bounded) // the detail was let go: the stream on disk holds every event
             a = analyze(AnalysisSource::file(stream));
@@ -268,7 +300,7 @@ void LiveSession::startFullAnalysis()
         if (!a)
             throw std::runtime_error("the recording could not be analysed");
         out->events = eventsOf(*a);
-        out->document = maker ? maker(a) : makeDocument(a);
+        out->document = maker ? maker(a) : makeLiveDocument(a);
         },
         std::move(callbacks));
 }
@@ -301,8 +333,12 @@ void LiveSession::startRecoveredAnalysis()
 
 void LiveSession::releaseLater(std::shared_ptr<const void> old)
 {
+    // On the background thread, after any full analysis running: never in the way of an ingest.
     if (old)
-        m_runner->start(tr("live update"), [old = std::move(old)](JobContext&) {});
+        m_background->start(tr("live update"), [old = std::move(old)](JobContext&) mutable {
+            lowerThisThread();
+            old.reset();
+        });
 }
 
 bool LiveSession::save(const QString& path, QString* error)

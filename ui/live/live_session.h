@@ -21,7 +21,9 @@ class JobRunner;
  *
  *   poll() every 40 ms ─ new rows ─> an ingest job: the rows taken under the client's lock,
  *        the replay continued, a LiveView published (O(new rows)) ──> viewUpdated()
- *   ─ due ─> a full-analysis job: analyze() of everything ingested, then makeDocument()
+ *   ─ due ─> a full-analysis job on the session's own one-thread runner at a lower priority
+ *        (it and the release of replaced documents never hold up an ingest): analyze() of
+ *        everything ingested, then makeDocument()
  *        ──> documentUpdated() (the same Document path as a file: categories, phases,
  *        findings), at most a quarter of the time and at least a second apart, and once
  *        more when the stream ends
@@ -98,7 +100,10 @@ private:
     void fail(const QString& message);
     void sampleNvml();
 
-    JobRunner* m_runner;
+    JobRunner* m_runner; // ingests (and a recovered recording's analysis)
+    // One thread, lowered: full analyses, and the release of what they replace (a child of
+    // the window's runner when there is one, so closing the tab does not wait for an analysis).
+    JobRunner* m_background;
     int64_t m_detailEvents = 0;
     std::shared_ptr<LiveClient> m_client;
     std::shared_ptr<IncrementalAnalysis> m_model;
@@ -127,6 +132,10 @@ private:
     QString m_nvmlNote;
     QString m_recoveryPath;
 };
+
+// makeDocument() of a live full analysis, with each device's peak report made here (off the
+// GUI thread, where it and the column sizing cost 12-74 ms a document at 3M events).
+std::shared_ptr<const Document> makeLiveDocument(std::shared_ptr<const Analysis> analysis);
 
 // analyze() and makeDocument() for a snapshot already in memory: every stage, diagnosis too.
 std::shared_ptr<const Document> analyzeSnapshot(std::shared_ptr<const Snapshot> snapshot, const std::string& name);

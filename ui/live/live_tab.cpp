@@ -221,7 +221,7 @@ void LiveTab::onView()
                                      .arg(countText(view->events), countText(m_session->detailEvents()))
                                : tr("%1 events so far; categorising…").arg(countText(view->events)));
     onStatus();
-    if (!m_statsPath.isEmpty()) {
+    if (!m_statsPath.isEmpty() && view->events > 0) { // the agent's hello alone publishes a view of no events
         const qint64 arrival = m_session->viewArrivalMs();
         QTimer::singleShot(0, this, [this, arrival] { writeStats(arrival); }); // after the repaint
     }

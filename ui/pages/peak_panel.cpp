@@ -177,8 +177,15 @@ void PeakPanel::setDocument(std::shared_ptr<const Document> document, size_t dev
 
 void PeakPanel::updateDocument(std::shared_ptr<const Document> document)
 {
+    // A grown document (live): a panel on the global peak follows it to the new one.
+    const auto peakOf = [this](const Document& d) {
+        return m_deviceIndex < d.devices.size() ? peakEvent(*d.devices[m_deviceIndex].replay) : int64_t{-2};
+    };
+    const bool atPeak = m_document && m_event == peakOf(*m_document);
     m_document = std::move(document);
-    setEvent(m_event);
+    m_grown = true;
+    setEvent(atPeak && peakOf(*m_document) != -2 ? peakOf(*m_document) : m_event);
+    m_grown = false;
 }
 
 void PeakPanel::setEvent(int64_t event)
@@ -199,7 +206,11 @@ void PeakPanel::setEvent(int64_t event)
         m_rangeByteSeconds = range.byteSeconds;
         m_rangeTimed = range.timed;
     } else {
-        m_report = buildPointReport(*m_document->attribution(), m_deviceIndex, event);
+        const auto& made = m_document->peakReports;
+        if (m_deviceIndex < made.size() && made[m_deviceIndex] && made[m_deviceIndex]->event == event)
+            m_report = *made[m_deviceIndex]; // built off the GUI thread
+        else
+            m_report = buildPointReport(*m_document->attribution(), m_deviceIndex, event);
     }
     applyStackFilter();
     refresh();
@@ -382,30 +393,33 @@ void PeakPanel::refresh()
                                                  CallSiteModel::Op, CallSiteModel::Module, CallSiteModel::Count});
     m_live->sortByColumn(ActiveAllocationModel::Size, Qt::DescendingOrder);
     m_sites->sortByColumn(CallSiteModel::Bytes, Qt::DescendingOrder);
-    m_live->resizeColumnsToContents();
-    m_sites->resizeColumnsToContents();
-    m_live->setColumnWidth(ActiveAllocationModel::TopFrame, std::min(m_live->columnWidth(ActiveAllocationModel::TopFrame), 360));
-    m_sites->setColumnWidth(CallSiteModel::TopFrame, std::min(m_sites->columnWidth(CallSiteModel::TopFrame), 300));
-    // The stack column keeps its header's and text's width (up to 520 px; a scroll bar where
-    // the pane is narrower), not the 20 px a stretched last column had left at 1000 px.
-    m_sites->horizontalHeader()->setStretchLastSection(false);
-    m_sites->setColumnWidth(CallSiteModel::StackColumn, std::min(m_sites->columnWidth(CallSiteModel::StackColumn), 520));
-    for (QTableView* t : {m_live, m_sites}) {
-        const int op = t == m_live ? int(ActiveAllocationModel::Op) : int(CallSiteModel::Op);
-        const int module = t == m_live ? int(ActiveAllocationModel::Module) : int(CallSiteModel::Module);
-        // Op up to 170 px and the module up to 290, narrowed (to 100 and 160 at least) where that
-        // keeps both inside the view; cells elide in the middle. (The tab widget's width: a
-        // table in a hidden tab has not been laid out.)
-        const int room = m_tabs->width() - 8 - t->verticalScrollBar()->sizeHint().width() -
-                         t->horizontalHeader()->sectionPosition(op);
-        int opWidth = std::min(t->columnWidth(op), 170);
-        int moduleWidth = std::min(t->columnWidth(module), 290);
-        if (opWidth + moduleWidth > room) {
-            moduleWidth = std::max(std::min(moduleWidth, 160), room - opWidth);
-            opWidth = std::max(std::min(opWidth, 100), room - moduleWidth);
+    if (!m_grown) { // a grown document (live, every few seconds) keeps the widths: measuring cost the GUI 8-42 ms
+        m_live->resizeColumnsToContents();
+        m_sites->resizeColumnsToContents();
+        m_live->setColumnWidth(ActiveAllocationModel::TopFrame,
+                               std::min(m_live->columnWidth(ActiveAllocationModel::TopFrame), 360));
+        m_sites->setColumnWidth(CallSiteModel::TopFrame, std::min(m_sites->columnWidth(CallSiteModel::TopFrame), 300));
+        // The stack column keeps its header's and text's width (up to 520 px; a scroll bar where
+        // the pane is narrower), not the 20 px a stretched last column had left at 1000 px.
+        m_sites->horizontalHeader()->setStretchLastSection(false);
+        m_sites->setColumnWidth(CallSiteModel::StackColumn, std::min(m_sites->columnWidth(CallSiteModel::StackColumn), 520));
+        for (QTableView* t : {m_live, m_sites}) {
+            const int op = t == m_live ? int(ActiveAllocationModel::Op) : int(CallSiteModel::Op);
+            const int module = t == m_live ? int(ActiveAllocationModel::Module) : int(CallSiteModel::Module);
+            // Op up to 170 px and the module up to 290, narrowed (to 100 and 160 at least) where that
+            // keeps both inside the view; cells elide in the middle. (The tab widget's width: a
+            // table in a hidden tab has not been laid out.)
+            const int room = m_tabs->width() - 8 - t->verticalScrollBar()->sizeHint().width() -
+                             t->horizontalHeader()->sectionPosition(op);
+            int opWidth = std::min(t->columnWidth(op), 170);
+            int moduleWidth = std::min(t->columnWidth(module), 290);
+            if (opWidth + moduleWidth > room) {
+                moduleWidth = std::max(std::min(moduleWidth, 160), room - opWidth);
+                opWidth = std::max(std::min(opWidth, 100), room - moduleWidth);
+            }
+            t->setColumnWidth(op, opWidth);
+            t->setColumnWidth(module, moduleWidth);
         }
-        t->setColumnWidth(op, opWidth);
-        t->setColumnWidth(module, moduleWidth);
     }
     refreshModules();
     m_tabs->setTabText(0, tr("Live allocations (%1)").arg(countText(static_cast<int64_t>(r.live.size()))));

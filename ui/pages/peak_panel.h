@@ -100,6 +100,7 @@ private:
     int64_t m_unfilteredCount = 0;
     std::vector<uint8_t> m_stackMask;
     QString m_filterLabel;
+    bool m_grown = false; // updateDocument() is refreshing: keep the column widths
 };
 
 } // namespace memscope

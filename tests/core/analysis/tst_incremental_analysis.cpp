@@ -87,7 +87,9 @@ private slots:
               MEMSCOPE_SAMPLES_DIR "/llm_bs2_cpp.pickle", MEMSCOPE_TESTDATA_DIR "/oracle/fw_hf_trainer.pickle",
               MEMSCOPE_TESTDATA_DIR "/oracle/oracle_qwen_bs8_ckpt.pickle",
               MEMSCOPE_TESTDATA_DIR "/oracle/oracle_qwen_bs4_late.pickle", MEMSCOPE_TESTDATA_DIR "/multi/two_gpus.pickle",
-              MEMSCOPE_TESTDATA_DIR "/oracle/fw_closure_adam.pickle"})
+              MEMSCOPE_TESTDATA_DIR "/oracle/fw_closure_adam.pickle",
+              // 93,702 events: six chunks of mirrored rows, so the full analyses let rows go.
+              MEMSCOPE_SAMPLES_DIR "/many_small.pickle"})
             QTest::newRow(qPrintable(QFileInfo(QString::fromUtf8(f)).fileName())) << QString::fromUtf8(f);
     }
     void equalsAnalyzeAfterEveryUpdate()
@@ -134,8 +136,32 @@ private slots:
             const auto view = inc.publish();
             QCOMPARE(view->events, static_cast<int64_t>(cut));
             QVERIFY2(view->error.empty(), view->error.c_str());
+            const auto previous = inc.baseSnapshot();
             const auto got = inc.runFullAnalysis();
             QVERIFY(got);
+            // The analysis's Snapshot is the mirror: the model holds it (the same object, not a
+            // copy) and has let go of every mirrored row it holds but those of each device's
+            // last, partly analysed chunk (a chunk's bytes from the rows held before).
+            QCOMPARE(inc.baseSnapshot().get(), got->snapshot.get());
+            constexpr size_t kChunk = ChunkedSeries<int>::kChunk;
+            size_t chunksBefore = 0, partialChunks = 0;
+            for (size_t d = 0; d < growing->devices.size(); ++d) {
+                const size_t n = growing->devices[d].events.count();
+                const size_t analysedBefore = previous && d < previous->devices.size() ? previous->devices[d].events.count() : 0;
+                chunksBefore += (n + kChunk - 1) / kChunk - analysedBefore / kChunk;
+                partialChunks += n % kChunk != 0;
+            }
+            const int64_t rowsAfter = inc.publish()->rowBytes;
+            QVERIFY(chunksBefore > 0 || view->rowBytes == 0);
+            if (chunksBefore > 0) {
+                const int64_t chunkBytes = view->rowBytes / static_cast<int64_t>(chunksBefore);
+                QVERIFY(chunkBytes >= static_cast<int64_t>(kChunk * 32)); // a row holds 32 bytes or more
+                QVERIFY2(rowsAfter <= static_cast<int64_t>(partialChunks) * chunkBytes,
+                         qPrintable(QStringLiteral("%1 bytes of rows kept, %2 chunks of %3 allowed")
+                                        .arg(rowsAfter)
+                                        .arg(partialChunks)
+                                        .arg(chunkBytes)));
+            }
             const auto want = analyze(AnalysisSource::recording(copySnapshot(*growing), "prefix"));
             QVERIFY(want->reached(AnalysisStage::Diagnosed) && got->reached(AnalysisStage::Diagnosed));
             const QString diff = compareAnalyses(*got, *want);
