@@ -4,15 +4,16 @@
 
 Needs a CUDA GPU, torch, torchvision and transformers (random weights from configs, no
 downloads). For three small models (a Qwen2-style decoder from a transformers config, a
-torchvision ResNet-18, a torchvision ViT) it records a base training run (3 steps, fp32,
-AdamW, foreach) with torch.cuda.memory._record_memory_history, then runs the same training
-under each change (checkpointing all / N blocks, precision, optimizer, accumulation, batch,
-sequence) and combinations, and keeps torch's max_memory_allocated / max_memory_reserved of
-each (the truth). TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two
-held-out models (a GPT-2 and a BERT classifier, added after the model was written). Then a batch sweep under a cap (set_per_process_memory_fraction) for the
-base and for checkpointing. Every run starts from an empty allocator (empty_cache, the cuBLAS
-workspaces cleared, peak stats reset), so each is comparable with a replay of the recording
-from its first event. Writes OUTDIR/NAME.pickle for the recorded runs and OUTDIR/truth.json.
+torchvision ResNet-18, a torchvision ViT) it records a base training run (3 steps, fp32, AdamW,
+foreach) with torch.cuda.memory._record_memory_history, then runs the same training under each
+change (checkpointing all / N blocks, precision, optimizer, accumulation, batch, sequence) and
+combinations, and keeps torch's max_memory_allocated / max_memory_reserved of each (the truth).
+TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
+and a BERT classifier, added after the model was written). Then a batch sweep under a cap
+(set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
+empty allocator (empty_cache, the cuBLAS workspaces cleared, peak stats reset), so each is
+comparable with a replay of the recording from its first event. Writes OUTDIR/NAME.pickle for
+the recorded runs and OUTDIR/truth.json.
 
     python3 record_truth.py OUTDIR --record RUN...
 
