@@ -1002,7 +1002,11 @@ private slots:
         QVERIFY(column >= 0);
         const QString header = sites->model()->headerData(column, Qt::Horizontal).toString();
         QVERIFY2(sites->columnWidth(column) >= QFontMetrics(sites->horizontalHeader()->font()).horizontalAdvance(header),
-                 qPrintable(header));
+                 qPrintable(QStringLiteral("%1: column %2 of %3 px wide, the header needs %4")
+                                .arg(header)
+                                .arg(column)
+                                .arg(sites->columnWidth(column))
+                                .arg(QFontMetrics(sites->horizontalHeader()->font()).horizontalAdvance(header))));
         QVERIFY(sites->model()
                     ->headerData(column, Qt::Horizontal, Qt::ToolTipRole)
                     .toString()

@@ -175,7 +175,7 @@ void PeakPanel::setDocument(std::shared_ptr<const Document> document, size_t dev
     setEvent(peakEvent(*m_document->devices[deviceIndex].replay));
 }
 
-void PeakPanel::updateDocument(std::shared_ptr<const Document> document)
+void PeakPanel::updateDocument(std::shared_ptr<const Document> document, bool keepColumnWidths)
 {
     // A grown document (live): a panel on the global peak follows it to the new one.
     const auto peakOf = [this](const Document& d) {
@@ -183,7 +183,7 @@ void PeakPanel::updateDocument(std::shared_ptr<const Document> document)
     };
     const bool atPeak = m_document && m_event == peakOf(*m_document);
     m_document = std::move(document);
-    m_grown = true;
+    m_grown = keepColumnWidths;
     setEvent(atPeak && peakOf(*m_document) != -2 ? peakOf(*m_document) : m_event);
     m_grown = false;
 }

@@ -37,7 +37,9 @@ public:
 
     void setDocument(std::shared_ptr<const Document> document, size_t deviceIndex);
     // A later stage of the same analysis, at the same event.
-    void updateDocument(std::shared_ptr<const Document> document);
+    // keepColumnWidths: a live tab's grown document (every few seconds) keeps the tables' widths
+    // (measuring them cost the GUI thread 8-42 ms); a staged open's next stage measures again.
+    void updateDocument(std::shared_ptr<const Document> document, bool keepColumnWidths = false);
     // Before the Attributed stage only the totals are shown, with "Categorising…" in place of
     // the categories, live allocations and call sites.
     void setEvent(int64_t event);

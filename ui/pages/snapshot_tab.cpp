@@ -202,7 +202,7 @@ void SnapshotTab::setGrownDocument(std::shared_ptr<const Document> document)
     }
     m_timeline->updateDocument(m_document);
     m_allocations->updateDocument(m_document);
-    m_peak->updateDocument(m_document);
+    m_peak->updateDocument(m_document, true);
     m_allocator->updateDocument(m_document);
     m_flame->updateDocument(m_document);
     applyStagedParts();
