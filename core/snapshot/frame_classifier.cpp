@@ -12,16 +12,6 @@ bool endsWith(std::string_view s, std::string_view suffix)
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-bool isNativeFile(std::string_view file)
-{
-    if (file.empty() || file == "??")
-        return true;
-    for (std::string_view ext : {".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".cuh"})
-        if (endsWith(file, ext))
-            return true;
-    return false;
-}
-
 // "at::foo(int, long)" -> "at::foo": a symbol without its parameter list.
 std::string_view withoutParameters(std::string_view name)
 {
@@ -55,6 +45,16 @@ std::string_view baseName(std::string_view path)
 }
 
 } // namespace
+
+bool isNativeFile(std::string_view file)
+{
+    if (file.empty() || file == "??")
+        return true;
+    for (std::string_view ext : {".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".cuh"})
+        if (endsWith(file, ext))
+            return true;
+    return false;
+}
 
 bool isLibraryFrame(std::string_view file, std::string_view name)
 {

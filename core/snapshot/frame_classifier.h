@@ -61,5 +61,7 @@ private:
 };
 
 bool isLibraryFrame(std::string_view filename, std::string_view name);
+// A native frame's file: none, "??" or a C/C++/CUDA source.
+bool isNativeFile(std::string_view file);
 
 } // namespace memscope

@@ -9,22 +9,6 @@ namespace memscope {
 
 namespace {
 
-bool endsWith(std::string_view s, std::string_view suffix)
-{
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// The frame classifier's rule: a native frame has no file, "??" or a C/C++ source.
-bool isNativeFile(std::string_view file)
-{
-    if (file.empty() || file == "??")
-        return true;
-    for (std::string_view ext : {".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".cuh"})
-        if (endsWith(file, ext))
-            return true;
-    return false;
-}
-
 std::string_view between(std::string_view s, std::string_view open, std::string_view close)
 {
     const size_t a = s.find(open);
