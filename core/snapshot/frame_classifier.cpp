@@ -27,6 +27,8 @@ std::string_view withoutParameters(std::string_view name)
     return name;
 }
 
+} // namespace
+
 std::string_view between(std::string_view s, std::string_view open, std::string_view close)
 {
     const size_t a = s.find(open);
@@ -43,8 +45,6 @@ std::string_view baseName(std::string_view path)
     const size_t slash = path.find_last_of('/');
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
-
-} // namespace
 
 bool isNativeFile(std::string_view file)
 {

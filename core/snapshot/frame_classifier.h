@@ -63,5 +63,9 @@ private:
 bool isLibraryFrame(std::string_view filename, std::string_view name);
 // A native frame's file: none, "??" or a C/C++/CUDA source.
 bool isNativeFile(std::string_view file);
+// The text between the first `open` and the next `close` ("" when either is missing).
+std::string_view between(std::string_view s, std::string_view open, std::string_view close);
+// The part of a path after its last '/'.
+std::string_view baseName(std::string_view path);
 
 } // namespace memscope

@@ -9,23 +9,6 @@ namespace memscope {
 
 namespace {
 
-std::string_view between(std::string_view s, std::string_view open, std::string_view close)
-{
-    const size_t a = s.find(open);
-    if (a == std::string_view::npos)
-        return {};
-    const size_t b = s.find(close, a + open.size());
-    if (b == std::string_view::npos)
-        return {};
-    return s.substr(a + open.size(), b - a - open.size());
-}
-
-std::string_view baseName(std::string_view path)
-{
-    const size_t slash = path.find_last_of('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 enum FrameBit : uint8_t {
     Python = 1,
     ModuleCall = 2, // torch/nn/modules/module.py _call_impl: one module call
