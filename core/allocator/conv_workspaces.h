@@ -2,6 +2,7 @@
 
 #include "attribute/attribution.h"
 #include "replay/replay.h"
+#include "snapshot/python_stacks.h"
 
 #include <cstdint>
 #include <vector>
@@ -15,13 +16,16 @@ namespace memscope {
  * what-ifs drop such an allocation (and its frees) instead of failing.
  *
  * Found from the trace alone: in a convolutional network (at least 4 allocations per forward
- * made by conv.py or conv1d/2d/3d on a stack's innermost frames), an Intermediate of the forward made by a
- * convolution, or of the backward with no frames (the autograd engine's thread under
- * stacks="python"), that is freed before the next allocation begins.
+ * made by a convolution: conv.py or conv1d/2d/3d on a stack's innermost Python frames, or a
+ * convolution operator under them), an Intermediate of the forward made by a convolution,
+ * or of the backward with no Python frames (the autograd engine's thread), that is freed
+ * before the next allocation begins.
  */
-std::vector<uint8_t> convolutionWorkspaces(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution);
+std::vector<uint8_t> convolutionWorkspaces(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
+                                           const PythonStacks& stacks);
 
 // Whether the program is a convolutional network, by the rule above.
-bool isConvolutionalNetwork(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution);
+bool isConvolutionalNetwork(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
+                            const PythonStacks& stacks);
 
 } // namespace memscope

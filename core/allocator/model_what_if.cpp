@@ -1,6 +1,8 @@
 #include "allocator/model_what_if.h"
 
+#include "allocator/autocast_ops.h"
 #include "allocator/conv_workspaces.h"
+#include "snapshot/python_stacks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +19,7 @@ namespace {
 constexpr uint64_t kWeightCopyMin = 16 << 10; // weights autocast casts (not norms' or biases')
 constexpr uint64_t kFloatInputMin = 1 << 20; // inputs that are float data, not token ids
 constexpr size_t kCheckpointWindow = 2; // a checkpointed forward's tensor lives until the 2nd tensor after it
+constexpr size_t kFormulaRun = 5; // tensors one line makes in a row: a hand-written element-wise formula
 
 bool endsWith(std::string_view s, std::string_view tail)
 {
@@ -100,6 +103,12 @@ int ForwardBlocks::count() const
 
 ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution)
 {
+    return findForwardBlocks(replay, deviceIndex, attribution, PythonStacks(*replay.snapshot));
+}
+
+ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
+                                const PythonStacks& stacks)
+{
     const Snapshot& snap = *replay.snapshot;
     const DeviceReplay& dr = replay.devices.at(deviceIndex);
     const EventTable& ev = snap.devices.at(deviceIndex).events;
@@ -112,6 +121,13 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
             it->second = snap.str(name) == "forward";
         return it->second;
     };
+    std::unordered_map<int32_t, bool> isMachinery; // by FrameId
+    auto machinery = [&](FrameId f) {
+        auto [it, fresh] = isMachinery.try_emplace(f.value, false);
+        if (fresh)
+            it->second = endsWith(snap.str(snap.frames.frame(f).filename), "torch/nn/modules/module.py");
+        return it->second;
+    };
     struct Entry {
         int64_t pos; // index among the iteration's forward allocs
         int64_t event;
@@ -122,7 +138,9 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
     std::map<std::string, int> votes; // the loop frame chosen per iteration
     for (size_t itIndex = 0; itIndex < attribution.iterations.size(); ++itIndex) {
         const Iteration& it = attribution.iterations[itIndex];
-        std::unordered_map<uint32_t, std::vector<Entry>> byFrame;
+        // by loop frame: its FrameId and which of its occurrences on the stack, from the
+        // outside (nested nn.Sequential stages share one `for module in self` frame)
+        std::unordered_map<uint64_t, std::vector<Entry>> byFrame;
         int64_t pos = 0;
         for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
             const size_t i = static_cast<size_t>(e);
@@ -133,17 +151,18 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                 continue;
             const Allocation& al = dr.allocation(id);
             const int64_t act = attribution.category(id) == Category::Activation ? static_cast<int64_t>(al.size) : 0;
-            const auto frames = snap.stacks.frames(al.stack); // innermost first
-            std::set<uint32_t> seen;
+            const auto frames = stacks.frames(al.stack); // innermost first
+            std::unordered_map<uint32_t, uint32_t> occurrences;
             // outermost first: each frame's callee is the next frame inward named "forward"
             for (size_t k = frames.size(); k-- > 0;) {
                 const uint32_t f = static_cast<uint32_t>(frames[k].value);
-                if (!seen.insert(f).second)
-                    continue;
+                if (machinery(frames[k]))
+                    continue; // nn.Module's call machinery calls every module: no loop
+                const uint64_t key = (static_cast<uint64_t>(occurrences[f]++) << 32) | f;
                 for (size_t j = k; j-- > 0;) {
                     const Frame& c = snap.frames.frame(frames[j]);
                     if (forwardNamed(c.name)) {
-                        byFrame[f].push_back({pos, e, static_cast<uint32_t>(frames[j].value), c.line, act});
+                        byFrame[key].push_back({pos, e, static_cast<uint32_t>(frames[j].value), c.line, act});
                         break;
                     }
                 }
@@ -154,22 +173,45 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
         size_t bestCount = 0;
         uint32_t bestFrame = 0;
         std::vector<BlockSpan> best;
-        for (auto& [f, entries] : byFrame) {
+        for (auto& [key, entries] : byFrame) {
+            const auto f = static_cast<uint32_t>(key & 0xffffffffu);
             std::vector<BlockSpan> blocks;
             std::vector<int64_t> bytes;
+            std::vector<uint64_t> calleeFunction; // per block: its callee's file and function
             const Entry* prev = nullptr;
             for (const Entry& x : entries) {
+                const Frame& callee = snap.frames.frame(FrameId{static_cast<int32_t>(x.callee)});
                 const bool fresh = !prev || x.pos != prev->pos + 1 ||
-                                   snap.frames.frame(FrameId{static_cast<int32_t>(x.callee)}).filename !=
-                                       snap.frames.frame(FrameId{static_cast<int32_t>(prev->callee)}).filename ||
+                                   callee.filename != snap.frames.frame(FrameId{static_cast<int32_t>(prev->callee)}).filename ||
                                    x.calleeLine < prev->calleeLine;
                 if (fresh) {
                     blocks.push_back({x.event, x.event});
                     bytes.push_back(0);
+                    calleeFunction.push_back((static_cast<uint64_t>(static_cast<uint32_t>(callee.filename.value)) << 32) |
+                                             static_cast<uint32_t>(callee.name.value));
                 }
                 blocks.back().lastEvent = x.event;
                 bytes.back() += x.activationBytes;
                 prev = &x;
+            }
+            // the repeated blocks are calls of one function (a decoder layer's forward, an
+            // MBConv's): a loop that also runs other modules (a stem's convolution and norm
+            // in the same nn.Sequential) keeps only the blocks of its most common callee
+            std::map<uint64_t, size_t> callees;
+            for (uint64_t c : calleeFunction)
+                ++callees[c];
+            const auto common = std::max_element(callees.begin(), callees.end(),
+                                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+            if (common != callees.end() && common->second >= 2) {
+                size_t w = 0;
+                for (size_t b = 0; b < blocks.size(); ++b)
+                    if (calleeFunction[b] == common->first) {
+                        blocks[w] = blocks[b];
+                        bytes[w] = bytes[b];
+                        ++w;
+                    }
+                blocks.resize(w);
+                bytes.resize(w);
             }
             // repeated blocks, not one call holding everything: what all blocks but the
             // largest cover
@@ -211,7 +253,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
 {
     const Snapshot& snap = *replay.snapshot;
     const DeviceReplay& dr = replay.devices.at(deviceIndex);
-    m_blocks = findForwardBlocks(replay, deviceIndex, attribution);
+    const PythonStacks stacks(snap);
+    m_blocks = findForwardBlocks(replay, deviceIndex, attribution, stacks);
     m_recorded.blocks = m_blocks.count();
 
     // The dtype each forward op produces under autocast, from its innermost frames: a
@@ -228,7 +271,13 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         auto [it, fresh] = byStack.try_emplace(s.value, kFollow);
         if (!fresh)
             return it->second;
-        const auto frames = snap.stacks.frames(s);
+        // the operator itself, where the recording has native frames (stacks="all")
+        switch (autocastDtypeOf(stacks.op(s))) {
+        case AutocastDtype::Low: return it->second = kLow;
+        case AutocastDtype::Full: return it->second = kFull;
+        case AutocastDtype::Follow: break;
+        }
+        const auto frames = stacks.frames(s);
         for (size_t k = 0; k < frames.size() && k < 3; ++k) {
             const Frame& f = snap.frames.frame(frames[k]);
             const std::string_view file = snap.str(f.filename);
@@ -263,8 +312,10 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             return false;
         auto [it, fresh] = attentionStack.try_emplace(s.value, 0);
         if (fresh) {
-            const auto frames = snap.stacks.frames(s);
-            if (!frames.empty()) { // the kernel's own call, not the projections around it
+            const auto frames = stacks.frames(s);
+            if (isAttentionOp(stacks.op(s))) {
+                it->second = 1;
+            } else if (!frames.empty()) { // the kernel's own call, not the projections around it
                 const std::string_view name = snap.str(snap.frames.frame(frames[0]).name);
                 const std::string_view file = snap.str(snap.frames.frame(frames[0]).filename);
                 it->second = contains(file, "sdpa_attention") || contains(name, "scaled_dot_product") ||
@@ -308,11 +359,40 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         }
         flush();
     }
+    // A hand-written element-wise formula: one line of a forward that makes kFormulaRun or
+    // more tensors in a row (GPT-2's tanh GELU, `0.5 * x * (1 + tanh(c * (x + 0.044715 *
+    // pow(x, 3))))`, makes 8). Such formulas are made of the ops autocast runs in fp32
+    // (pow, exp, rsqrt), and type promotion carries fp32 through the rest of the line. Only
+    // where the recording has no native frames: elsewhere each op's own dtype is known.
+    std::vector<uint8_t> formula(dr.allocations.size(), 0);
+    if (!stacks.hasNativeFrames()) {
+        for (const Iteration& it : attribution.iterations) {
+            std::vector<size_t> run;
+            auto flush = [&] {
+                if (run.size() >= kFormulaRun && classify(dr.allocations[run.front()].stack) == kMix)
+                    for (size_t a : run)
+                        formula[a] = 1;
+                run.clear();
+            };
+            for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                if (!id.valid() || dr.allocation(id).allocEvent.value != e ||
+                    attribution.eventPhase[static_cast<size_t>(e)] != Phase::Forward || dr.allocation(id).size < 4096)
+                    continue;
+                const size_t a = static_cast<size_t>(id.value);
+                if (!run.empty() && dr.allocations[run.front()].stack != dr.allocations[a].stack)
+                    flush();
+                run.push_back(a);
+            }
+            flush();
+        }
+    }
     for (const Iteration& it : attribution.iterations) {
         bool prevLow = false;
         uint64_t prevSize = 0;
         bool plainLow = false; // the last op that is no matrix product: the likely input of the next ones
         uint64_t plainSize = 0;
+        AllocationId plain;
         std::set<uint64_t> fullSizes; // sizes of this forward's fp32 tensors
         for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
             const size_t i = static_cast<size_t>(e);
@@ -325,7 +405,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                   prevSize > 0))
                 continue;
             const Allocation& al = dr.allocation(id);
-            const uint8_t c = classify(al.stack);
+            const uint8_t c = formula[static_cast<size_t>(id.value)] ? static_cast<uint8_t>(kFull) : classify(al.stack);
             // a model's own arithmetic is fp32 when it mixes in the fp32 stream (a size an fp32
             // tensor of this forward had: residual adds), else it follows (a product of two
             // 16-bit outputs)
@@ -334,14 +414,20 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             if (!low && al.size >= 4096)
                 fullSizes.insert(al.size);
             m_half[static_cast<size_t>(id.value)] = low ? 1 : 0;
-            if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)])
+            if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)]) {
                 m_castBytes[static_cast<size_t>(id.value)] = plainSize / 2; // autocast's copy of its fp32 input
+                // a formula's fp32 result feeds only this product, which saves its copy:
+                // the result dies once the product has run
+                if (plain.valid() && formula[static_cast<size_t>(plain.value)] && !m_consumedAt.count(plain.value))
+                    m_consumedAt.emplace(plain.value, e);
+            }
             if (al.size >= 4096) {
                 prevLow = low;
                 prevSize = al.size;
                 if (c != kLow) {
                     plainLow = low;
                     plainSize = al.size;
+                    plain = id;
                 }
             }
         }
@@ -365,8 +451,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         }
     }
     m_backwardHalfShare = fwd > 0 ? static_cast<double>(fwdHalf) / static_cast<double>(fwd) : 0.0;
-    m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution);
-    m_convolutionalNetwork = isConvolutionalNetwork(replay, deviceIndex, attribution);
+    m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution, stacks);
+    m_convolutionalNetwork = isConvolutionalNetwork(replay, deviceIndex, attribution, stacks);
     m_upcastLoss.assign(dr.allocations.size(), 0);
     {
         std::unordered_map<int32_t, uint8_t> byStack;
@@ -390,6 +476,66 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             const auto b = static_cast<int64_t>(dr.allocations[a].size);
             d.bytes += b;
             d.upcast += m_upcastLoss[a] ? b : 0;
+        }
+        // A backward buffer made while a loss tensor of its size is alive is one of the loss's
+        // own gradients, which take the loss's dtype: fp32 under autocast (its ops are on
+        // autocast's fp32 list) and, for an upcast loss, in a pure 16-bit model too. The
+        // backward's other buffers are the model's.
+        std::vector<uint8_t> loss(m_upcastLoss);
+        std::unordered_map<int32_t, uint8_t> lossStack;
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            const StackId st = dr.allocations[a].stack;
+            if (loss[a] || attribution.allocationPhase[a] != Phase::Forward || !st.valid())
+                continue;
+            auto [it, fresh] = lossStack.try_emplace(st.value, 0);
+            if (fresh)
+                for (const FrameId f : stacks.frames(st)) {
+                    const std::string_view name = snap.str(snap.frames.frame(f).name);
+                    if (name == "cross_entropy" || name == "nll_loss" || name.ends_with("_loss") ||
+                        name.starts_with("binary_cross_entropy") || name == "kl_div") {
+                        it->second = 1;
+                        break;
+                    }
+                }
+            loss[a] = it->second;
+        }
+        auto madeWhileAlive = [&](const std::vector<uint8_t>& forward) {
+            std::unordered_map<uint64_t, std::vector<const Allocation*>> bySize;
+            for (size_t a = 0; a < dr.allocations.size(); ++a)
+                if (forward[a] && dr.allocations[a].size >= 4096)
+                    bySize[dr.allocations[a].size].push_back(&dr.allocations[a]);
+            std::vector<uint8_t> out(dr.allocations.size(), 0);
+            for (size_t a = 0; a < dr.allocations.size() && !bySize.empty(); ++a) {
+                const Allocation& al = dr.allocations[a];
+                if (attribution.allocationPhase[a] != Phase::Backward || !al.allocEvent.valid())
+                    continue;
+                if (const auto u = bySize.find(al.size); u != bySize.end())
+                    for (const Allocation* f : u->second)
+                        if (f->activeAfter(al.allocEvent.value - 1)) {
+                            out[a] = 1;
+                            break;
+                        }
+            }
+            return out;
+        };
+        m_backwardUpcast = madeWhileAlive(m_upcastLoss);
+        m_backwardLoss = madeWhileAlive(loss);
+    }
+    // A "gradient" made in an earlier iteration and alive at the end, in a program whose
+    // later iterations make their gradients anew, is no parameter's gradient: a library's
+    // workspace made in the first backward (cuBLAS's on the autograd thread), bytes that do
+    // not change with the dtype.
+    m_persistentWorkspace.assign(dr.allocations.size(), 0);
+    if (attribution.iterations.size() > 1) {
+        const int64_t lastStart = attribution.iterations.back().firstEvent;
+        bool anew = false;
+        for (size_t a = 0; a < dr.allocations.size() && !anew; ++a)
+            anew = attribution.allocationCategory[a] == Category::Gradient && dr.allocations[a].allocEvent.valid() &&
+                   dr.allocations[a].allocEvent.value >= attribution.iterations[1].firstEvent;
+        for (size_t a = 0; a < dr.allocations.size() && anew; ++a) {
+            const Allocation& al = dr.allocations[a];
+            m_persistentWorkspace[a] = attribution.allocationCategory[a] == Category::Gradient && al.aliveAtEnd() &&
+                                       al.allocEvent.valid() && al.allocEvent.value < lastStart;
         }
     }
 
@@ -472,7 +618,7 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         f *= seqFactor; // L x L: once more L / L0
     if (from == to)
         return f;
-    if (c == Category::Intermediate && dr.allocation(id).aliveAtEnd())
+    if ((c == Category::Intermediate && dr.allocation(id).aliveAtEnd()) || m_persistentWorkspace[static_cast<size_t>(origin)])
         return f; // a library's workspace (cuBLAS): bytes, not elements
     switch (c) {
     case Category::Parameter:
@@ -494,9 +640,11 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         // of forward tensors made in an upcast loss stays fp32 in their share.
         const auto bySize = m_forwardBySize.find(dr.allocation(id).size);
         auto avg = [&](Precision q) {
+            if (isAmp(q) && m_backwardUpcast[static_cast<size_t>(origin)])
+                return 4.0;
             if (isAmp(q) || q == Precision::Fp32 || bySize == m_forwardBySize.end() || bySize->second.bytes == 0)
                 return m_backwardHalfShare * activationBytes(q, true) + (1 - m_backwardHalfShare) * activationBytes(q, false);
-            const double upcast = static_cast<double>(bySize->second.upcast) / static_cast<double>(bySize->second.bytes);
+            const double upcast = bySize->second.upcast > 0 && m_backwardUpcast[static_cast<size_t>(origin)] ? 1.0 : 0.0;
             return upcast * 4.0 + (1 - upcast) * activationBytes(q, false);
         };
         return f * avg(to) / avg(from);
@@ -639,6 +787,24 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, stream, end});
             }
         }
+        // a formula's fp32 result, read by one matrix product that saves its own copy, is
+        // freed right after that product instead of when the backward used it (under
+        // checkpointing the blocks' recomputation decides its lifetime)
+        const bool checkpointing = changes.checkpoint && m_blocks.count() > 0 && m_recorded.checkpointedBlocks == 0;
+        std::erase_if(s.ops, [&](const TraceOp& op) {
+            if (checkpointing)
+                return false;
+            if ((op.kind != TraceOp::Kind::Free && op.kind != TraceOp::Kind::FreeRequested) || op.origin < 0 ||
+                static_cast<uint32_t>(op.origin) != op.key)
+                return false;
+            const auto c = m_consumedAt.find(op.origin);
+            if (c == m_consumedAt.end() || op.event <= c->second)
+                return false;
+            TraceOp moved = op;
+            moved.event = c->second;
+            extra.push_back(moved);
+            return true;
+        });
         // autocast's low-precision copies of fp32 inputs to matrix products, kept as long as the product's output
         for (size_t a = 0; a < allocCount; ++a) {
             const Allocation& al = dr.allocations[a];

@@ -11,6 +11,8 @@
 
 namespace memscope {
 
+class PythonStacks;
+
 /*
  * Model-level what-ifs (`memscope whatif --checkpoint/--precision/--optimizer/--accumulate/
  * --seq`): each change edits the recorded stream of allocations (trace_ops.h) and the edited
@@ -49,8 +51,10 @@ namespace memscope {
  * - Sequence: L/L0 like the batch, and once more for attention's L x L scores (in a run of
  *   attention allocations, those at least twice its most common size); attention at 16
  *   bits runs the flash kernel, which keeps no scores, so a move from fp32 drops them.
- * Limits: a trace is one run; op dtypes are read from Python frames (stacks="python" or
- * "all"); a recording that already checkpoints or accumulates is replayed as is.
+ * Limits: a trace is one run; op dtypes are read from the ATen operator where the
+ * recording has native frames (stacks="all", torch's default; autocast_ops.h), else from
+ * the innermost Python frames; a recording that already checkpoints or accumulates is
+ * replayed as is.
  */
 struct BlockSpan {
     int64_t firstEvent = 0;
@@ -124,6 +128,8 @@ private:
     RecordedSetup m_recorded;
     std::vector<uint8_t> m_half; // per allocation: low precision under autocast
     std::vector<uint64_t> m_castBytes; // per allocation: autocast's copy of its fp32 input (bytes)
+    // a formula's fp32 result (by allocation) -> the event of the matrix product that reads it
+    std::unordered_map<int32_t, int64_t> m_consumedAt;
     std::vector<uint8_t> m_quadratic; // per allocation: attention's L x L scores
     double m_backwardHalfShare = 0; // share of forward activation bytes that autocast halves
     // per allocation: a convolution's workspace (freed before any other allocation, in a
@@ -134,14 +140,27 @@ private:
     // fp32 whatever the model's precision
     std::vector<uint8_t> m_upcastLoss;
     // per size of a forward tensor: its bytes and those in an upcast loss; in a pure 16-bit
-    // model a backward buffer of that size (a gradient has its tensor's dtype) takes their mix
+    // model a backward buffer of that size (a gradient has its tensor's dtype) is 16-bit
+    // unless m_backwardUpcast says it is the loss's
     struct SizeDtypes {
         int64_t bytes = 0, upcast = 0;
     };
     std::unordered_map<uint64_t, SizeDtypes> m_forwardBySize;
+    // per allocation: a backward buffer made while an upcast-loss forward tensor of its size
+    // is alive (the loss's own gradients, fp32)
+    std::vector<uint8_t> m_backwardUpcast;
+    // per allocation: a backward buffer made while a loss tensor of its size is alive (the
+    // loss's own gradients: fp32 under autocast)
+    std::vector<uint8_t> m_backwardLoss;
+    // per allocation: labelled a gradient but a workspace (made in an earlier iteration,
+    // alive at the end, where later iterations make their gradients anew)
+    std::vector<uint8_t> m_persistentWorkspace;
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).
 ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution);
+// The same, reading stacks through `stacks` (made once per snapshot).
+ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
+                                const PythonStacks& stacks);
 
 } // namespace memscope

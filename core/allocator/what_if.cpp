@@ -54,7 +54,8 @@ SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const D
         const double scaled = std::ceil(static_cast<double>(recorded) * factor);
         return scaled < 1.0 ? 1 : static_cast<uint64_t>(scaled);
     };
-    auto workspaces = std::make_shared<const std::vector<uint8_t>>(convolutionWorkspaces(replay, deviceIndex, attribution));
+    auto workspaces = std::make_shared<const std::vector<uint8_t>>(
+        convolutionWorkspaces(replay, deviceIndex, attribution, PythonStacks(*replay.snapshot)));
     options.optional = [workspaces](AllocationId id) { return (*workspaces)[static_cast<size_t>(id.value)] != 0; };
     return simulateDevice(replay, deviceIndex, &attribution, options);
 }

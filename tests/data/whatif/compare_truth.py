@@ -1,6 +1,9 @@
 """Prints predicted vs real peaks for every run in truth.json (memscope whatif on the base recordings).
 
-    python3 compare_truth.py MEMSCOPE_BINARY [--markdown] [--truth truth_heldout.json]
+    python3 compare_truth.py MEMSCOPE_BINARY [--markdown] [--truth truth_heldout.json] [--recordings DIR]
+
+--recordings DIR takes the base recordings from DIR (the same runs recorded with
+TRUTH_STACKS=all: whatif_all/).
 """
 import json
 import os
@@ -11,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MEMSCOPE = sys.argv[1]
 MARKDOWN = "--markdown" in sys.argv
 TRUTH = sys.argv[sys.argv.index("--truth") + 1] if "--truth" in sys.argv else "truth.json"
+RECORDINGS = sys.argv[sys.argv.index("--recordings") + 1] if "--recordings" in sys.argv else HERE
 
 
 def options(model, name, cfg, base_batch, base_seq):
@@ -43,7 +47,7 @@ def main():
         base = bases[r["model"]]
         cfg = r["config"]
         o = options(r["model"], r["name"], cfg, base["config"]["batch"], base["config"].get("seq"))
-        rec = os.path.join(HERE, base["recording"] + ".gz")
+        rec = os.path.join(RECORDINGS, base["recording"] + ".gz")
         out = subprocess.run([MEMSCOPE, "whatif", rec, "--recorded-batch", str(base["config"]["batch"]), "--json"] + o +
                              (["--checkpoint", "0"] if False else []), capture_output=True, text=True)
         if out.returncode != 0:

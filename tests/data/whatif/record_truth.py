@@ -8,6 +8,9 @@ torchvision ResNet-18, a torchvision ViT) it records a base training run (3 step
 foreach) with torch.cuda.memory._record_memory_history, then runs the same training under each
 change (checkpointing all / N blocks, precision, optimizer, accumulation, batch, sequence) and
 combinations, and keeps torch's max_memory_allocated / max_memory_reserved of each (the truth).
+TRUTH_STACKS=all records with C++ frames (torch's default), whose ATen op names the what-if reads.
+TRUTH_MODELS=llama,effnet TRUTH_FILE=truth_heldout2.json records the second held-out set (a Llama
+with tied embeddings, an EfficientNet-B0), added after the first set's lessons were in the model.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -38,6 +41,7 @@ OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 ONLY = sys.argv[sys.argv.index("--record") + 1:] if "--record" in sys.argv else None
 MODELS = os.environ.get("TRUTH_MODELS", "llm,cnn,vit").split(",")
 TRUTH_FILE = os.environ.get("TRUTH_FILE", "truth.json")
+STACKS = os.environ.get("TRUTH_STACKS", "python")  # "all": C++ frames too (torch's default), the ATen op of each
 os.makedirs(OUT, exist_ok=True)
 DEV = "cuda"
 STEPS = 3
@@ -145,6 +149,65 @@ class BERT:
         return m(input_ids=ids, labels=y).loss
 
 
+class Llama:
+    """Held out (second set): a Llama decoder with tied embeddings, its loss inside the model."""
+    name = "llama"
+    batch = 8
+    seq = 256
+    vocab = 32000
+
+    def build(self, dtype):
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        cfg = LlamaConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1376, num_hidden_layers=4,
+                          num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=2048,
+                          tie_word_embeddings=True, use_cache=False)
+        torch.manual_seed(0)
+        return LlamaForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        layers = m.model.layers
+        for i in range(n):
+            layers[i] = Ckpt(layers[i])
+
+    def batch_of(self, b, seq, dtype):
+        return torch.randint(0, self.vocab, (b, seq), device=DEV)
+
+    def loss(self, m, ids):
+        return m(input_ids=ids, labels=ids, use_cache=False).loss
+
+
+class EffNet:
+    """Held out (second set): torchvision's EfficientNet-B0 (depthwise convolutions, SiLU,
+    squeeze-excitation, batch norm), its MBConv blocks nested in Sequential stages."""
+    name = "effnet"
+    batch = 32
+    seq = None
+    size = 128
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.efficientnet_b0(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return [(stage, i) for stage in list(m.features)[1:-1] for i in range(len(stage))]
+
+    def wrap(self, m, n):
+        for stage, i in self.blocks(m)[:n]:
+            stage[i] = Ckpt(stage[i])
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
+        y = torch.randint(0, 100, (b,), device=DEV)
+        return (x, y)
+
+    def loss(self, m, xy):
+        x, y = xy
+        return F.cross_entropy(m(x), y)
+
+
 class CNN:
     name = "cnn"
     batch = 32
@@ -234,14 +297,14 @@ def train(spec, cfg, record=None):
     clean()
     start_reserved = torch.cuda.memory_reserved()
     if record:
-        torch.cuda.memory._record_memory_history(max_entries=200000, stacks="python")
+        torch.cuda.memory._record_memory_history(max_entries=200000, stacks=STACKS)
     prec = cfg.get("precision", "fp32")
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec, torch.float32)
     m = spec.build(dtype)
     m.train()
     ck = cfg.get("ckpt", 0)
     if ck:
-        nblocks = {"llm": 4, "cnn": 8, "vit": 6, "gpt2": 6, "bert": 6}[spec.name]
+        nblocks = {"llm": 4, "cnn": 8, "vit": 6, "gpt2": 6, "bert": 6, "llama": 4, "effnet": 16}[spec.name]
         spec.wrap(m, nblocks if ck < 0 else ck)
     opt = make_optimizer(cfg.get("optimizer", "adamw"), m.parameters())
     amp_dtype = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(prec)
@@ -363,7 +426,7 @@ def main():
         (w @ w).float().sum().backward()
     del w
     if ONLY:
-        specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT())}
+        specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet())}
         named = dict(CHANGES + SEQ_CHANGES)
         for full_name in ONLY:
             model, change = full_name.split("_", 1)
@@ -374,7 +437,7 @@ def main():
             json.dump(info, f, indent=1)
         return
     budget = float(os.environ.get("TRUTH_BUDGET_S", "420")) / len(MODELS)
-    specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT())}
+    specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet())}
     for spec in (specs[m] for m in MODELS):
         deadline = time.time() + budget
         base = run(spec, spec.name + "_base", {}, record="whatif_" + spec.name + "_base")
