@@ -451,6 +451,24 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         }
     }
     m_backwardHalfShare = fwd > 0 ? static_cast<double>(fwdHalf) / static_cast<double>(fwd) : 0.0;
+    // Autocast copies the weights of matrix products and convolutions, not an embedding's
+    // table. Where the recording names the backward's operators, a weight whose size no
+    // matrix product or convolution backward allocates is read by something else (BERT's
+    // word embeddings: only `embedding_backward`); without them every large weight counts.
+    m_uncastWeight.assign(dr.allocations.size(), 0);
+    if (stacks.hasNativeFrames()) {
+        std::set<uint64_t> products;
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            if (attribution.allocationPhase[a] != Phase::Backward)
+                continue;
+            const std::string_view op = stacks.op(dr.allocations[a].stack);
+            if (autocastDtypeOf(op) == AutocastDtype::Low || contains(op, "convolution_backward"))
+                products.insert(dr.allocations[a].size);
+        }
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            m_uncastWeight[a] = attribution.allocationCategory[a] == Category::Parameter &&
+                                dr.allocations[a].size >= kWeightCopyMin && !products.count(dr.allocations[a].size);
+    }
     m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution, stacks);
     m_convolutionalNetwork = isConvolutionalNetwork(replay, deviceIndex, attribution, stacks);
     m_upcastLoss.assign(dr.allocations.size(), 0);
@@ -769,7 +787,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     if (addCopies) {
         std::vector<std::pair<uint64_t, uint64_t>> weights; // (size, stream)
         for (size_t a = 0; a < allocCount; ++a)
-            if (at.allocationCategory[a] == Category::Parameter && dr.allocations[a].size >= kWeightCopyMin)
+            if (at.allocationCategory[a] == Category::Parameter && dr.allocations[a].size >= kWeightCopyMin && !m_uncastWeight[a])
                 weights.emplace_back(dr.allocations[a].size / 2, dr.allocations[a].stream);
         std::vector<TraceOp> extra;
         for (const IterationRanges& r : ranges) {

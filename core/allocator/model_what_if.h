@@ -155,6 +155,9 @@ private:
     // per allocation: labelled a gradient but a workspace (made in an earlier iteration,
     // alive at the end, where later iterations make their gradients anew)
     std::vector<uint8_t> m_persistentWorkspace;
+    // per allocation: a large weight that no matrix product reads (an embedding's table,
+    // known where the recording names the backward's operators): autocast makes no copy
+    std::vector<uint8_t> m_uncastWeight;
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).
