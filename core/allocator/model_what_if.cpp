@@ -468,6 +468,52 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         for (size_t a = 0; a < dr.allocations.size(); ++a)
             m_uncastWeight[a] = attribution.allocationCategory[a] == Category::Parameter &&
                                 dr.allocations[a].size >= kWeightCopyMin && !products.count(dr.allocations[a].size);
+    } else {
+        // From Python frames: in a forward that looks tokens up (`embedding`), the largest
+        // weight, alone of its size, is the vocabulary table [V, H]. With T tokens (the ids'
+        // bytes / 8) and the lookup's output T x H x 4, V = weight x T / output; a tied LM head
+        // reads the table as a matrix product whose output is T x V x 4. Without one, no copy.
+        size_t table = dr.allocations.size();
+        uint64_t tableSize = 0;
+        int sameSize = 0;
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            if (attribution.allocationCategory[a] != Category::Parameter)
+                continue;
+            if (dr.allocations[a].size > tableSize) {
+                table = a;
+                tableSize = dr.allocations[a].size;
+                sameSize = 1;
+            } else if (dr.allocations[a].size == tableSize) {
+                ++sameSize;
+            }
+        }
+        uint64_t lookup = 0; // the first embedding's output
+        std::set<uint64_t> products; // sizes of the forward's matrix-product outputs
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            if (attribution.allocationPhase[a] != Phase::Forward)
+                continue;
+            if (m_half[a])
+                products.insert(dr.allocations[a].size);
+            const auto frames = stacks.frames(dr.allocations[a].stack);
+            for (size_t k = 0; k < frames.size() && k < 2 && !lookup; ++k)
+                if (snap.str(snap.frames.frame(frames[k]).name) == "embedding")
+                    lookup = dr.allocations[a].size;
+        }
+        if (sameSize == 1 && lookup > 0 && tableSize >= kWeightCopyMin) {
+            for (size_t a = 0; a < dr.allocations.size(); ++a) {
+                const uint64_t ids = dr.allocations[a].size;
+                if (attribution.allocationCategory[a] != Category::Input || ids % 8 != 0)
+                    continue;
+                const uint64_t tokens = ids / 8;
+                if (tokens == 0 || lookup % (4 * tokens) != 0 || (tableSize * tokens) % lookup != 0)
+                    continue;
+                const uint64_t vocab = tableSize * tokens / lookup;
+                if (vocab >= 2 && vocab != lookup / (4 * tokens)) {
+                    m_uncastWeight[table] = !products.count(tokens * vocab * 4);
+                    break;
+                }
+            }
+        }
     }
     m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution, stacks);
     m_convolutionalNetwork = isConvolutionalNetwork(replay, deviceIndex, attribution, stacks);
