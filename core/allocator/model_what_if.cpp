@@ -798,6 +798,66 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         if (op.kind == TraceOp::Kind::Alloc)
             op.size = scaled(op.size, sizeFactor(op.origin, from, to, batchFactor, seqFactor));
 
+    // --- transformers' loss upcasts 16-bit logits (`logits.float()`, a no-op in an fp32
+    // recording): an fp32 copy lives while the log-softmax is made, and the backward casts
+    // the logits' fp32 gradient back to 16 bits, the cast taking over its lifetime
+    if (from == Precision::Fp32 && to != Precision::Fp32 && !m_upcastLoss.empty()) {
+        std::vector<TraceOp> extra;
+        std::map<uint32_t, int64_t> movedFrees; // recorded key -> new free event
+        for (const Iteration& it : at.iterations) {
+            int32_t first = -1, last = -1;
+            for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                if (!id.valid() || dr.allocation(id).allocEvent.value != e)
+                    continue;
+                const auto a = static_cast<size_t>(id.value);
+                if (first < 0 && m_upcastLoss[a] && at.allocationPhase[a] == Phase::Forward &&
+                    dr.allocations[a].size >= (1 << 20))
+                    first = id.value;
+                if (m_backwardUpcast[a] && dr.allocations[a].size >= (1 << 20))
+                    last = id.value;
+            }
+            if (first < 0)
+                continue;
+            const Allocation& f = dr.allocations[static_cast<size_t>(first)];
+            const uint64_t logits = scaled(f.size, sizeFactor(first, from, to, batchFactor, seqFactor));
+            const uint32_t copy = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, copy, -1, logits, f.stream, f.allocEvent.value - 1});
+            extra.push_back({TraceOp::Kind::Free, Category::Other, copy, -1, 0, f.stream, f.allocEvent.value});
+            if (last < 0)
+                continue;
+            const Allocation& g = dr.allocations[static_cast<size_t>(last)];
+            if (!g.freeEvent.valid())
+                continue;
+            // the cast comes once the other loss tensors alive beside the gradient are gone
+            int64_t castAt = g.allocEvent.value;
+            for (size_t a = 0; a < allocCount; ++a) {
+                const Allocation& u = dr.allocations[a];
+                if ((m_backwardUpcast[a] || m_upcastLoss[a]) && static_cast<int32_t>(a) != last &&
+                    u.activeAfter(g.allocEvent.value) && u.freeEvent.valid() && u.freeEvent.value < g.freeEvent.value)
+                    castAt = std::max(castAt, u.freeEvent.value);
+            }
+            const uint32_t cast = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, cast, -1,
+                             scaled(g.size, sizeFactor(last, from, to, batchFactor, seqFactor)) / 2, g.stream, castAt});
+            movedFrees[static_cast<uint32_t>(last)] = castAt;
+            extra.push_back({TraceOp::Kind::Free, Category::Other, cast, -1, 0, g.stream, g.freeEvent.value});
+        }
+        std::erase_if(s.ops, [&](const TraceOp& op) {
+            if ((op.kind != TraceOp::Kind::Free && op.kind != TraceOp::Kind::FreeRequested) || op.origin < 0 ||
+                static_cast<uint32_t>(op.origin) != op.key)
+                return false;
+            const auto m = movedFrees.find(op.key);
+            if (m == movedFrees.end())
+                return false;
+            TraceOp moved = op;
+            moved.event = m->second;
+            extra.push_back(moved);
+            return true;
+        });
+        insertAfterEvents(s.ops, std::move(extra));
+    }
+
     // --- autocast's weight copies
     const bool addCopies = isAmp(to) && !isAmp(from);
     const bool dropCopies = isAmp(from) && !isAmp(to);

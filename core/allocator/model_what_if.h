@@ -26,8 +26,8 @@ class PythonStacks;
  *   under autocast the outputs of matrix products, convolutions and attention (the
  *   innermost frames name the module or function) are 2 B, the others (norms, softmax,
  *   the loss, element-wise ops on fp32 inputs) stay 4 B; a backward tensor takes the
- *   forward activations' average. Inputs above 1 MiB (images, not token ids) follow pure
- *   bf16/fp16.
+ *   forward activations' average, the loss's own gradients their loss's dtype. Inputs above 1 MiB (images, not token ids) follow
+ * pure bf16/fp16.
  * - Autocast's weight copies: moving to mixed precision adds, per iteration, a half-size
  *   copy of every weight of 16 KiB or more, made at the forward's start and released at
  *   the backward's end (the cast cache and the saved tensors hold them); moving away

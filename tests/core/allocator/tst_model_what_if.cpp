@@ -212,10 +212,8 @@ private slots:
         // recordings of the base run
         const std::map<QString, std::pair<double, double>> misses{
             {"vit_bf16+ckpt_all+batch_x2", {0.08, 0.08}},
-            {"gpt2_bf16+ckpt_all+batch_x2", {0.05, 0.21}},
             {"bert_bf16+ckpt_all+batch_x2", {0.06, 0.07}},
             {"bert_ckpt_all+amp_bf16", {0.05, 0.10}}, // reserved (no copy of the word embeddings)
-            {"llama_bf16+ckpt_all+batch_x2", {0.05, 0.22}},
             // EfficientNet: its checkpointed blocks are found at the Conv2dNormActivation
             // level (an MBConv without a residual add leaves nothing on the stack between
             // two calls), and cuDNN's 16-bit backward takes larger workspaces
