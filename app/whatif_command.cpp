@@ -267,7 +267,8 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
           << ", \"optimizer_state_per_parameter\": " << setup.optimizerStates
           << ", \"optimizer_evidence\": " << jsonString(setup.optimizerEvidence)
           << ", \"checkpointing\": " << (setup.checkpointedBlocks > 0 ? "true" : "false") << ", \"blocks\": " << setup.blocks
-          << ", \"block_loop\": " << jsonString(model.blocks().loopFrame) << "}"
+          << ", \"block_loop\": " << jsonString(model.blocks().loopFrame)
+          << ", \"operators_recorded\": " << (setup.operatorsRecorded ? "true" : "false") << "}"
           << ",\n  \"changes\": " << changesJson(changes) << ",\n  \"compute_cost\": " << what.computeCost
           << ",\n  \"cost\": " << jsonString(what.cost) << ",\n  \"reserved_peak_bytes\": " << w.reservedPeak
           << ",\n  \"allocated_peak_bytes\": " << w.allocatedPeak << ",\n  \"requested_peak_bytes\": " << w.requestedPeak
@@ -312,6 +313,10 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
               << (setup.checkpointedBlocks > 0 ? ", checkpointed" : ", not checkpointed") << "\n"
               << "              batch " << recordedBatch
               << (setup.batchKnown ? "" : " (the recorded batch; --recorded-batch to name it)") << "\n"
+              << "              op dtypes from "
+              << (setup.operatorsRecorded ? "the ATen operators (native frames recorded: stacks=\"all\")"
+                                          : "Python frames only (stacks=\"python\"; stacks=\"all\" names each operator)")
+              << "\n"
               << "allocator settings: " << settingsText(settings) << "\n"
               << "capacity: " << (capacity ? formatBytes(static_cast<int64_t>(*capacity)) : std::string("unlimited")) << "\n"
               << "changes: " << (changes.empty() ? std::string("none") : changes.describe()) << "\n";

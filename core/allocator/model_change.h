@@ -55,6 +55,9 @@ struct RecordedSetup {
     bool seqKnown = false;
     std::string precisionEvidence; // why, in words
     std::string optimizerEvidence;
+    // The recording has native frames (stacks="all"): op dtypes come from the ATen operators,
+    // else from the Python frames' module and function names.
+    bool operatorsRecorded = false;
 };
 
 } // namespace memscope

@@ -254,6 +254,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     const Snapshot& snap = *replay.snapshot;
     const DeviceReplay& dr = replay.devices.at(deviceIndex);
     const PythonStacks stacks(snap);
+    m_recorded.operatorsRecorded = stacks.hasNativeFrames();
     m_blocks = findForwardBlocks(replay, deviceIndex, attribution, stacks);
     m_recorded.blocks = m_blocks.count();
 

@@ -192,6 +192,7 @@ private slots:
         // two states per parameter byte, less the buffers that have none (batch norm's)
         QVERIFY2(std::fabs(m.recorded().optimizerStates - 2.0) < 0.03, std::to_string(m.recorded().optimizerStates).c_str());
         QCOMPARE(m.recorded().checkpointedBlocks, 0);
+        QCOMPARE(m.recorded().operatorsRecorded, all);
         QCOMPARE(m.blocks().count(), blocks);
         QVERIFY2(QString::fromStdString(m.blocks().loopFrame).contains(loop), m.blocks().loopFrame.c_str());
     }
