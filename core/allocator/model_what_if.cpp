@@ -516,6 +516,40 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             }
         }
     }
+    // Bytes that do not follow the dtype: dropout's mask (bool, made right before the output
+    // it masks, a quarter of an fp32 output's bytes or half a 16-bit one's), and the buffers
+    // the backward's reductions (`sum`) allocate, which accumulate in fp32 whatever the
+    // tensors' dtype (known where the recording names its operators).
+    m_fixedBytes.assign(dr.allocations.size(), 0);
+    {
+        std::unordered_map<int32_t, uint8_t> dropoutStack;
+        auto isDropout = [&](StackId st) {
+            auto [it, fresh] = dropoutStack.try_emplace(st.value, 0);
+            if (fresh) {
+                const std::string_view op = stacks.op(st);
+                it->second = contains(op, "dropout");
+                const auto frames = stacks.frames(st);
+                for (size_t k = 0; k < frames.size() && k < 2 && !it->second; ++k)
+                    it->second = contains(snap.str(snap.frames.frame(frames[k]).name), "dropout");
+            }
+            return it->second != 0;
+        };
+        size_t prev = dr.allocations.size();
+        for (int64_t e = 0; e < static_cast<int64_t>(dr.eventAllocation.size()); ++e) {
+            const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+            if (!id.valid() || dr.allocation(id).allocEvent.value != e)
+                continue;
+            const auto a = static_cast<size_t>(id.value);
+            if (attribution.allocationPhase[a] == Phase::Backward && stacks.op(dr.allocations[a].stack).starts_with("sum"))
+                m_fixedBytes[a] = 1;
+            if (prev < dr.allocations.size() && dr.allocations[prev].stack == dr.allocations[a].stack &&
+                attribution.allocationPhase[prev] == Phase::Forward && isDropout(dr.allocations[a].stack) &&
+                (dr.allocations[prev].size * 4 == dr.allocations[a].size ||
+                 dr.allocations[prev].size * 2 == dr.allocations[a].size))
+                m_fixedBytes[prev] = 1;
+            prev = a;
+        }
+    }
     m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution, stacks);
     m_convolutionalNetwork = isConvolutionalNetwork(replay, deviceIndex, attribution, stacks);
     m_upcastLoss.assign(dr.allocations.size(), 0);
@@ -683,8 +717,9 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         f *= seqFactor; // L x L: once more L / L0
     if (from == to)
         return f;
-    if ((c == Category::Intermediate && dr.allocation(id).aliveAtEnd()) || m_persistentWorkspace[static_cast<size_t>(origin)])
-        return f; // a library's workspace (cuBLAS): bytes, not elements
+    if ((c == Category::Intermediate && dr.allocation(id).aliveAtEnd()) || m_persistentWorkspace[static_cast<size_t>(origin)] ||
+        m_fixedBytes[static_cast<size_t>(origin)])
+        return f; // a library's workspace (cuBLAS), a mask, a reduction's buffer: bytes, not elements
     switch (c) {
     case Category::Parameter:
     case Category::Gradient:

@@ -26,7 +26,8 @@ class PythonStacks;
  *   under autocast the outputs of matrix products, convolutions and attention (the
  *   innermost frames name the module or function) are 2 B, the others (norms, softmax,
  *   the loss, element-wise ops on fp32 inputs) stay 4 B; a backward tensor takes the
- *   forward activations' average, the loss's own gradients their loss's dtype. Inputs above 1 MiB (images, not token ids) follow
+ *   forward activations' average, the loss's own gradients their loss's dtype; masks,
+ *   workspaces and reductions' accumulators keep their bytes. Inputs above 1 MiB (images, not token ids) follow
  * pure bf16/fp16.
  * - Autocast's weight copies: moving to mixed precision adds, per iteration, a half-size
  *   copy of every weight of 16 KiB or more, made at the forward's start and released at
@@ -158,6 +159,9 @@ private:
     // per allocation: a large weight that no matrix product reads (an embedding's table,
     // known where the recording names the backward's operators): autocast makes no copy
     std::vector<uint8_t> m_uncastWeight;
+    // per allocation: bytes that do not follow the dtype (dropout's bool mask, a backward
+    // reduction's fp32 buffer)
+    std::vector<uint8_t> m_fixedBytes;
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).
