@@ -41,7 +41,8 @@ OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 ONLY = sys.argv[sys.argv.index("--record") + 1:] if "--record" in sys.argv else None
 MODELS = os.environ.get("TRUTH_MODELS", "llm,cnn,vit").split(",")
 TRUTH_FILE = os.environ.get("TRUTH_FILE", "truth.json")
-STACKS = os.environ.get("TRUTH_STACKS", "python")  # "all": C++ frames too (torch's default), the ATen op of each
+# "all": C++ frames too (torch's default), the ATen op of each; "none": no stacks at all
+STACKS = os.environ.get("TRUTH_STACKS", "python")
 os.makedirs(OUT, exist_ok=True)
 DEV = "cuda"
 STEPS = 3
@@ -297,7 +298,10 @@ def train(spec, cfg, record=None):
     clean()
     start_reserved = torch.cuda.memory_reserved()
     if record:
-        torch.cuda.memory._record_memory_history(max_entries=200000, stacks=STACKS)
+        if STACKS == "none":  # no stacks: what a checkpointed run records when stack capture fails
+            torch.cuda.memory._record_memory_history(max_entries=200000, context=None)
+        else:
+            torch.cuda.memory._record_memory_history(max_entries=200000, stacks=STACKS)
     prec = cfg.get("precision", "fp32")
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec, torch.float32)
     m = spec.build(dtype)
