@@ -209,6 +209,17 @@ private slots:
         QCOMPARE(panel.capacityGiB(), 0.0);
     }
 
+    // The same run recorded with stacks="all": the panel says its op dtypes come from the
+    // recorded operators.
+    void operatorsNamed()
+    {
+        const auto a = load(QStringLiteral("whatif/stacks_all/whatif_llm_base.pickle.gz"));
+        WhatIfPanel panel;
+        QVERIFY(ready(panel, *a, 8, 256));
+        QVERIFY(panel.recordedSetup().operatorsRecorded);
+        QVERIFY2(panel.recordedText().contains(QStringLiteral("from the ATen operators")), qPrintable(panel.recordedText()));
+    }
+
     void recordedSetupShown()
     {
         const auto a = load(QStringLiteral("whatif/whatif_llm_base.pickle.gz"));
@@ -218,6 +229,7 @@ private slots:
         QVERIFY(direct.recorded().blocks > 0);
         QVERIFY(panel.recordedText().contains(QStringLiteral("%1 repeated block").arg(direct.recorded().blocks)));
         QVERIFY(panel.recordedText().contains(QString::fromLatin1(precisionName(direct.recorded().precision).data())));
+        QVERIFY(panel.recordedText().contains(QStringLiteral("from the Python frames")));
         QCOMPARE(panel.recordedSetup().precision, direct.recorded().precision);
         QCOMPARE(panel.recordedSetup().optimizer, direct.recorded().optimizer);
         // an override, like --recorded-precision

@@ -339,6 +339,9 @@ void WhatIfPanel::fillSetupControls()
                                       : tr("no repeated blocks found in the forward (checkpointing cannot be placed)");
     if (!blocks.loopFrame.empty())
         blocksText += tr(" (loop at %1)").arg(QString::fromStdString(blocks.loopFrame).toHtmlEscaped());
+    exact += r.operatorsRecorded
+                 ? tr(" Op dtypes come from the ATen operators the recording names (native frames, stacks=\"all\").")
+                 : tr(" Op dtypes come from the Python frames (a stacks=\"all\" recording names each operator).");
     m_recorded->setText(
         tr("Read off the trace: <b>%1</b> (%2), <b>%3</b> (%4); %5, %6. %7")
             .arg(text(precisionName(r.precision)), QString::fromStdString(r.precisionEvidence).toHtmlEscaped(),
