@@ -5,8 +5,8 @@
 #include "query/module_breakdown.h"
 #include "query/point_report.h"
 #include "snapshot/stack_labels.h"
+#include "support/data_file.h"
 
-#include <QFile>
 #include <QTest>
 
 #include <set>
@@ -15,17 +15,9 @@ using namespace memscope;
 
 namespace {
 
-std::string dataFile(const QString& name)
-{
-    for (const QString& dir : {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR)})
-        if (QFile::exists(dir + QLatin1Char('/') + name))
-            return (dir + QLatin1Char('/') + name).toStdString();
-    return (QStringLiteral(MEMSCOPE_SAMPLES_DIR) + QLatin1Char('/') + name).toStdString();
-}
-
 std::shared_ptr<const Analysis> analysed(const QString& name)
 {
-    return analyze(AnalysisSource::file(dataFile(name)), {.load = {}, .until = AnalysisStage::Attributed});
+    return analyze(AnalysisSource::file(test::dataFile(name).toStdString()), {.load = {}, .until = AnalysisStage::Attributed});
 }
 
 } // namespace

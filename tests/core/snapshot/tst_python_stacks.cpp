@@ -5,6 +5,8 @@
 #include "snapshot/python_stacks.h"
 #include "snapshot/snapshot_reader.h"
 
+#include "support/data_file.h"
+
 #include <QTest>
 
 #include <map>
@@ -15,13 +17,7 @@ using namespace memscope;
 
 namespace {
 
-QString dataFile(const QString& name)
-{
-    for (const QString& dir : {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR)})
-        if (QFile::exists(dir + QLatin1Char('/') + name))
-            return dir + QLatin1Char('/') + name;
-    return QStringLiteral(MEMSCOPE_SAMPLES_DIR) + QLatin1Char('/') + name;
-}
+using test::dataFile;
 
 std::shared_ptr<const Snapshot> load(const QString& name)
 {

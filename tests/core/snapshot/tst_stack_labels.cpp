@@ -6,6 +6,8 @@
 #include "snapshot/snapshot_reader.h"
 #include "snapshot/stack_labels.h"
 
+#include "support/data_file.h"
+
 #include <QTest>
 
 #include <map>
@@ -18,13 +20,7 @@ Q_DECLARE_METATYPE(memscope::ModuleOrigin)
 
 namespace {
 
-QString dataFile(const QString& name)
-{
-    for (const QString& dir : {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR)})
-        if (QFile::exists(dir + QLatin1Char('/') + name))
-            return dir + QLatin1Char('/') + name;
-    return QStringLiteral(MEMSCOPE_SAMPLES_DIR) + QLatin1Char('/') + name;
-}
+using test::dataFile;
 
 struct Loaded {
     std::shared_ptr<const Snapshot> snapshot;
