@@ -1,0 +1,240 @@
+// memscope_whatif_diff: what the model-level what-if predicts at its peak against what a real
+// run of the same change held at its own (a developer's tool for the what-if's rules, see
+// docs/ALLOCATOR.md).
+//
+//   memscope_whatif_diff BASE.pickle.gz REAL.pickle.gz --recorded-batch 32 [--checkpoint all|N]
+//       [--precision P] [--optimizer O] [--accumulate K] [--batch B] [--seq L --recorded-seq L0]
+//       [--recorded-precision P] [--rows N] [--list CATEGORY]
+//
+// BASE is the recording the prediction starts from, REAL a recording of the changed run. Both
+// sides are grouped by category, the phase the bytes were made in, and the innermost Python
+// frame of the allocation (an op the what-if added is "(added)"), and the groups are printed
+// with both sides' live bytes at each side's peak of requested bytes, largest difference first.
+#include "allocator/model_what_if.h"
+#include "analysis/analysis.h"
+#include "common/format_bytes.h"
+#include "snapshot/python_stacks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+using namespace memscope;
+
+namespace {
+
+using Key = std::tuple<std::string, std::string, std::string>; // category, phase, frame
+
+std::string frameOf(const Snapshot& snap, const PythonStacks& stacks, StackId s)
+{
+    if (!s.valid())
+        return "(no frames)";
+    const auto frames = stacks.frames(s);
+    if (frames.empty())
+        return "(native only)";
+    const Frame& f = snap.frames.frame(frames[0]);
+    std::string file(snap.str(f.filename));
+    if (const auto slash = file.rfind('/'); slash != std::string::npos)
+        file = file.substr(slash + 1);
+    std::string out = file + ":" + std::to_string(f.line) + " " + std::string(snap.str(f.name));
+    const std::string_view op = stacks.op(s);
+    if (!op.empty())
+        out += " [" + std::string(op) + "]";
+    return out;
+}
+
+std::shared_ptr<const Analysis> load(const std::string& path)
+{
+    AnalysisOptions o;
+    o.until = AnalysisStage::Attributed;
+    return analyze(AnalysisSource::file(path), o);
+}
+
+uint64_t rounded(uint64_t size) { return size < 512 ? 512 : (size + 511) / 512 * 512; }
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: memscope_whatif_diff BASE REAL --recorded-batch B [changes…] [--rows N]\n");
+        return 2;
+    }
+    const std::string basePath = argv[1], realPath = argv[2];
+    ModelChanges changes;
+    double recordedBatch = 1, recordedSeq = 1;
+    std::optional<Precision> recordedPrecision;
+    size_t rows = 40;
+    std::string listCategory; // print each live allocation of this category, both sides
+    for (int i = 3; i + 1 < argc; i += 2) {
+        const std::string k = argv[i], v = argv[i + 1];
+        if (k == "--checkpoint")
+            changes.checkpoint = v == "all" ? -1 : std::atoi(v.c_str());
+        else if (k == "--precision")
+            changes.precision = precisionFromName(v);
+        else if (k == "--optimizer")
+            changes.optimizer = optimizerFromName(v);
+        else if (k == "--accumulate")
+            changes.accumulate = std::atoi(v.c_str());
+        else if (k == "--batch")
+            changes.batch = std::atof(v.c_str());
+        else if (k == "--seq")
+            changes.seq = std::atof(v.c_str());
+        else if (k == "--recorded-batch")
+            recordedBatch = std::atof(v.c_str());
+        else if (k == "--recorded-seq")
+            recordedSeq = std::atof(v.c_str());
+        else if (k == "--recorded-precision")
+            recordedPrecision = precisionFromName(v);
+        else if (k == "--list")
+            listCategory = v;
+        else if (k == "--rows")
+            rows = static_cast<size_t>(std::atoi(v.c_str()));
+        else {
+            std::fprintf(stderr, "unknown option %s\n", k.c_str());
+            return 2;
+        }
+    }
+    const auto base = load(basePath);
+    const auto real = load(realPath);
+    const DeviceAttribution& ba = base->attribution->devices.at(0);
+    ModelWhatIf model(*base->replay, 0, ba);
+    RecordedSetup r = model.recorded();
+    r.batch = recordedBatch;
+    r.batchKnown = true;
+    r.seq = recordedSeq;
+    r.seqKnown = recordedSeq != 1;
+    if (recordedPrecision)
+        r.precision = *recordedPrecision;
+    model.setRecorded(r);
+    std::printf("blocks found: %d (loop %s)\n", model.blocks().count(), model.blocks().loopFrame.c_str());
+    std::vector<std::string> notes;
+    const OpStream s = model.build(changes, &notes);
+    for (const auto& n : notes)
+        std::printf("note: %s\n", n.c_str());
+    const SimulationResult sim = simulateOps(s, &ba, SimulationOptions{});
+    std::printf("predicted: allocated peak %s, reserved %s\n", formatBytes(sim.allocatedPeak).c_str(),
+                formatBytes(sim.reservedPeak).c_str());
+
+    // the predicted live set at the highest rounded total
+    const Snapshot& bs = *base->snapshot;
+    const PythonStacks bstacks(bs);
+    const DeviceReplay& bdr = base->replay->devices.at(0);
+    std::unordered_map<uint32_t, const TraceOp*> live;
+    int64_t total = 0, best = -1;
+    size_t bestOp = 0;
+    for (size_t k = 0; k < s.ops.size(); ++k) {
+        const TraceOp& op = s.ops[k];
+        if (op.kind == TraceOp::Kind::Alloc) {
+            live[op.key] = &op;
+            total += static_cast<int64_t>(rounded(op.size));
+        } else if (op.kind == TraceOp::Kind::Free || op.kind == TraceOp::Kind::FreeRequested) {
+            if (op.kind == TraceOp::Kind::FreeRequested)
+                continue;
+            if (auto it = live.find(op.key); it != live.end()) {
+                total -= static_cast<int64_t>(rounded(it->second->size));
+                live.erase(it);
+            }
+        }
+        if (total > best) {
+            best = total;
+            bestOp = k;
+        }
+    }
+    std::map<Key, std::pair<int64_t, int64_t>> groups; // predicted, real
+    live.clear();
+    for (size_t k = 0; k <= bestOp && k < s.ops.size(); ++k) {
+        const TraceOp& op = s.ops[k];
+        if (op.kind == TraceOp::Kind::Alloc)
+            live[op.key] = &op;
+        else if (op.kind == TraceOp::Kind::Free)
+            live.erase(op.key);
+    }
+    const int64_t peakEvent = s.ops[bestOp].event;
+    std::printf("predicted peak (rounded requests): %s at op %zu (recorded event %lld, %s)\n", formatBytes(best).c_str(),
+                bestOp, static_cast<long long>(peakEvent),
+                peakEvent >= 0 && static_cast<size_t>(peakEvent) < ba.eventPhase.size()
+                    ? std::string(phaseName(ba.eventPhase[static_cast<size_t>(peakEvent)])).c_str()
+                    : "?");
+    for (const auto& [key, op] : live) {
+        const bool recorded = op->origin >= 0 && static_cast<size_t>(op->origin) < bdr.allocations.size();
+        const std::string frame =
+            recorded ? frameOf(bs, bstacks, bdr.allocations[static_cast<size_t>(op->origin)].stack) : "(added)";
+        const std::string phase =
+            recorded ? std::string(phaseName(ba.allocationPhase[static_cast<size_t>(op->origin)])) : std::string("-");
+        const std::string cat = std::string(categoryName(recorded ? ba.allocationCategory[static_cast<size_t>(op->origin)]
+                                                                  : op->category));
+        groups[{cat, phase, frame}].first += static_cast<int64_t>(rounded(op->size));
+        if (cat == listCategory)
+            std::printf("  predicted %-12s %12llu  key %u origin %d event %lld  %s\n", phase.c_str(),
+                        static_cast<unsigned long long>(op->size), op->key, op->origin, static_cast<long long>(op->event),
+                        frame.c_str());
+    }
+
+    // the real run's live set at its highest rounded total
+    const Snapshot& rs = *real->snapshot;
+    const PythonStacks rstacks(rs);
+    const DeviceReplay& rdr = real->replay->devices.at(0);
+    const DeviceAttribution& ra = real->attribution->devices.at(0);
+    const EventTable& ev = rs.devices.at(0).events;
+    int64_t rtotal = 0, rbest = -1, rbestEvent = -1;
+    for (const Allocation& al : rdr.allocations)
+        if (al.preexisting())
+            rtotal += static_cast<int64_t>(rounded(al.size));
+    for (size_t e = 0; e < ev.count(); ++e) {
+        const AllocationId id = rdr.eventAllocation[e];
+        if (!id.valid())
+            continue;
+        const Allocation& al = rdr.allocation(id);
+        if (al.allocEvent.value == static_cast<int64_t>(e))
+            rtotal += static_cast<int64_t>(rounded(al.size));
+        else if (al.freeEvent.valid() && al.freeEvent.value == static_cast<int64_t>(e))
+            rtotal -= static_cast<int64_t>(rounded(al.size));
+        if (rtotal > rbest) {
+            rbest = rtotal;
+            rbestEvent = static_cast<int64_t>(e);
+        }
+    }
+    std::printf("real peak (rounded requests): %s at event %lld (%s)\n", formatBytes(rbest).c_str(),
+                static_cast<long long>(rbestEvent), std::string(phaseName(ra.eventPhase[static_cast<size_t>(rbestEvent)])).c_str());
+    for (size_t a = 0; a < rdr.allocations.size(); ++a) {
+        const Allocation& al = rdr.allocations[a];
+        if (!al.activeAfter(rbestEvent))
+            continue;
+        const std::string cat(categoryName(ra.allocationCategory[a]));
+        groups[{cat, std::string(phaseName(ra.allocationPhase[a])), frameOf(rs, rstacks, al.stack)}].second +=
+            static_cast<int64_t>(rounded(al.size));
+        if (cat == listCategory)
+            std::printf("  real      %-12s %12llu  alloc %lld free %lld  %s\n", std::string(phaseName(ra.allocationPhase[a])).c_str(),
+                        static_cast<unsigned long long>(al.size), static_cast<long long>(al.allocEvent.value),
+                        static_cast<long long>(al.freeEvent.value), frameOf(rs, rstacks, al.stack).c_str());
+    }
+
+    std::map<std::string, std::pair<int64_t, int64_t>> byCategory;
+    std::vector<std::pair<Key, std::pair<int64_t, int64_t>>> list(groups.begin(), groups.end());
+    for (const auto& [k, v] : list) {
+        byCategory[std::get<0>(k)].first += v.first;
+        byCategory[std::get<0>(k)].second += v.second;
+    }
+    std::printf("\n%-14s %14s %14s %14s\n", "category", "predicted", "real", "diff");
+    for (const auto& [c, v] : byCategory)
+        std::printf("%-14s %14s %14s %14s\n", c.c_str(), formatBytes(v.first).c_str(), formatBytes(v.second).c_str(),
+                    formatBytes(v.first - v.second).c_str());
+    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) {
+        return std::llabs(x.second.first - x.second.second) > std::llabs(y.second.first - y.second.second);
+    });
+    std::printf("\n%-13s %-14s %12s %12s %12s  %s\n", "category", "phase", "predicted", "real", "diff", "frame");
+    for (size_t i = 0; i < list.size() && i < rows; ++i) {
+        const auto& [k, v] = list[i];
+        std::printf("%-13s %-14s %12s %12s %12s  %s\n", std::get<0>(k).c_str(), std::get<1>(k).c_str(),
+                    formatBytes(v.first).c_str(), formatBytes(v.second).c_str(), formatBytes(v.first - v.second).c_str(),
+                    std::get<2>(k).c_str());
+    }
+    return 0;
+}
