@@ -11,6 +11,8 @@ combinations, and keeps torch's max_memory_allocated / max_memory_reserved of ea
 TRUTH_STACKS=all records with C++ frames (torch's default), whose ATen op names the what-if reads.
 TRUTH_MODELS=llama,effnet TRUTH_FILE=truth_heldout2.json records the second held-out set (a Llama
 with tied embeddings, an EfficientNet-B0), added after the first set's lessons were in the model.
+TRUTH_MODELS=convnext,swin,t5 TRUTH_FILE=truth_heldout3.json records the third held-out set (ConvNeXt-T,
+Swin-T, a T5 encoder-decoder), recorded before the second set's misses were worked on.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -267,6 +269,96 @@ class ViT:
         return F.cross_entropy(m(x), y)
 
 
+class ConvNeXt:
+    """Held out (third set): torchvision's ConvNeXt-T (7x7 depthwise convolutions, a channels-last
+    LayerNorm, Linear layers and GELU inside each block, layer scale, stochastic depth)."""
+    name = "convnext"
+    batch = 32
+    seq = None
+    size = 128
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.convnext_tiny(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        blocks = [(m.features[s], i) for s in (1, 3, 5, 7) for i in range(len(m.features[s]))]
+        for stage, i in blocks[:n]:
+            stage[i] = Ckpt(stage[i])
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
+        y = torch.randint(0, 100, (b,), device=DEV)
+        return (x, y)
+
+    def loss(self, m, xy):
+        x, y = xy
+        return F.cross_entropy(m(x), y)
+
+
+class Swin:
+    """Held out (third set): torchvision's Swin-T (shifted-window attention, relative position
+    bias, its blocks in Sequential stages between patch merging)."""
+    name = "swin"
+    batch = 32
+    seq = None
+    size = 128
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.swin_t(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        blocks = [(m.features[s], i) for s in (1, 3, 5, 7) for i in range(len(m.features[s]))]
+        for stage, i in blocks[:n]:
+            stage[i] = Ckpt(stage[i])
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
+        y = torch.randint(0, 100, (b,), device=DEV)
+        return (x, y)
+
+    def loss(self, m, xy):
+        x, y = xy
+        return F.cross_entropy(m(x), y)
+
+
+class T5:
+    """Held out (third set): an encoder-decoder (transformers' T5 from a config: relative position
+    bias, two stacks of blocks run by one loop), its loss inside the model."""
+    name = "t5"
+    batch = 8
+    seq = 256
+    vocab = 32128
+
+    def build(self, dtype):
+        from transformers import T5Config, T5ForConditionalGeneration
+
+        cfg = T5Config(vocab_size=self.vocab, d_model=512, d_kv=64, d_ff=2048, num_layers=4, num_decoder_layers=4,
+                       num_heads=8, use_cache=False, decoder_start_token_id=0, pad_token_id=0)
+        torch.manual_seed(0)
+        return T5ForConditionalGeneration(cfg).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        blocks = [(m.encoder.block, i) for i in range(len(m.encoder.block))]
+        blocks += [(m.decoder.block, i) for i in range(len(m.decoder.block))]
+        for stack, i in blocks[:n]:
+            stack[i] = Ckpt(stack[i])
+
+    def batch_of(self, b, seq, dtype):
+        src = torch.randint(0, self.vocab, (b, seq), device=DEV)
+        tgt = torch.randint(0, self.vocab, (b, seq), device=DEV)
+        return (src, tgt)
+
+    def loss(self, m, st):
+        src, tgt = st
+        return m(input_ids=src, labels=tgt, use_cache=False).loss
+
+
 # ---------------------------------------------------------------- one run
 def make_optimizer(kind, params):
     if kind == "adamw":
@@ -308,7 +400,8 @@ def train(spec, cfg, record=None):
     m.train()
     ck = cfg.get("ckpt", 0)
     if ck:
-        nblocks = {"llm": 4, "cnn": 8, "vit": 6, "gpt2": 6, "bert": 6, "llama": 4, "effnet": 16}[spec.name]
+        nblocks = {"llm": 4, "cnn": 8, "vit": 6, "gpt2": 6, "bert": 6, "llama": 4, "effnet": 16,
+                   "convnext": 18, "swin": 12, "t5": 8}[spec.name]
         spec.wrap(m, nblocks if ck < 0 else ck)
     opt = make_optimizer(cfg.get("optimizer", "adamw"), m.parameters())
     amp_dtype = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(prec)
@@ -430,7 +523,7 @@ def main():
         (w @ w).float().sum().backward()
     del w
     if ONLY:
-        specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet())}
+        specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5())}
         named = dict(CHANGES + SEQ_CHANGES)
         for full_name in ONLY:
             model, change = full_name.split("_", 1)
@@ -441,7 +534,7 @@ def main():
             json.dump(info, f, indent=1)
         return
     budget = float(os.environ.get("TRUTH_BUDGET_S", "420")) / len(MODELS)
-    specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet())}
+    specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5())}
     for spec in (specs[m] for m in MODELS):
         deadline = time.time() + budget
         base = run(spec, spec.name + "_base", {}, record="whatif_" + spec.name + "_base")
