@@ -327,6 +327,27 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     };
     m_half.assign(dr.allocations.size(), 0);
     m_castBytes.assign(dr.allocations.size(), 0);
+    m_castSource.assign(dr.allocations.size(), -1);
+    // ops whose backward reads their own output, which therefore stays alive beside any copy
+    std::unordered_map<int32_t, uint8_t> outputSaved;
+    auto savesOutput = [&](StackId s) -> bool {
+        if (!s.valid())
+            return false;
+        auto [it, fresh] = outputSaved.try_emplace(s.value, 0);
+        if (fresh) {
+            const std::string_view op = stacks.op(s);
+            bool saves = contains(op, "softmax") || contains(op, "sigmoid") || contains(op, "tanh") || op == "relu" ||
+                         op == "relu_" || op == "threshold" || op == "exp" || op == "elu";
+            const auto frames = stacks.frames(s);
+            for (size_t k = 0; k < frames.size() && k < 2 && !saves; ++k) {
+                const std::string_view name = snap.str(snap.frames.frame(frames[k]).name);
+                saves = name == "softmax" || name == "log_softmax" || name == "sigmoid" || name == "tanh" || name == "relu" ||
+                        name == "relu6" || name == "elu" || name == "hardtanh";
+            }
+            it->second = saves ? 1 : 0;
+        }
+        return it->second != 0;
+    };
     m_quadratic.assign(dr.allocations.size(), 0);
     // attention's L x L scores: in a run of attention allocations, those at least twice the
     // run's most common size (its B x L x H tensors)
@@ -417,10 +438,14 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             m_half[static_cast<size_t>(id.value)] = low ? 1 : 0;
             if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)]) {
                 m_castBytes[static_cast<size_t>(id.value)] = plainSize / 2; // autocast's copy of its fp32 input
-                // a formula's fp32 result feeds only this product, which saves its copy:
-                // the result dies once the product has run
-                if (plain.valid() && formula[static_cast<size_t>(plain.value)] && !m_consumedAt.count(plain.value))
-                    m_consumedAt.emplace(plain.value, e);
+                // the products save their copies, not the fp32 input: unless the op that made
+                // it saves its own output (softmax, sigmoid, tanh, relu), the input dies once
+                // the last product reading it has cast it, and each copy lives as long as the
+                // recorded input did
+                if (plain.valid() && (formula[static_cast<size_t>(plain.value)] || !savesOutput(dr.allocation(plain).stack))) {
+                    m_consumedAt[plain.value] = e;
+                    m_castSource[static_cast<size_t>(id.value)] = plain.value;
+                }
             }
             if (al.size >= 4096) {
                 prevLow = low;
@@ -991,8 +1016,12 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             const uint32_t key = s.newKey();
             extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, scaled(m_castBytes[a], batchFactor), al.stream,
                              al.allocEvent.value - 1});
-            if (al.freeEvent.valid())
-                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, al.freeEvent.value});
+            // saved in place of the input it copies (while that input dies early), else as
+            // long as the product's output
+            const int32_t source = checkpointing ? -1 : m_castSource[a];
+            const Allocation& until = source >= 0 ? dr.allocations[static_cast<size_t>(source)] : al;
+            if (until.freeEvent.valid())
+                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, until.freeEvent.value});
         }
         insertAfterEvents(s.ops, std::move(extra));
     }

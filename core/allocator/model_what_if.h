@@ -129,8 +129,10 @@ private:
     RecordedSetup m_recorded;
     std::vector<uint8_t> m_half; // per allocation: low precision under autocast
     std::vector<uint64_t> m_castBytes; // per allocation: autocast's copy of its fp32 input (bytes)
-    // a formula's fp32 result (by allocation) -> the event of the matrix product that reads it
+    // an fp32 input that autocast casts for matrix products and that nothing else saves (by
+    // allocation) -> the event of the last product reading it, where it dies
     std::unordered_map<int32_t, int64_t> m_consumedAt;
+    std::vector<int32_t> m_castSource; // per product with a cast copy: the input it copies (-1: none)
     std::vector<uint8_t> m_quadratic; // per allocation: attention's L x L scores
     double m_backwardHalfShare = 0; // share of forward activation bytes that autocast halves
     // per allocation: a convolution's workspace (freed before any other allocation, in a
