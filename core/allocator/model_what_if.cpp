@@ -349,6 +349,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         return it->second != 0;
     };
     m_quadratic.assign(dr.allocations.size(), 0);
+    m_mathAttention.assign(dr.allocations.size(), 0);
     // attention's L x L scores: in a run of attention allocations, those at least twice the
     // run's most common size (its B x L x H tensors)
     {
@@ -365,10 +366,39 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                     best = n;
                     mode = size;
                 }
+            bool scores = false;
             if (best >= 2)
                 for (size_t a : run)
                     if (dr.allocations[a].size >= 2 * mode)
-                        m_quadratic[a] = 1;
+                        m_quadratic[a] = 1, scores = true;
+            // Scores mean the math kernel ran. At 16 bits the flash kernel replaces it only
+            // for a call with no mask of the caller's: the math kernel built its own causal
+            // mask (`tril`, or from Python frames an L x L bool beside its L x L x 4 float
+            // form). With a mask passed in (T5's position bias) 16 bits run the math kernel
+            // again, which computes in fp32: its tensors keep their bytes.
+            if (scores) {
+                bool causal = false;
+                std::set<uint64_t> sizes;
+                for (size_t a : run) {
+                    sizes.insert(dr.allocations[a].size);
+                    if (dr.allocations[a].stack.valid())
+                        for (const FrameId f : snap.stacks.frames(dr.allocations[a].stack))
+                            causal = causal || snap.str(snap.frames.frame(f).name).starts_with("at::_ops::tril::");
+                }
+                for (uint64_t m : sizes)
+                    causal = causal || (m >= 1024 && m < mode && sizes.count(4 * m));
+                if (!causal) {
+                    std::set<int32_t> lines; // the kernel's call: the scores' innermost frames
+                    for (size_t a : run)
+                        if (m_quadratic[a] && !stacks.frames(dr.allocations[a].stack).empty())
+                            lines.insert(stacks.frames(dr.allocations[a].stack)[0].value);
+                    for (size_t a : run) {
+                        const auto frames = stacks.frames(dr.allocations[a].stack);
+                        if (!frames.empty() && lines.count(frames[0].value))
+                            m_mathAttention[a] = 1;
+                    }
+                }
+            }
             run.clear();
         };
         for (size_t a = 0; a < dr.allocations.size(); ++a) {
@@ -761,8 +791,8 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     if (from == to)
         return f;
     if ((c == Category::Intermediate && dr.allocation(id).aliveAtEnd()) || m_persistentWorkspace[static_cast<size_t>(origin)] ||
-        m_fixedBytes[static_cast<size_t>(origin)])
-        return f; // a library's workspace (cuBLAS), a mask, a reduction's buffer: bytes, not elements
+        m_fixedBytes[static_cast<size_t>(origin)] || m_mathAttention[static_cast<size_t>(origin)])
+        return f; // a library's workspace (cuBLAS), a mask, a reduction's buffer, fp32 math: bytes, not elements
     switch (c) {
     case Category::Parameter:
     case Category::Gradient:
@@ -869,6 +899,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     if (from == Precision::Fp32 && to != Precision::Fp32) {
         std::erase_if(s.ops, [&](const TraceOp& op) {
             return op.origin >= 0 && static_cast<size_t>(op.origin) < allocCount && m_quadratic[static_cast<size_t>(op.origin)] &&
+                   !m_mathAttention[static_cast<size_t>(op.origin)] &&
                    op.key < allocCount;
         });
     }

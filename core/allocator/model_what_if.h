@@ -134,6 +134,9 @@ private:
     std::unordered_map<int32_t, int64_t> m_consumedAt;
     std::vector<int32_t> m_castSource; // per product with a cast copy: the input it copies (-1: none)
     std::vector<uint8_t> m_quadratic; // per allocation: attention's L x L scores
+    // per allocation: made by a math-kernel attention that 16 bits do not move to the flash
+    // kernel (a mask passed in), which computes in fp32 whatever its inputs
+    std::vector<uint8_t> m_mathAttention;
     double m_backwardHalfShare = 0; // share of forward activation bytes that autocast halves
     // per allocation: a convolution's workspace (freed before any other allocation, in a
     // program whose forward runs convolutions): optional under a capacity (TraceOp::optional)
