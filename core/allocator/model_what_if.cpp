@@ -91,6 +91,86 @@ IterationRanges rangesOf(const Iteration& it, const DeviceAttribution& a)
     return r;
 }
 
+// Splits the blocks that the callee's lines could not tell apart: two calls of a module whose
+// allocations all come from one line of its forward (an MBConv without a residual add runs
+// everything under `self.block(input)`) run into each other. A sub-module that every block
+// calls and some block calls once (the squeeze-excitation: the same callee line and the next
+// two frames inward, one contiguous run) counts the calls a run holds. Where most blocks make
+// as many tensors at that callee line after its last run, each run but the last ends its
+// block that many tensors later.
+template <typename Entry>
+void splitAtLandmarks(const std::vector<Entry>& entries, std::vector<std::pair<size_t, size_t>>& ranges)
+{
+    if (ranges.size() < 2)
+        return;
+    using Sig = std::pair<int32_t, uint64_t>; // callee line, sub-module
+    auto sig = [&](size_t x) { return Sig{entries[x].calleeLine, entries[x].sub}; };
+    // the tensors after the landmark (a workspace that one convolution's plan takes and the
+    // next one's does not is no part of the block's shape)
+    auto counted = [&](size_t x, int32_t line) { return entries[x].calleeLine == line && entries[x].activationBytes > 0; };
+    // per landmark candidate: its runs in each block (their last entries)
+    std::map<Sig, std::vector<std::vector<size_t>>> runs;
+    for (size_t b = 0; b < ranges.size(); ++b)
+        for (size_t x = ranges[b].first; x < ranges[b].second; ++x) {
+            if (entries[x].sub == 0 || (x + 1 < ranges[b].second && sig(x + 1) == sig(x)))
+                continue; // not the last entry of a run
+            auto& perBlock = runs[sig(x)];
+            perBlock.resize(ranges.size());
+            perBlock[b].push_back(x);
+        }
+    size_t bestPieces = ranges.size();
+    std::vector<std::pair<size_t, size_t>> best;
+    for (const auto& [s, perBlock] : runs) {
+        bool usable = true, single = false;
+        size_t pieces = 0;
+        std::map<int64_t, size_t> tails; // tensors after the last run at the landmark's callee line
+        for (size_t b = 0; b < ranges.size() && usable; ++b) {
+            if (perBlock[b].empty()) {
+                usable = false;
+                break;
+            }
+            pieces += perBlock[b].size();
+            single = single || perBlock[b].size() == 1;
+            int64_t t = 0;
+            for (size_t x = perBlock[b].back() + 1; x < ranges[b].second; ++x)
+                t += counted(x, s.first) ? 1 : 0;
+            ++tails[t];
+        }
+        // the blocks' common tail (most of them agree on it)
+        int64_t tail = -1;
+        size_t agree = 0;
+        for (const auto& [t, n] : tails)
+            if (n > agree) {
+                agree = n;
+                tail = t;
+            }
+        usable = usable && agree * 3 >= ranges.size() * 2;
+        // a sub-module every block calls several times (a layer's projections) is no landmark:
+        // some block must call it once
+        if (!usable || !single || pieces <= bestPieces)
+            continue;
+        std::vector<std::pair<size_t, size_t>> split;
+        for (size_t b = 0; b < ranges.size() && usable; ++b) {
+            size_t first = ranges[b].first;
+            for (size_t r = 0; r + 1 < perBlock[b].size(); ++r) {
+                size_t x = perBlock[b][r] + 1;
+                for (int64_t t = 0; x < ranges[b].second && t < tail; ++x)
+                    t += counted(x, s.first) ? 1 : 0;
+                usable = x < perBlock[b][r + 1] && x > first;
+                split.push_back({first, x});
+                first = x;
+            }
+            split.push_back({first, ranges[b].second});
+        }
+        if (usable) {
+            bestPieces = pieces;
+            best = std::move(split);
+        }
+    }
+    if (!best.empty())
+        ranges = std::move(best);
+}
+
 } // namespace
 
 int ForwardBlocks::count() const
@@ -134,6 +214,7 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
         uint32_t callee; // FrameId of the callee's forward frame
         int32_t calleeLine;
         int64_t activationBytes;
+        uint64_t sub; // the next two frames inward of the callee (FrameIds), the sub-module called
     };
     std::map<std::string, int> votes; // the loop frame chosen per iteration
     for (size_t itIndex = 0; itIndex < attribution.iterations.size(); ++itIndex) {
@@ -162,7 +243,14 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                 for (size_t j = k; j-- > 0;) {
                     const Frame& c = snap.frames.frame(frames[j]);
                     if (forwardNamed(c.name)) {
-                        byFrame[key].push_back({pos, e, static_cast<uint32_t>(frames[j].value), c.line, act});
+                        uint64_t sub = 0;
+                        int depth = 0;
+                        for (size_t m = j; m-- > 0 && depth < 2;)
+                            if (!machinery(frames[m])) {
+                                sub = (sub << 32) | (static_cast<uint32_t>(frames[m].value) + 1u);
+                                ++depth;
+                            }
+                        byFrame[key].push_back({pos, e, static_cast<uint32_t>(frames[j].value), c.line, act, sub});
                         break;
                     }
                 }
@@ -175,24 +263,21 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
         std::vector<BlockSpan> best;
         for (auto& [key, entries] : byFrame) {
             const auto f = static_cast<uint32_t>(key & 0xffffffffu);
-            std::vector<BlockSpan> blocks;
-            std::vector<int64_t> bytes;
+            using Range = std::pair<size_t, size_t>; // entries [first, second)
+            std::vector<Range> ranges;
             std::vector<uint64_t> calleeFunction; // per block: its callee's file and function
-            const Entry* prev = nullptr;
-            for (const Entry& x : entries) {
-                const Frame& callee = snap.frames.frame(FrameId{static_cast<int32_t>(x.callee)});
-                const bool fresh = !prev || x.pos != prev->pos + 1 ||
-                                   callee.filename != snap.frames.frame(FrameId{static_cast<int32_t>(prev->callee)}).filename ||
-                                   x.calleeLine < prev->calleeLine;
-                if (fresh) {
-                    blocks.push_back({x.event, x.event});
-                    bytes.push_back(0);
+            for (size_t x = 0; x < entries.size(); ++x) {
+                const Entry& e = entries[x];
+                const Frame& callee = snap.frames.frame(FrameId{static_cast<int32_t>(e.callee)});
+                const Entry* prev = x > 0 ? &entries[x - 1] : nullptr;
+                if (!prev || e.pos != prev->pos + 1 ||
+                    callee.filename != snap.frames.frame(FrameId{static_cast<int32_t>(prev->callee)}).filename ||
+                    e.calleeLine < prev->calleeLine) {
+                    ranges.push_back({x, x});
                     calleeFunction.push_back((static_cast<uint64_t>(static_cast<uint32_t>(callee.filename.value)) << 32) |
                                              static_cast<uint32_t>(callee.name.value));
                 }
-                blocks.back().lastEvent = x.event;
-                bytes.back() += x.activationBytes;
-                prev = &x;
+                ranges.back().second = x + 1;
             }
             // the repeated blocks are calls of one function (a decoder layer's forward, an
             // MBConv's): a loop that also runs other modules (a stem's convolution and norm
@@ -202,16 +287,18 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                 ++callees[c];
             const auto common = std::max_element(callees.begin(), callees.end(),
                                                  [](const auto& a, const auto& b) { return a.second < b.second; });
-            if (common != callees.end() && common->second >= 2) {
-                size_t w = 0;
-                for (size_t b = 0; b < blocks.size(); ++b)
-                    if (calleeFunction[b] == common->first) {
-                        blocks[w] = blocks[b];
-                        bytes[w] = bytes[b];
-                        ++w;
-                    }
-                blocks.resize(w);
-                bytes.resize(w);
+            if (common != callees.end() && common->second >= 2)
+                for (size_t b = ranges.size(); b-- > 0;)
+                    if (calleeFunction[b] != common->first)
+                        ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(b));
+            splitAtLandmarks(entries, ranges);
+            std::vector<BlockSpan> blocks;
+            std::vector<int64_t> bytes;
+            for (const auto& [first, last] : ranges) {
+                blocks.push_back({entries[first].event, entries[last - 1].event});
+                bytes.push_back(0);
+                for (size_t x = first; x < last; ++x)
+                    bytes.back() += entries[x].activationBytes;
             }
             // repeated blocks, not one call holding everything: what all blocks but the
             // largest cover
@@ -899,8 +986,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     if (from == Precision::Fp32 && to != Precision::Fp32) {
         std::erase_if(s.ops, [&](const TraceOp& op) {
             return op.origin >= 0 && static_cast<size_t>(op.origin) < allocCount && m_quadratic[static_cast<size_t>(op.origin)] &&
-                   !m_mathAttention[static_cast<size_t>(op.origin)] &&
-                   op.key < allocCount;
+                   !m_mathAttention[static_cast<size_t>(op.origin)] && op.key < allocCount;
         });
     }
     // --- sizes: precision, batch, sequence, micro-batch

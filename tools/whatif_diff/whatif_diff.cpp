@@ -4,7 +4,7 @@
 //
 //   memscope_whatif_diff BASE.pickle.gz REAL.pickle.gz --recorded-batch 32 [--checkpoint all|N]
 //       [--precision P] [--optimizer O] [--accumulate K] [--batch B] [--seq L --recorded-seq L0]
-//       [--recorded-precision P] [--rows N] [--list CATEGORY]
+//       [--recorded-precision P] [--rows N] [--list CATEGORY] [--sizes 1]
 //
 // BASE is the recording the prediction starts from, REAL a recording of the changed run. Both
 // sides are grouped by category, the phase the bytes were made in, and the innermost Python
@@ -72,6 +72,7 @@ int main(int argc, char** argv)
     std::optional<Precision> recordedPrecision;
     size_t rows = 40;
     std::string listCategory; // print each live allocation of this category, both sides
+    bool sizes = false; // print the live sizes of both sides (recordings without stacks)
     for (int i = 3; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
         if (k == "--checkpoint")
@@ -92,6 +93,8 @@ int main(int argc, char** argv)
             recordedSeq = std::atof(v.c_str());
         else if (k == "--recorded-precision")
             recordedPrecision = precisionFromName(v);
+        else if (k == "--sizes")
+            sizes = v == "1";
         else if (k == "--list")
             listCategory = v;
         else if (k == "--rows")
@@ -157,19 +160,19 @@ int main(int argc, char** argv)
             live.erase(op.key);
     }
     const int64_t peakEvent = s.ops[bestOp].event;
-    std::printf("predicted peak (rounded requests): %s at op %zu (recorded event %lld, %s)\n", formatBytes(best).c_str(),
-                bestOp, static_cast<long long>(peakEvent),
+    std::printf("predicted peak (rounded requests): %s at op %zu (recorded event %lld, %s)\n", formatBytes(best).c_str(), bestOp,
+                static_cast<long long>(peakEvent),
                 peakEvent >= 0 && static_cast<size_t>(peakEvent) < ba.eventPhase.size()
                     ? std::string(phaseName(ba.eventPhase[static_cast<size_t>(peakEvent)])).c_str()
                     : "?");
     for (const auto& [key, op] : live) {
         const bool recorded = op->origin >= 0 && static_cast<size_t>(op->origin) < bdr.allocations.size();
-        const std::string frame =
-            recorded ? frameOf(bs, bstacks, bdr.allocations[static_cast<size_t>(op->origin)].stack) : "(added)";
-        const std::string phase =
-            recorded ? std::string(phaseName(ba.allocationPhase[static_cast<size_t>(op->origin)])) : std::string("-");
-        const std::string cat = std::string(categoryName(recorded ? ba.allocationCategory[static_cast<size_t>(op->origin)]
-                                                                  : op->category));
+        const std::string frame = recorded ? frameOf(bs, bstacks, bdr.allocations[static_cast<size_t>(op->origin)].stack)
+                                           : "(added)";
+        const std::string phase = recorded ? std::string(phaseName(ba.allocationPhase[static_cast<size_t>(op->origin)]))
+                                           : std::string("-");
+        const std::string cat = std::string(
+            categoryName(recorded ? ba.allocationCategory[static_cast<size_t>(op->origin)] : op->category));
         groups[{cat, phase, frame}].first += static_cast<int64_t>(rounded(op->size));
         if (cat == listCategory)
             std::printf("  predicted %-12s %12llu  key %u origin %d event %lld  %s\n", phase.c_str(),
@@ -202,7 +205,8 @@ int main(int argc, char** argv)
         }
     }
     std::printf("real peak (rounded requests): %s at event %lld (%s)\n", formatBytes(rbest).c_str(),
-                static_cast<long long>(rbestEvent), std::string(phaseName(ra.eventPhase[static_cast<size_t>(rbestEvent)])).c_str());
+                static_cast<long long>(rbestEvent),
+                std::string(phaseName(ra.eventPhase[static_cast<size_t>(rbestEvent)])).c_str());
     for (size_t a = 0; a < rdr.allocations.size(); ++a) {
         const Allocation& al = rdr.allocations[a];
         if (!al.activeAfter(rbestEvent))
@@ -211,11 +215,24 @@ int main(int argc, char** argv)
         groups[{cat, std::string(phaseName(ra.allocationPhase[a])), frameOf(rs, rstacks, al.stack)}].second +=
             static_cast<int64_t>(rounded(al.size));
         if (cat == listCategory)
-            std::printf("  real      %-12s %12llu  alloc %lld free %lld  %s\n", std::string(phaseName(ra.allocationPhase[a])).c_str(),
-                        static_cast<unsigned long long>(al.size), static_cast<long long>(al.allocEvent.value),
-                        static_cast<long long>(al.freeEvent.value), frameOf(rs, rstacks, al.stack).c_str());
+            std::printf("  real      %-12s %12llu  alloc %lld free %lld  %s\n",
+                        std::string(phaseName(ra.allocationPhase[a])).c_str(), static_cast<unsigned long long>(al.size),
+                        static_cast<long long>(al.allocEvent.value), static_cast<long long>(al.freeEvent.value),
+                        frameOf(rs, rstacks, al.stack).c_str());
     }
 
+    if (sizes) {
+        std::map<uint64_t, std::pair<int, int>, std::greater<>> count; // rounded size -> predicted, real
+        for (const auto& [key, op] : live)
+            ++count[rounded(op->size)].first;
+        for (const Allocation& al : rdr.allocations)
+            if (al.activeAfter(rbestEvent))
+                ++count[rounded(al.size)].second;
+        std::printf("\n%14s %9s %9s\n", "size", "predicted", "real");
+        for (const auto& [size, n] : count)
+            if (size >= (1 << 20) && n.first != n.second)
+                std::printf("%14llu %9d %9d\n", static_cast<unsigned long long>(size), n.first, n.second);
+    }
     std::map<std::string, std::pair<int64_t, int64_t>> byCategory;
     std::vector<std::pair<Key, std::pair<int64_t, int64_t>>> list(groups.begin(), groups.end());
     for (const auto& [k, v] : list) {

@@ -174,9 +174,12 @@ private slots:
                                    << "fp32" << 6 << "modeling_bert.py"; // the encoder's `for layer in self.layer`
         QTest::newRow("llama") << "llama_base"
                                << "fp32" << 4 << "modeling_layers.py";
-        // nested nn.Sequential stages: a loop frame per occurrence on the stack, not one for all
+        // nested nn.Sequential stages: a loop frame per occurrence on the stack, not one for all;
+        // its 16 MBConvs, though the 7 without a residual add run into the next call
         QTest::newRow("effnet") << "effnet_base"
-                                << "fp32" << 26 << "container.py";
+                                << "fp32" << 16 << "container.py";
+        QTest::newRow("all: effnet") << "all:effnet_base"
+                                     << "fp32" << 16 << "container.py";
     }
     void recordedSetup()
     {
@@ -213,18 +216,15 @@ private slots:
         // recordings of the base run
         const std::map<QString, std::pair<double, double>> misses{
             {"vit_bf16+ckpt_all+batch_x2", {0.05, 0.10}},
-            // EfficientNet: its checkpointed blocks are found at the Conv2dNormActivation
-            // level (an MBConv without a residual add leaves nothing on the stack between
-            // two calls), and cuDNN's 16-bit backward takes larger workspaces
-            {"effnet_ckpt_all", {0.10, 0.10}},
-            {"effnet_ckpt_2", {0.07, 0.08}},
+            // EfficientNet: cuDNN's 16-bit backward takes other workspaces than its fp32 one,
+            // and its checkpointed runs reserve other segments
+            {"effnet_ckpt_all", {0.06, 0.08}},
             {"effnet_bf16", {0.08, 0.08}},
             {"effnet_amp_bf16", {0.08, 0.08}},
             {"effnet_amp_fp16", {0.05, 0.09}},
-            {"effnet_ckpt_all+amp_bf16", {0.07, 0.39}},
-            {"effnet_ckpt_all+accum2", {0.07, 0.08}},
+            {"effnet_ckpt_all+amp_bf16", {0.05, 0.28}},
             {"effnet_amp_bf16+sgd_momentum+accum2", {0.07, 0.08}},
-            {"effnet_bf16+ckpt_all+batch_x2", {0.11, 0.19}},
+            {"effnet_bf16+ckpt_all+batch_x2", {0.07, 0.32}},
         };
         for (const bool all : {false, true})
             for (const QString& file : kTruthFiles) {
