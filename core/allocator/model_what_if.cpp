@@ -105,9 +105,12 @@ void splitAtLandmarks(const std::vector<Entry>& entries, std::vector<std::pair<s
         return;
     using Sig = std::pair<int32_t, uint64_t>; // callee line, sub-module
     auto sig = [&](size_t x) { return Sig{entries[x].calleeLine, entries[x].sub}; };
-    // the tensors after the landmark (a workspace that one convolution's plan takes and the
-    // next one's does not is no part of the block's shape)
-    auto counted = [&](size_t x, int32_t line) { return entries[x].calleeLine == line && entries[x].activationBytes > 0; };
+    // the tensors after the landmark, not the workspaces freed before the next allocation (one
+    // convolution's plan takes one, the next one's may not)
+    auto counted = [&](size_t x, int32_t line) {
+        return entries[x].calleeLine == line &&
+               (x + 1 >= entries.size() || entries[x].freeEvent < 0 || entries[x].freeEvent > entries[x + 1].event);
+    };
     // per landmark candidate: its runs in each block (their last entries)
     std::map<Sig, std::vector<std::vector<size_t>>> runs;
     for (size_t b = 0; b < ranges.size(); ++b)
@@ -215,6 +218,7 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
         int32_t calleeLine;
         int64_t activationBytes;
         uint64_t sub; // the next two frames inward of the callee (FrameIds), the sub-module called
+        int64_t freeEvent; // -1: alive at the end
     };
     std::map<std::string, int> votes; // the loop frame chosen per iteration
     for (size_t itIndex = 0; itIndex < attribution.iterations.size(); ++itIndex) {
@@ -250,7 +254,8 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                                 sub = (sub << 32) | (static_cast<uint32_t>(frames[m].value) + 1u);
                                 ++depth;
                             }
-                        byFrame[key].push_back({pos, e, static_cast<uint32_t>(frames[j].value), c.line, act, sub});
+                        byFrame[key].push_back({pos, e, static_cast<uint32_t>(frames[j].value), c.line, act, sub,
+                                                al.freeEvent.valid() ? al.freeEvent.value : -1});
                         break;
                     }
                 }
@@ -287,10 +292,29 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                 ++callees[c];
             const auto common = std::max_element(callees.begin(), callees.end(),
                                                  [](const auto& a, const auto& b) { return a.second < b.second; });
-            if (common != callees.end() && common->second >= 2)
+            if (common != callees.end() && common->second >= 2) {
                 for (size_t b = ranges.size(); b-- > 0;)
                     if (calleeFunction[b] != common->first)
                         ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(b));
+                // Two methods named forward in one file (ConvNeXt's LayerNorm2d, then its
+                // CNBlocks) run into one block: a call of the function starts at the line most
+                // blocks start at, and what comes before that line in a block is not its own.
+                std::map<int32_t, size_t> firstLines;
+                for (const auto& r : ranges)
+                    ++firstLines[entries[r.first].calleeLine];
+                const int32_t line = std::max_element(firstLines.begin(), firstLines.end(), [](const auto& a, const auto& b) {
+                                         return a.second < b.second;
+                                     })->first;
+                for (size_t b = ranges.size(); b-- > 0;) {
+                    size_t x = ranges[b].first;
+                    while (x < ranges[b].second && entries[x].calleeLine != line)
+                        ++x;
+                    if (x == ranges[b].second)
+                        ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(b));
+                    else
+                        ranges[b].first = x;
+                }
+            }
             splitAtLandmarks(entries, ranges);
             std::vector<BlockSpan> blocks;
             std::vector<int64_t> bytes;

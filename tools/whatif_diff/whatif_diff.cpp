@@ -4,7 +4,7 @@
 //
 //   memscope_whatif_diff BASE.pickle.gz REAL.pickle.gz --recorded-batch 32 [--checkpoint all|N]
 //       [--precision P] [--optimizer O] [--accumulate K] [--batch B] [--seq L --recorded-seq L0]
-//       [--recorded-precision P] [--rows N] [--list CATEGORY] [--sizes 1]
+//       [--recorded-precision P] [--rows N] [--list CATEGORY] [--sizes 1] [--segments 1]
 //
 // BASE is the recording the prediction starts from, REAL a recording of the changed run. Both
 // sides are grouped by category, the phase the bytes were made in, and the innermost Python
@@ -73,6 +73,8 @@ int main(int argc, char** argv)
     size_t rows = 40;
     std::string listCategory; // print each live allocation of this category, both sides
     bool sizes = false; // print the live sizes of both sides (recordings without stacks)
+    bool segments = false; // print each growth of the reserved bytes, both sides
+    int64_t opsFrom = -1, opsTo = -1; // print the edited stream's ops in [from, to]
     for (int i = 3; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
         if (k == "--checkpoint")
@@ -93,6 +95,11 @@ int main(int argc, char** argv)
             recordedSeq = std::atof(v.c_str());
         else if (k == "--recorded-precision")
             recordedPrecision = precisionFromName(v);
+        else if (k == "--ops") {
+            opsFrom = std::atoll(v.c_str());
+            opsTo = opsFrom + 400;
+        } else if (k == "--segments")
+            segments = v == "1";
         else if (k == "--sizes")
             sizes = v == "1";
         else if (k == "--list")
@@ -117,11 +124,39 @@ int main(int argc, char** argv)
         r.precision = *recordedPrecision;
     model.setRecorded(r);
     std::printf("blocks found: %d (loop %s)\n", model.blocks().count(), model.blocks().loopFrame.c_str());
+    if (std::getenv("WHATIF_DIFF_BLOCKS"))
+        for (size_t it = 0; it < model.blocks().perIteration.size(); ++it)
+            for (const BlockSpan& b : model.blocks().perIteration[it])
+                std::printf("  iteration %zu block events %lld..%lld\n", it, static_cast<long long>(b.firstEvent),
+                            static_cast<long long>(b.lastEvent));
     std::vector<std::string> notes;
     const OpStream s = model.build(changes, &notes);
     for (const auto& n : notes)
         std::printf("note: %s\n", n.c_str());
-    const SimulationResult sim = simulateOps(s, &ba, SimulationOptions{});
+    for (int64_t k = std::max<int64_t>(0, opsFrom); opsFrom >= 0 && k <= opsTo && k < static_cast<int64_t>(s.ops.size()); ++k) {
+        const TraceOp& op = s.ops[static_cast<size_t>(k)];
+        if (op.kind == TraceOp::Kind::Alloc && op.size >= (1 << 20))
+            std::printf("  op %lld alloc %llu key %u origin %d event %lld %s %s\n", static_cast<long long>(k),
+                        static_cast<unsigned long long>(op.size), op.key, op.origin, static_cast<long long>(op.event),
+                        op.origin >= 0 ? std::string(phaseName(ba.allocationPhase[static_cast<size_t>(op.origin)])).c_str() : "-",
+                        op.key == static_cast<uint32_t>(op.origin) ? "" : "(copy)");
+        else if (op.kind == TraceOp::Kind::Free)
+            std::printf("  op %lld free key %u event %lld\n", static_cast<long long>(k), op.key,
+                        static_cast<long long>(op.event));
+    }
+    SimulationOptions so;
+    so.keepCurve = segments;
+    const SimulationResult sim = simulateOps(s, &ba, so);
+    if (segments) {
+        std::printf("predicted reserved growth (op: +bytes -> reserved):\n");
+        int64_t prev = 0;
+        for (size_t k = 0; k < sim.reserved.size(); ++k) {
+            if (sim.reserved[k] != prev)
+                std::printf("  %zu%s: %+lld -> %lld\n", k, k < s.ops.size() && s.ops[k].origin < 0 ? " (added)" : "",
+                            static_cast<long long>(sim.reserved[k] - prev), static_cast<long long>(sim.reserved[k]));
+            prev = sim.reserved[k];
+        }
+    }
     std::printf("predicted: allocated peak %s, reserved %s\n", formatBytes(sim.allocatedPeak).c_str(),
                 formatBytes(sim.reservedPeak).c_str());
 
