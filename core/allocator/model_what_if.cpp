@@ -488,9 +488,21 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             // form). With a mask passed in (T5's position bias) 16 bits run the math kernel
             // again, which computes in fp32: its tensors keep their bytes.
             if (scores) {
+                std::set<int32_t> lines; // the kernel's call: the scores' innermost frames
+                for (size_t a : run)
+                    if (m_quadratic[a] && !stacks.frames(dr.allocations[a].stack).empty())
+                        lines.insert(stacks.frames(dr.allocations[a].stack)[0].value);
+                std::vector<size_t> call;
+                for (size_t a : run) {
+                    const auto frames = stacks.frames(dr.allocations[a].stack);
+                    if (!frames.empty() && lines.count(frames[0].value))
+                        call.push_back(a);
+                }
+                // the call's own causal mask (a mask the model builds before the call, T5's
+                // decoder's, is the caller's)
                 bool causal = false;
                 std::set<uint64_t> sizes;
-                for (size_t a : run) {
+                for (size_t a : call) {
                     sizes.insert(dr.allocations[a].size);
                     if (dr.allocations[a].stack.valid())
                         for (const FrameId f : snap.stacks.frames(dr.allocations[a].stack))
@@ -499,15 +511,32 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 for (uint64_t m : sizes)
                     causal = causal || (m >= 1024 && m < mode && sizes.count(4 * m));
                 if (!causal) {
-                    std::set<int32_t> lines; // the kernel's call: the scores' innermost frames
-                    for (size_t a : run)
-                        if (m_quadratic[a] && !stacks.frames(dr.allocations[a].stack).empty())
-                            lines.insert(stacks.frames(dr.allocations[a].stack)[0].value);
-                    for (size_t a : run) {
-                        const auto frames = stacks.frames(dr.allocations[a].stack);
-                        if (!frames.empty() && lines.count(frames[0].value))
-                            m_mathAttention[a] = 1;
+                    for (size_t a : call)
+                        m_mathAttention[a] = 1;
+                } else if (!call.empty()) {
+                    // The flash kernel keeps none of the math kernel's tensors but its output;
+                    // it saves its inputs instead (the tensors the call consumed, freed before
+                    // the next allocation after it), for as long as the scores were kept.
+                    FlashCall fc;
+                    fc.dropped.assign(call.begin(), call.end() - 1);
+                    const int64_t first = dr.allocations[call.front()].allocEvent.value;
+                    int64_t next = dr.allocations[call.back()].allocEvent.value + 1;
+                    while (next < static_cast<int64_t>(dr.eventAllocation.size()) &&
+                           !(dr.eventAllocation[static_cast<size_t>(next)].valid() &&
+                             dr.allocation(dr.eventAllocation[static_cast<size_t>(next)]).allocEvent.value == next))
+                        ++next;
+                    for (size_t a : call)
+                        if (m_quadratic[a] && dr.allocations[a].freeEvent.valid())
+                            fc.saveUntil = std::max(fc.saveUntil, dr.allocations[a].freeEvent.value);
+                    for (size_t a = 0; a < dr.allocations.size() && fc.saveUntil >= 0; ++a) {
+                        const Allocation& in = dr.allocations[a];
+                        if (in.allocEvent.valid() && in.allocEvent.value < first && in.freeEvent.valid() &&
+                            in.freeEvent.value >= first && in.freeEvent.value < next &&
+                            attribution.allocationPhase[a] == Phase::Forward)
+                            fc.inputs.push_back(static_cast<int32_t>(a));
                     }
+                    if (fc.saveUntil >= 0)
+                        m_flashCalls.push_back(std::move(fc));
                 }
             }
             run.clear();
@@ -808,6 +837,42 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // later iterations make their gradients anew, is no parameter's gradient: a library's
     // workspace made in the first backward (cuBLAS's on the autograd thread), bytes that do
     // not change with the dtype.
+    // An RMS norm squares its input (a full-size tensor freed at once, then its mean over the
+    // last dimension on the same line: T5's and Llama's norms). Transformers' norms square an
+    // fp32 copy of the input (`.to(torch.float32)`, a no-op in an fp32 recording); in a 16-bit
+    // model that copy is a tensor of its own, saved as long as the normalized output it feeds.
+    for (const Iteration& it : attribution.iterations) {
+        std::vector<size_t> fwd; // the iteration's forward allocations, in order
+        for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+            const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+            if (id.valid() && dr.allocation(id).allocEvent.value == e &&
+                attribution.eventPhase[static_cast<size_t>(e)] == Phase::Forward)
+                fwd.push_back(static_cast<size_t>(id.value));
+        }
+        for (size_t k = 0; k + 2 < fwd.size(); ++k) {
+            const Allocation& sq = dr.allocations[fwd[k]];
+            const Allocation& mean = dr.allocations[fwd[k + 1]];
+            if (sq.size < (64u << 10) || mean.size == 0 || sq.size % mean.size != 0 || sq.size / mean.size < 64 ||
+                !sq.freeEvent.valid() || sq.freeEvent.value > dr.allocations[fwd[k + 2]].allocEvent.value ||
+                isAttention(sq.stack) || (stacks.hasNativeFrames() && !stacks.op(sq.stack).starts_with("pow")))
+                continue;
+            const auto sqFrames = stacks.frames(sq.stack);
+            const auto meanFrames = stacks.frames(mean.stack);
+            if (sqFrames.empty() || meanFrames.empty() || sqFrames[0] != meanFrames[0])
+                continue;
+            // the normalized output: the next tensor of the input's size made in the same file
+            for (size_t j = k + 2; j < fwd.size() && j < k + 8; ++j) {
+                const Allocation& out = dr.allocations[fwd[j]];
+                const auto outFrames = stacks.frames(out.stack);
+                if (out.size == sq.size && !outFrames.empty() &&
+                    snap.frames.frame(outFrames[0]).filename == snap.frames.frame(sqFrames[0]).filename) {
+                    if (out.freeEvent.valid())
+                        m_upcastNorms.push_back({sq.allocEvent.value, static_cast<int32_t>(fwd[k]), out.freeEvent.value});
+                    break;
+                }
+            }
+        }
+    }
     m_persistentWorkspace.assign(dr.allocations.size(), 0);
     if (attribution.iterations.size() > 1) {
         const int64_t lastStart = attribution.iterations.back().firstEvent;
@@ -1006,12 +1071,46 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         throw std::invalid_argument("batch and sequence must be > 0");
 
     const double seqFactor = changes.seq ? *changes.seq / m_recorded.seq : 1.0;
-    // --- attention at 16 bits runs the flash kernel, which keeps no L x L scores
-    if (from == Precision::Fp32 && to != Precision::Fp32) {
+    // --- attention at 16 bits runs the flash kernel: none of the math kernel's tensors but its
+    // output, and its inputs saved for the backward
+    if (from == Precision::Fp32 && to != Precision::Fp32 && !m_flashCalls.empty()) {
+        std::set<uint32_t> drop;
+        std::map<uint32_t, int64_t> keep; // input -> where the backward frees it
+        for (const FlashCall& c : m_flashCalls) {
+            for (int32_t a : c.dropped)
+                drop.insert(static_cast<uint32_t>(a));
+            for (int32_t a : c.inputs)
+                keep[static_cast<uint32_t>(a)] = c.saveUntil;
+        }
+        std::vector<TraceOp> moved;
         std::erase_if(s.ops, [&](const TraceOp& op) {
-            return op.origin >= 0 && static_cast<size_t>(op.origin) < allocCount && m_quadratic[static_cast<size_t>(op.origin)] &&
-                   !m_mathAttention[static_cast<size_t>(op.origin)] && op.key < allocCount;
+            if (op.origin < 0 || op.key >= allocCount || static_cast<uint32_t>(op.origin) != op.key)
+                return false;
+            if (drop.count(op.key))
+                return true;
+            if (op.kind == TraceOp::Kind::Free || op.kind == TraceOp::Kind::FreeRequested)
+                if (const auto k = keep.find(op.key); k != keep.end() && k->second > op.event) {
+                    TraceOp m = op;
+                    m.event = k->second;
+                    moved.push_back(m);
+                    return true;
+                }
+            return false;
         });
+        insertAfterEvents(s.ops, std::move(moved));
+    }
+    // --- an RMS norm's fp32 copy of its 16-bit input (see m_upcastNorms); under checkpointing
+    // the recomputation decides what lives
+    if (from == Precision::Fp32 && (to == Precision::Bf16 || to == Precision::Fp16) && !changes.checkpoint) {
+        std::vector<TraceOp> extra;
+        for (const UpcastNorm& n : m_upcastNorms) {
+            const Allocation& sq = dr.allocations[static_cast<size_t>(n.square)];
+            const uint32_t key = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1,
+                             scaled(sq.size, sizeFactor(n.square, from, from, batchFactor, seqFactor)), sq.stream, n.event - 1});
+            extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, sq.stream, n.freeEvent});
+        }
+        insertAfterEvents(s.ops, std::move(extra));
     }
     // --- sizes: precision, batch, sequence, micro-batch
     for (TraceOp& op : s.ops)

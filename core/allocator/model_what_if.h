@@ -137,6 +137,14 @@ private:
     // per allocation: made by a math-kernel attention that 16 bits do not move to the flash
     // kernel (a mask passed in), which computes in fp32 whatever its inputs
     std::vector<uint8_t> m_mathAttention;
+    // per math-kernel attention call that 16 bits move to the flash kernel (a causal mask of
+    // its own): its tensors but the output, the inputs it consumed, and where its scores died
+    struct FlashCall {
+        std::vector<int32_t> dropped;
+        std::vector<int32_t> inputs;
+        int64_t saveUntil = -1;
+    };
+    std::vector<FlashCall> m_flashCalls;
     double m_backwardHalfShare = 0; // share of forward activation bytes that autocast halves
     // per allocation: a convolution's workspace (freed before any other allocation, in a
     // program whose forward runs convolutions): optional under a capacity (TraceOp::optional)
@@ -161,6 +169,14 @@ private:
     // per allocation: labelled a gradient but a workspace (made in an earlier iteration,
     // alive at the end, where later iterations make their gradients anew)
     std::vector<uint8_t> m_persistentWorkspace;
+    // RMS norms (a squared input and its mean on one line): in a 16-bit model they square an
+    // fp32 copy of the input, saved with the normalized output
+    struct UpcastNorm {
+        int64_t event = 0; // where the square is made
+        int32_t square = -1; // its allocation
+        int64_t freeEvent = 0; // where the normalized output is freed
+    };
+    std::vector<UpcastNorm> m_upcastNorms;
     // per allocation: a large weight that no matrix product reads (an embedding's table,
     // known where the recording names the backward's operators): autocast makes no copy
     std::vector<uint8_t> m_uncastWeight;
