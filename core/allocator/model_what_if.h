@@ -32,7 +32,11 @@ class PythonStacks;
  * - Autocast's weight copies: moving to mixed precision adds, per iteration, a half-size
  *   copy of every weight of 16 KiB or more, made at the forward's start and released at
  *   the backward's end (the cast cache and the saved tensors hold them); moving away
- *   removes the forward allocations of exactly half a weight's size.
+ *   removes the forward allocations of exactly half a weight's size. A product's fp32 input
+ *   gets a half-size copy that takes over its lifetime, the input dying at the cast.
+ * - Attention: at 16 bits the flash kernel replaces a math kernel that built its own causal
+ *   mask (its tensors go but the output; its inputs are saved instead); with a mask passed
+ *   in the math kernel runs again, in fp32. A 16-bit RMS norm saves an fp32 copy of its input.
  * - Optimizer: the recorded state allocations come in groups of K per parameter (AdamW's
  *   exp_avg, exp_avg_sq); the target keeps the first K' of each group, adds copies, or
  *   (from a stateless recording) allocates K' x each parameter at the first step; 8-bit
@@ -40,7 +44,8 @@ class PythonStacks;
  *   (foreach Adam) are dropped for an optimizer that updates in place (SGD).
  * - Checkpointing: the repeated blocks of the forward are found from the stacks (the
  *   frame whose callee's forward restarts at a lower line is a loop over blocks, the one
- *   covering the most activation bytes outside its largest block wins). A checkpointed block keeps
+ *   covering the most activation bytes outside its largest block wins; calls the lines cannot
+ *   separate are split at a sub-module each calls once). A checkpointed block keeps
  *   only its output (the last activation it allocates); its other activations are freed
  *   at the block's end and allocated again, with its forward temporaries, right before
  *   its backward starts (after the backward has freed the activations of what came after
@@ -50,8 +55,7 @@ class PythonStacks;
  *   buffers become temporaries); what the forward keeps past the backward lives until
  *   the next micro-batch.
  * - Sequence: L/L0 like the batch, and once more for attention's L x L scores (in a run of
- *   attention allocations, those at least twice its most common size); attention at 16
- *   bits runs the flash kernel, which keeps no scores, so a move from fp32 drops them.
+ *   attention allocations, those at least twice its most common size).
  * Limits: a trace is one run; op dtypes are read from the ATen operator where the
  * recording has native frames (stacks="all", torch's default; autocast_ops.h), else from
  * the innermost Python frames; a recording that already checkpoints or accumulates is
