@@ -64,6 +64,25 @@ void insertAfterEvents(std::vector<TraceOp>& ops, std::vector<TraceOp> extra)
     ops.swap(out);
 }
 
+// Takes the frees of recorded allocations that `eventOf` moves (a new event, or -1 to leave the
+// free where it is) out of `ops` into `moved`, for insertAfterEvents().
+template <typename EventOf>
+void takeFrees(std::vector<TraceOp>& ops, const EventOf& eventOf, std::vector<TraceOp>& moved)
+{
+    std::erase_if(ops, [&](const TraceOp& op) {
+        if ((op.kind != TraceOp::Kind::Free && op.kind != TraceOp::Kind::FreeRequested) || op.origin < 0 ||
+            static_cast<uint32_t>(op.origin) != op.key)
+            return false;
+        const int64_t event = eventOf(op);
+        if (event < 0)
+            return false;
+        TraceOp m = op;
+        m.event = event;
+        moved.push_back(m);
+        return true;
+    });
+}
+
 struct IterationRanges {
     int64_t first = -1; // the iteration's first event
     int64_t forwardStart = -1;
@@ -832,6 +851,37 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         };
         m_backwardUpcast = madeWhileAlive(m_upcastLoss);
         m_backwardLoss = madeWhileAlive(loss);
+        // per iteration: the logits the upcast copies, and the gradient cast back where the
+        // other loss tensors alive beside it are gone
+        for (const Iteration& it : attribution.iterations) {
+            int32_t first = -1, last = -1;
+            for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                if (!id.valid() || dr.allocation(id).allocEvent.value != e)
+                    continue;
+                const auto a = static_cast<size_t>(id.value);
+                if (first < 0 && m_upcastLoss[a] && attribution.allocationPhase[a] == Phase::Forward &&
+                    dr.allocations[a].size >= (1 << 20))
+                    first = id.value;
+                if (m_backwardUpcast[a] && dr.allocations[a].size >= (1 << 20))
+                    last = id.value;
+            }
+            if (first < 0)
+                continue;
+            UpcastLoss u{first, -1, 0};
+            if (last >= 0 && dr.allocations[static_cast<size_t>(last)].freeEvent.valid()) {
+                const Allocation& g = dr.allocations[static_cast<size_t>(last)];
+                u.gradient = last;
+                u.castAt = g.allocEvent.value;
+                for (size_t a = 0; a < dr.allocations.size(); ++a) {
+                    const Allocation& x = dr.allocations[a];
+                    if ((m_backwardUpcast[a] || m_upcastLoss[a]) && static_cast<int32_t>(a) != last &&
+                        x.activeAfter(g.allocEvent.value) && x.freeEvent.valid() && x.freeEvent.value < g.freeEvent.value)
+                        u.castAt = std::max(u.castAt, x.freeEvent.value);
+                }
+            }
+            m_upcastLosses.push_back(u);
+        }
     }
     // A "gradient" made in an earlier iteration and alive at the end, in a program whose
     // later iterations make their gradients anew, is no parameter's gradient: a library's
@@ -1082,21 +1132,17 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             for (int32_t a : c.inputs)
                 keep[static_cast<uint32_t>(a)] = c.saveUntil;
         }
-        std::vector<TraceOp> moved;
         std::erase_if(s.ops, [&](const TraceOp& op) {
-            if (op.origin < 0 || op.key >= allocCount || static_cast<uint32_t>(op.origin) != op.key)
-                return false;
-            if (drop.count(op.key))
-                return true;
-            if (op.kind == TraceOp::Kind::Free || op.kind == TraceOp::Kind::FreeRequested)
-                if (const auto k = keep.find(op.key); k != keep.end() && k->second > op.event) {
-                    TraceOp m = op;
-                    m.event = k->second;
-                    moved.push_back(m);
-                    return true;
-                }
-            return false;
+            return op.origin >= 0 && static_cast<uint32_t>(op.origin) == op.key && drop.count(op.key);
         });
+        std::vector<TraceOp> moved;
+        takeFrees(
+            s.ops,
+            [&](const TraceOp& op) {
+            const auto k = keep.find(op.key);
+            return k != keep.end() && k->second > op.event ? k->second : int64_t{-1};
+            },
+            moved);
         insertAfterEvents(s.ops, std::move(moved));
     }
     // --- an RMS norm's fp32 copy of its 16-bit input (see m_upcastNorms); under checkpointing
@@ -1123,57 +1169,29 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     if (from == Precision::Fp32 && to != Precision::Fp32 && !m_upcastLoss.empty()) {
         std::vector<TraceOp> extra;
         std::map<uint32_t, int64_t> movedFrees; // recorded key -> new free event
-        for (const Iteration& it : at.iterations) {
-            int32_t first = -1, last = -1;
-            for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
-                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
-                if (!id.valid() || dr.allocation(id).allocEvent.value != e)
-                    continue;
-                const auto a = static_cast<size_t>(id.value);
-                if (first < 0 && m_upcastLoss[a] && at.allocationPhase[a] == Phase::Forward &&
-                    dr.allocations[a].size >= (1 << 20))
-                    first = id.value;
-                if (m_backwardUpcast[a] && dr.allocations[a].size >= (1 << 20))
-                    last = id.value;
-            }
-            if (first < 0)
-                continue;
-            const Allocation& f = dr.allocations[static_cast<size_t>(first)];
-            const uint64_t logits = scaled(f.size, sizeFactor(first, from, to, batchFactor, seqFactor));
+        for (const UpcastLoss& u : m_upcastLosses) {
+            const Allocation& f = dr.allocations[static_cast<size_t>(u.logits)];
             const uint32_t copy = s.newKey();
-            extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, copy, -1, logits, f.stream, f.allocEvent.value - 1});
+            extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, copy, -1,
+                             scaled(f.size, sizeFactor(u.logits, from, to, batchFactor, seqFactor)), f.stream,
+                             f.allocEvent.value - 1});
             extra.push_back({TraceOp::Kind::Free, Category::Other, copy, -1, 0, f.stream, f.allocEvent.value});
-            if (last < 0)
+            if (u.gradient < 0)
                 continue;
-            const Allocation& g = dr.allocations[static_cast<size_t>(last)];
-            if (!g.freeEvent.valid())
-                continue;
-            // the cast comes once the other loss tensors alive beside the gradient are gone
-            int64_t castAt = g.allocEvent.value;
-            for (size_t a = 0; a < allocCount; ++a) {
-                const Allocation& u = dr.allocations[a];
-                if ((m_backwardUpcast[a] || m_upcastLoss[a]) && static_cast<int32_t>(a) != last &&
-                    u.activeAfter(g.allocEvent.value) && u.freeEvent.valid() && u.freeEvent.value < g.freeEvent.value)
-                    castAt = std::max(castAt, u.freeEvent.value);
-            }
+            const Allocation& g = dr.allocations[static_cast<size_t>(u.gradient)];
             const uint32_t cast = s.newKey();
             extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, cast, -1,
-                             scaled(g.size, sizeFactor(last, from, to, batchFactor, seqFactor)) / 2, g.stream, castAt});
-            movedFrees[static_cast<uint32_t>(last)] = castAt;
+                             scaled(g.size, sizeFactor(u.gradient, from, to, batchFactor, seqFactor)) / 2, g.stream, u.castAt});
+            movedFrees[static_cast<uint32_t>(u.gradient)] = u.castAt;
             extra.push_back({TraceOp::Kind::Free, Category::Other, cast, -1, 0, g.stream, g.freeEvent.value});
         }
-        std::erase_if(s.ops, [&](const TraceOp& op) {
-            if ((op.kind != TraceOp::Kind::Free && op.kind != TraceOp::Kind::FreeRequested) || op.origin < 0 ||
-                static_cast<uint32_t>(op.origin) != op.key)
-                return false;
+        takeFrees(
+            s.ops,
+            [&](const TraceOp& op) {
             const auto m = movedFrees.find(op.key);
-            if (m == movedFrees.end())
-                return false;
-            TraceOp moved = op;
-            moved.event = m->second;
-            extra.push_back(moved);
-            return true;
-        });
+            return m != movedFrees.end() ? m->second : int64_t{-1};
+            },
+            extra);
         insertAfterEvents(s.ops, std::move(extra));
     }
 
@@ -1234,20 +1252,14 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         // freed right after that product instead of when the backward used it (under
         // checkpointing the blocks' recomputation decides its lifetime)
         const bool checkpointing = changes.checkpoint && m_blocks.count() > 0 && m_recorded.checkpointedBlocks == 0;
-        std::erase_if(s.ops, [&](const TraceOp& op) {
-            if (checkpointing)
-                return false;
-            if ((op.kind != TraceOp::Kind::Free && op.kind != TraceOp::Kind::FreeRequested) || op.origin < 0 ||
-                static_cast<uint32_t>(op.origin) != op.key)
-                return false;
-            const auto c = m_consumedAt.find(op.origin);
-            if (c == m_consumedAt.end() || op.event <= c->second)
-                return false;
-            TraceOp moved = op;
-            moved.event = c->second;
-            extra.push_back(moved);
-            return true;
-        });
+        if (!checkpointing)
+            takeFrees(
+                s.ops,
+                [&](const TraceOp& op) {
+                const auto c = m_consumedAt.find(op.origin);
+                return c != m_consumedAt.end() && op.event > c->second ? c->second : int64_t{-1};
+                },
+                extra);
         // autocast's low-precision copies of fp32 inputs to matrix products, kept as long as the product's output
         for (size_t a = 0; a < allocCount; ++a) {
             const Allocation& al = dr.allocations[a];

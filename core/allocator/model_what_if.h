@@ -167,6 +167,14 @@ private:
     // per allocation: a backward buffer made while an upcast-loss forward tensor of its size
     // is alive (the loss's own gradients, fp32)
     std::vector<uint8_t> m_backwardUpcast;
+    // per iteration with an upcast loss: its logits, the gradient the backward casts back to
+    // 16 bits (-1: none) and where
+    struct UpcastLoss {
+        int32_t logits = -1;
+        int32_t gradient = -1;
+        int64_t castAt = 0;
+    };
+    std::vector<UpcastLoss> m_upcastLosses;
     // per allocation: a backward buffer made while a loss tensor of its size is alive (the
     // loss's own gradients: fp32 under autocast)
     std::vector<uint8_t> m_backwardLoss;
