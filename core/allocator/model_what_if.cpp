@@ -19,6 +19,7 @@ namespace {
 constexpr uint64_t kWeightCopyMin = 16 << 10; // weights autocast casts (not norms' or biases')
 constexpr uint64_t kFloatInputMin = 1 << 20; // inputs that are float data, not token ids
 constexpr size_t kCheckpointWindow = 2; // a checkpointed forward's tensor lives until the 2nd tensor after it
+constexpr uint64_t kOutputFraction = 16; // a block's output is at least 1/16 of its largest activation
 constexpr size_t kFormulaRun = 5; // tensors one line makes in a row: a hand-written element-wise formula
 
 bool endsWith(std::string_view s, std::string_view tail)
@@ -1435,11 +1436,21 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 for (size_t b = 0; b < n; ++b) {
                     if (acts[b].size() < 2)
                         continue;
-                    // the block's output (its last activation) stays; the rest go at its end
-                    std::vector<uint32_t> dropped(acts[b].begin(), acts[b].end() - 1);
+                    // The block's output stays: its last activation of a block's size (a batch
+                    // norm's saved statistics, made after its output, are not it); the rest go.
+                    uint64_t largest = 0;
+                    for (uint32_t key : acts[b])
+                        largest = std::max(largest, dr.allocations[key].size);
+                    size_t output = acts[b].size() - 1;
+                    while (output > 0 && dr.allocations[acts[b][output]].size * kOutputFraction < largest)
+                        --output;
+                    std::vector<uint32_t> dropped;
                     int64_t firstFree = INT64_MAX;
-                    for (size_t k = 0; k < dropped.size(); ++k) {
-                        const uint32_t key = dropped[k];
+                    for (size_t k = 0; k < acts[b].size(); ++k) {
+                        if (k == output)
+                            continue;
+                        const uint32_t key = acts[b][k];
+                        dropped.push_back(key);
                         const Allocation& al = dr.allocations[key];
                         // not saved, it dies once the ops after it have used it
                         const int64_t at = k + kCheckpointWindow < acts[b].size()
@@ -1461,6 +1472,19 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                                 if (fe < firstFree && fe > at0)
                                     at0 = fe;
                             }
+                    // and after the temporaries made and freed in between: the backward of the
+                    // later block's first op still runs there (ConvNeXt's depthwise convolution
+                    // and its 101 MiB workspace), and the recomputation waits for its gradient
+                    const int64_t lastOutside = at0;
+                    for (int64_t e = lastOutside + 1; e < firstFree && e < static_cast<int64_t>(dr.eventAllocation.size()); ++e) {
+                        const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                        if (!id.valid())
+                            continue;
+                        const Allocation& t = dr.allocation(id);
+                        if (t.freeEvent.valid() && t.freeEvent.value == e && t.allocEvent.valid() &&
+                            t.allocEvent.value > lastOutside)
+                            at0 = e;
+                    }
                     at0 = std::min(at0, firstFree - 1);
                     // the forward of the block again: its activations (same keys) and temporaries
                     std::set<uint32_t> droppedSet(dropped.begin(), dropped.end());

@@ -91,17 +91,17 @@ const QStringList kTruthFiles{QStringLiteral("truth.json"), QStringLiteral("trut
                               QStringLiteral("truth_heldout2.json"), QStringLiteral("truth_heldout3.json")};
 
 // How far under the largest batch that ran a prediction may lie (docs/ALLOCATOR.md): the
-// checkpointed CNN's (a tensor refused for fragmentation where the real allocator found room),
-// BERT's (every batch of its sweep ran, to 256, and 248 is predicted) and Swin's (316 where 320
-// ran) by 4%, ConvNeXt's checkpointed one by 15% (328 where 384 ran: the model's backward
-// holds a 101 MiB workspace beside a recomputed block, and at batch 256 a scaled reduction
-// buffer finds no free block).
+// checkpointed ViT's (371 where 384 ran) and Swin's (306 where 320 ran) by 5%, BERT's (every
+// batch of its sweep ran, to 256, and 234 is predicted) by 9%, ConvNeXt's by 15% (328 where
+// 384 ran): at large batches the model reserves more than the real runs did.
 double sweepSlack(const QString& model, const QString& variant)
 {
     if (variant != QStringLiteral("ckpt_all"))
         return 0.0;
-    if (model == QStringLiteral("cnn") || model == QStringLiteral("bert") || model == QStringLiteral("swin"))
-        return 0.04;
+    if (model == QStringLiteral("vit") || model == QStringLiteral("swin"))
+        return 0.05;
+    if (model == QStringLiteral("bert"))
+        return 0.09;
     return model == QStringLiteral("convnext") ? 0.15 : 0.0;
 }
 
@@ -229,31 +229,31 @@ private slots:
         // measured misses, rounded up (docs/ALLOCATOR.md says why), the larger of the two
         // recordings of the base run
         const std::map<QString, std::pair<double, double>> misses{
-            {"vit_bf16+ckpt_all+batch_x2", {0.05, 0.10}},
+            // the ResNet-18 in pure bf16, checkpointed, at twice the batch: -5.8% since a block is
+            // recomputed after the temporaries of the later block's backward (ViT's row of the
+            // same changes went from -9.4% to -0.6% reserved)
+            {"cnn_bf16+ckpt_all+batch_x2", {0.06, 0.08}},
             // EfficientNet: cuDNN's 16-bit backward takes other workspaces than its fp32 one,
-            // and its checkpointed runs reserve other segments
-            {"effnet_ckpt_all", {0.06, 0.08}},
+            // and its checkpointed 16-bit runs reserve other segments
             {"effnet_bf16", {0.08, 0.08}},
             {"effnet_amp_bf16", {0.08, 0.08}},
             {"effnet_amp_fp16", {0.05, 0.09}},
-            {"effnet_ckpt_all+amp_bf16", {0.05, 0.28}},
+            {"effnet_ckpt_all+amp_bf16", {0.05, 0.31}},
             {"effnet_amp_bf16+sgd_momentum+accum2", {0.07, 0.08}},
-            {"effnet_bf16+ckpt_all+batch_x2", {0.07, 0.32}},
-            // the third held-out set, as measured (docs/ALLOCATOR.md): ConvNeXt's checkpointed
-            // backward holds a workspace beside a recomputed block; Swin's attention is
-            // F.linear and Tensor.matmul inside a plain function, which Python frames do not
-            // name (stacks="all" does: within 3% allocated); T5's amp peak comes later in the
-            // real backward, and its checkpointed runs reserve one more logits-sized segment
-            {"convnext_ckpt_all", {0.12, 0.08}},
+            {"effnet_bf16+ckpt_all+batch_x2", {0.05, 0.31}},
+            // the third held-out set, as measured (docs/ALLOCATOR.md): ConvNeXt's bf16 and
+            // checkpointed reserved bytes; Swin's attention is F.linear and Tensor.matmul inside
+            // a plain function, which Python frames do not name (stacks="all" does: within 3%
+            // allocated); T5's amp peak comes later in the real backward, and its checkpointed
+            // runs reserve one more logits-sized segment
             {"convnext_bf16", {0.05, 0.11}},
-            {"convnext_ckpt_all+amp_bf16", {0.05, 0.18}},
-            {"convnext_ckpt_all+accum2", {0.07, 0.08}},
+            {"convnext_ckpt_all+accum2", {0.05, 0.09}},
             {"convnext_bf16+ckpt_all+batch_x2", {0.13, 0.08}},
             {"swin_amp_bf16", {0.16, 0.21}},
             {"swin_amp_fp16", {0.16, 0.21}},
-            {"swin_ckpt_all+amp_bf16", {0.07, 0.18}},
+            {"swin_ckpt_all+amp_bf16", {0.06, 0.13}},
             {"swin_amp_bf16+sgd_momentum+accum2", {0.12, 0.14}},
-            {"swin_bf16+ckpt_all+batch_x2", {0.12, 0.08}},
+            {"swin_bf16+ckpt_all+batch_x2", {0.11, 0.16}},
             {"t5_ckpt_all", {0.05, 0.15}},
             {"t5_amp_bf16", {0.08, 0.08}},
             {"t5_amp_fp16", {0.08, 0.08}},
