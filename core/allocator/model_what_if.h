@@ -175,9 +175,6 @@ private:
         int64_t castAt = 0;
     };
     std::vector<UpcastLoss> m_upcastLosses;
-    // per allocation: a backward buffer made while a loss tensor of its size is alive (the
-    // loss's own gradients: fp32 under autocast)
-    std::vector<uint8_t> m_backwardLoss;
     // per allocation: labelled a gradient but a workspace (made in an earlier iteration,
     // alive at the end, where later iterations make their gradients anew)
     std::vector<uint8_t> m_persistentWorkspace;
