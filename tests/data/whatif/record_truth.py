@@ -180,13 +180,35 @@ class Llama:
         return m(input_ids=ids, labels=ids, use_cache=False).loss
 
 
-class EffNet:
-    """Held out (second set): torchvision's EfficientNet-B0 (depthwise convolutions, SiLU,
-    squeeze-excitation, batch norm), its MBConv blocks nested in Sequential stages."""
-    name = "effnet"
+class ImageClassifier:
+    """A torchvision classifier of 100 classes trained on random images (batch 32 at 128 x 128)."""
     batch = 32
     seq = None
     size = 128
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
+        y = torch.randint(0, 100, (b,), device=DEV)
+        return (x, y)
+
+    def loss(self, m, xy):
+        x, y = xy
+        return F.cross_entropy(m(x), y)
+
+
+class StagedImageClassifier(ImageClassifier):
+    """Its blocks in the Sequential stages features[1], [3], [5], [7] (ConvNeXt's and Swin's)."""
+
+    def wrap(self, m, n):
+        blocks = [(m.features[s], i) for s in (1, 3, 5, 7) for i in range(len(m.features[s]))]
+        for stage, i in blocks[:n]:
+            stage[i] = Ckpt(stage[i])
+
+
+class EffNet(ImageClassifier):
+    """Held out (second set): torchvision's EfficientNet-B0 (depthwise convolutions, SiLU,
+    squeeze-excitation, batch norm), its MBConv blocks nested in Sequential stages."""
+    name = "effnet"
 
     def build(self, dtype):
         import torchvision
@@ -201,21 +223,9 @@ class EffNet:
         for stage, i in self.blocks(m)[:n]:
             stage[i] = Ckpt(stage[i])
 
-    def batch_of(self, b, seq, dtype):
-        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
-        y = torch.randint(0, 100, (b,), device=DEV)
-        return (x, y)
 
-    def loss(self, m, xy):
-        x, y = xy
-        return F.cross_entropy(m(x), y)
-
-
-class CNN:
+class CNN(ImageClassifier):
     name = "cnn"
-    batch = 32
-    seq = None
-    size = 128
 
     def build(self, dtype):
         import torchvision
@@ -231,20 +241,9 @@ class CNN:
                     stage[i] = Ckpt(stage[i])
                 k += 1
 
-    def batch_of(self, b, seq, dtype):
-        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
-        y = torch.randint(0, 100, (b,), device=DEV)
-        return (x, y)
 
-    def loss(self, m, xy):
-        x, y = xy
-        return F.cross_entropy(m(x), y)
-
-
-class ViT:
+class ViT(ImageClassifier):
     name = "vit"
-    batch = 32
-    seq = None
     size = 64
 
     def build(self, dtype):
@@ -259,23 +258,11 @@ class ViT:
         for i in range(n):
             layers[i] = Ckpt(layers[i])
 
-    def batch_of(self, b, seq, dtype):
-        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
-        y = torch.randint(0, 100, (b,), device=DEV)
-        return (x, y)
 
-    def loss(self, m, xy):
-        x, y = xy
-        return F.cross_entropy(m(x), y)
-
-
-class ConvNeXt:
+class ConvNeXt(StagedImageClassifier):
     """Held out (third set): torchvision's ConvNeXt-T (7x7 depthwise convolutions, a channels-last
     LayerNorm, Linear layers and GELU inside each block, layer scale, stochastic depth)."""
     name = "convnext"
-    batch = 32
-    seq = None
-    size = 128
 
     def build(self, dtype):
         import torchvision
@@ -283,48 +270,17 @@ class ConvNeXt:
         torch.manual_seed(0)
         return torchvision.models.convnext_tiny(num_classes=100).to(device=DEV, dtype=dtype)
 
-    def wrap(self, m, n):
-        blocks = [(m.features[s], i) for s in (1, 3, 5, 7) for i in range(len(m.features[s]))]
-        for stage, i in blocks[:n]:
-            stage[i] = Ckpt(stage[i])
 
-    def batch_of(self, b, seq, dtype):
-        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
-        y = torch.randint(0, 100, (b,), device=DEV)
-        return (x, y)
-
-    def loss(self, m, xy):
-        x, y = xy
-        return F.cross_entropy(m(x), y)
-
-
-class Swin:
+class Swin(StagedImageClassifier):
     """Held out (third set): torchvision's Swin-T (shifted-window attention, relative position
     bias, its blocks in Sequential stages between patch merging)."""
     name = "swin"
-    batch = 32
-    seq = None
-    size = 128
 
     def build(self, dtype):
         import torchvision
 
         torch.manual_seed(0)
         return torchvision.models.swin_t(num_classes=100).to(device=DEV, dtype=dtype)
-
-    def wrap(self, m, n):
-        blocks = [(m.features[s], i) for s in (1, 3, 5, 7) for i in range(len(m.features[s]))]
-        for stage, i in blocks[:n]:
-            stage[i] = Ckpt(stage[i])
-
-    def batch_of(self, b, seq, dtype):
-        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
-        y = torch.randint(0, 100, (b,), device=DEV)
-        return (x, y)
-
-    def loss(self, m, xy):
-        x, y = xy
-        return F.cross_entropy(m(x), y)
 
 
 class T5:
