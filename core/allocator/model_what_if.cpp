@@ -65,6 +65,20 @@ void insertAfterEvents(std::vector<TraceOp>& ops, std::vector<TraceOp> extra)
     ops.swap(out);
 }
 
+// A predicate of a stack, computed once per stack (the rules ask it of every allocation).
+template <typename Predicate>
+auto memoByStack(Predicate predicate)
+{
+    return [predicate, memo = std::unordered_map<int32_t, bool>()](StackId s) mutable {
+        if (!s.valid())
+            return false;
+        const auto [it, fresh] = memo.try_emplace(s.value, false);
+        if (fresh)
+            it->second = predicate(s);
+        return it->second;
+    };
+}
+
 // Takes the frees of recorded allocations that `eventOf` moves (a new event, or -1 to leave the
 // free where it is) out of `ops` into `moved`, for insertAfterEvents().
 template <typename EventOf>
@@ -438,47 +452,34 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         }
         return it->second;
     };
-    std::unordered_map<int32_t, uint8_t> attentionStack;
-    auto isAttention = [&](StackId s) -> bool {
-        if (!s.valid())
+    auto isAttention = memoByStack([&](StackId s) {
+        if (isAttentionOp(stacks.op(s)))
+            return true;
+        const auto frames = stacks.frames(s);
+        if (frames.empty())
             return false;
-        auto [it, fresh] = attentionStack.try_emplace(s.value, 0);
-        if (fresh) {
-            const auto frames = stacks.frames(s);
-            if (isAttentionOp(stacks.op(s))) {
-                it->second = 1;
-            } else if (!frames.empty()) { // the kernel's own call, not the projections around it
-                const std::string_view name = snap.str(snap.frames.frame(frames[0]).name);
-                const std::string_view file = snap.str(snap.frames.frame(frames[0]).filename);
-                it->second = contains(file, "sdpa_attention") || contains(name, "scaled_dot_product") ||
-                             contains(name, "attention_forward") || contains(name, "multi_head_attention");
-            }
-        }
-        return it->second;
-    };
+        // the kernel's own call, not the projections around it
+        const std::string_view name = snap.str(snap.frames.frame(frames[0]).name);
+        const std::string_view file = snap.str(snap.frames.frame(frames[0]).filename);
+        return contains(file, "sdpa_attention") || contains(name, "scaled_dot_product") || contains(name, "attention_forward") ||
+               contains(name, "multi_head_attention");
+    });
     m_half.assign(dr.allocations.size(), 0);
     m_castBytes.assign(dr.allocations.size(), 0);
     m_castSource.assign(dr.allocations.size(), -1);
     // ops whose backward reads their own output, which therefore stays alive beside any copy
-    std::unordered_map<int32_t, uint8_t> outputSaved;
-    auto savesOutput = [&](StackId s) -> bool {
-        if (!s.valid())
-            return false;
-        auto [it, fresh] = outputSaved.try_emplace(s.value, 0);
-        if (fresh) {
-            const std::string_view op = stacks.op(s);
-            bool saves = contains(op, "softmax") || contains(op, "sigmoid") || contains(op, "tanh") || op == "relu" ||
-                         op == "relu_" || op == "threshold" || op == "exp" || op == "elu";
-            const auto frames = stacks.frames(s);
-            for (size_t k = 0; k < frames.size() && k < 2 && !saves; ++k) {
-                const std::string_view name = snap.str(snap.frames.frame(frames[k]).name);
-                saves = name == "softmax" || name == "log_softmax" || name == "sigmoid" || name == "tanh" || name == "relu" ||
-                        name == "relu6" || name == "elu" || name == "hardtanh";
-            }
-            it->second = saves ? 1 : 0;
+    auto savesOutput = memoByStack([&](StackId s) {
+        const std::string_view op = stacks.op(s);
+        bool saves = contains(op, "softmax") || contains(op, "sigmoid") || contains(op, "tanh") || op == "relu" ||
+                     op == "relu_" || op == "threshold" || op == "exp" || op == "elu";
+        const auto frames = stacks.frames(s);
+        for (size_t k = 0; k < frames.size() && k < 2 && !saves; ++k) {
+            const std::string_view name = snap.str(snap.frames.frame(frames[k]).name);
+            saves = name == "softmax" || name == "log_softmax" || name == "sigmoid" || name == "tanh" || name == "relu" ||
+                    name == "relu6" || name == "elu" || name == "hardtanh";
         }
-        return it->second != 0;
-    };
+        return saves;
+    });
     m_quadratic.assign(dr.allocations.size(), 0);
     m_mathAttention.assign(dr.allocations.size(), 0);
     // attention's L x L scores: in a run of attention allocations, those at least twice the
@@ -737,18 +738,13 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // tensors' dtype (known where the recording names its operators).
     m_fixedBytes.assign(dr.allocations.size(), 0);
     {
-        std::unordered_map<int32_t, uint8_t> dropoutStack;
-        auto isDropout = [&](StackId st) {
-            auto [it, fresh] = dropoutStack.try_emplace(st.value, 0);
-            if (fresh) {
-                const std::string_view op = stacks.op(st);
-                it->second = contains(op, "dropout");
-                const auto frames = stacks.frames(st);
-                for (size_t k = 0; k < frames.size() && k < 2 && !it->second; ++k)
-                    it->second = contains(snap.str(snap.frames.frame(frames[k]).name), "dropout");
-            }
-            return it->second != 0;
-        };
+        auto isDropout = memoByStack([&](StackId st) {
+            bool dropout = contains(stacks.op(st), "dropout");
+            const auto frames = stacks.frames(st);
+            for (size_t k = 0; k < frames.size() && k < 2 && !dropout; ++k)
+                dropout = contains(snap.str(snap.frames.frame(frames[k]).name), "dropout");
+            return dropout;
+        });
         size_t prev = dr.allocations.size();
         for (int64_t e = 0; e < static_cast<int64_t>(dr.eventAllocation.size()); ++e) {
             const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
