@@ -549,12 +549,15 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                     for (size_t a : call)
                         if (m_quadratic[a] && dr.allocations[a].freeEvent.valid())
                             fc.saveUntil = std::max(fc.saveUntil, dr.allocations[a].freeEvent.value);
-                    for (size_t a = 0; a < dr.allocations.size() && fc.saveUntil >= 0; ++a) {
-                        const Allocation& in = dr.allocations[a];
-                        if (in.allocEvent.valid() && in.allocEvent.value < first && in.freeEvent.valid() &&
-                            in.freeEvent.value >= first && in.freeEvent.value < next &&
-                            attribution.allocationPhase[a] == Phase::Forward)
-                            fc.inputs.push_back(static_cast<int32_t>(a));
+                    for (int64_t e = first; e < next && fc.saveUntil >= 0; ++e) {
+                        const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                        if (!id.valid())
+                            continue;
+                        const Allocation& in = dr.allocation(id);
+                        if (in.freeEvent.valid() && in.freeEvent.value == e && in.allocEvent.valid() &&
+                            in.allocEvent.value < first &&
+                            attribution.allocationPhase[static_cast<size_t>(id.value)] == Phase::Forward)
+                            fc.inputs.push_back(id.value);
                     }
                     if (fc.saveUntil >= 0)
                         m_flashCalls.push_back(std::move(fc));
@@ -831,6 +834,10 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         m_backwardUpcast = madeWhileAlive(m_upcastLoss);
         // per iteration: the logits the upcast copies, and the gradient cast back where the
         // other loss tensors alive beside it are gone
+        std::vector<size_t> lossTensors;
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            if (m_backwardUpcast[a] || m_upcastLoss[a])
+                lossTensors.push_back(a);
         for (const Iteration& it : attribution.iterations) {
             int32_t first = -1, last = -1;
             for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
@@ -851,10 +858,10 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 const Allocation& g = dr.allocations[static_cast<size_t>(last)];
                 u.gradient = last;
                 u.castAt = g.allocEvent.value;
-                for (size_t a = 0; a < dr.allocations.size(); ++a) {
+                for (const size_t a : lossTensors) {
                     const Allocation& x = dr.allocations[a];
-                    if ((m_backwardUpcast[a] || m_upcastLoss[a]) && static_cast<int32_t>(a) != last &&
-                        x.activeAfter(g.allocEvent.value) && x.freeEvent.valid() && x.freeEvent.value < g.freeEvent.value)
+                    if (static_cast<int32_t>(a) != last && x.activeAfter(g.allocEvent.value) && x.freeEvent.valid() &&
+                        x.freeEvent.value < g.freeEvent.value)
                         u.castAt = std::max(u.castAt, x.freeEvent.value);
                 }
             }
