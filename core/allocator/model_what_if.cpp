@@ -868,10 +868,6 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             m_upcastLosses.push_back(u);
         }
     }
-    // A "gradient" made in an earlier iteration and alive at the end, in a program whose
-    // later iterations make their gradients anew, is no parameter's gradient: a library's
-    // workspace made in the first backward (cuBLAS's on the autograd thread), bytes that do
-    // not change with the dtype.
     // An RMS norm squares its input (a full-size tensor freed at once, then its mean over the
     // last dimension on the same line: T5's and Llama's norms). Transformers' norms square an
     // fp32 copy of the input (`.to(torch.float32)`, a no-op in an fp32 recording); in a 16-bit
@@ -908,6 +904,10 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             }
         }
     }
+    // A "gradient" made in an earlier iteration and alive at the end, in a program whose
+    // later iterations make their gradients anew, is no parameter's gradient: a library's
+    // workspace made in the first backward (cuBLAS's on the autograd thread), bytes that do
+    // not change with the dtype.
     m_persistentWorkspace.assign(dr.allocations.size(), 0);
     if (attribution.iterations.size() > 1) {
         const int64_t lastStart = attribution.iterations.back().firstEvent;
