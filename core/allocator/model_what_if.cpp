@@ -922,6 +922,41 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         }
     }
 
+    // autocast's weight copies: per iteration's forward, up to as many allocations of half a
+    // weight's bytes as there are weights of that size, each followed by an allocation of the
+    // matrix product's call (the same Python frames and operator)
+    m_weightCopy.assign(dr.allocations.size(), 0);
+    auto sameCall = [&](StackId a, StackId b) {
+        if (a == b)
+            return true;
+        const auto fa = stacks.frames(a), fb = stacks.frames(b);
+        return !fa.empty() && std::equal(fa.begin(), fa.end(), fb.begin(), fb.end()) && stacks.op(a) == stacks.op(b);
+    };
+    for (const Iteration& it : attribution.iterations) {
+        std::map<uint64_t, int64_t> seen;
+        AllocationId last;
+        auto take = [&](AllocationId next) {
+            if (!last.valid())
+                return;
+            const Allocation& al = dr.allocation(last);
+            if (auto h = halfWeights.find(al.size); h != halfWeights.end() && seen[al.size] < h->second && next.valid() &&
+                                                    classify(al.stack) == kLow && !isAttention(al.stack) &&
+                                                    sameCall(al.stack, dr.allocation(next).stack)) {
+                ++seen[al.size];
+                m_weightCopy[static_cast<size_t>(last.value)] = 1;
+            }
+        };
+        for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+            const size_t i = static_cast<size_t>(e);
+            const AllocationId id = dr.eventAllocation[i];
+            if (!id.valid() || dr.allocation(id).allocEvent.value != e || attribution.eventPhase[i] != Phase::Forward)
+                continue;
+            take(id);
+            last = id;
+        }
+        take(AllocationId{});
+    }
+
     // the recorded setup
     m_recorded.optimizerStates = params > 0 ? static_cast<double>(state) / static_cast<double>(params) : 0.0;
     m_recorded.stepTemporaries = params > 0 && stepTemps * 2 >= params / 3; // per step, about a parameter's worth
@@ -948,18 +983,9 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         weights += n;
     if (!attribution.iterations.empty()) {
         const Iteration& it = attribution.iterations[attribution.iterations.size() > 1 ? 1 : 0];
-        std::map<uint64_t, int64_t> seen;
         for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
-            const size_t i = static_cast<size_t>(e);
-            const AllocationId id = dr.eventAllocation[i];
-            if (snap.devices[deviceIndex].events.action[i] != Action::Alloc || !id.valid() ||
-                attribution.eventPhase[i] != Phase::Forward)
-                continue;
-            const uint64_t size = dr.allocation(id).size;
-            if (auto h = halfWeights.find(size); h != halfWeights.end() && seen[size] < h->second) {
-                ++seen[size];
-                ++copies;
-            }
+            const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+            copies += id.valid() && dr.allocation(id).allocEvent.value == e && m_weightCopy[static_cast<size_t>(id.value)];
         }
     }
     if (weights > 0 && copies * 2 >= weights) {
@@ -1187,29 +1213,10 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     for (const Iteration& it : at.iterations)
         ranges.push_back(rangesOf(it, at));
     if (dropCopies) {
-        std::map<uint64_t, int64_t> halfWeights;
-        for (size_t a = 0; a < allocCount; ++a)
-            if (at.allocationCategory[a] == Category::Parameter && dr.allocations[a].size >= kWeightCopyMin)
-                ++halfWeights[dr.allocations[a].size / 2];
-        std::set<uint32_t> drop;
-        for (const Iteration& it : at.iterations) {
-            std::map<uint64_t, int64_t> seen;
-            for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
-                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
-                if (!id.valid() || dr.allocation(id).allocEvent.value != e ||
-                    at.eventPhase[static_cast<size_t>(e)] != Phase::Forward)
-                    continue;
-                const uint64_t size = dr.allocation(id).size;
-                if (auto h = halfWeights.find(size); h != halfWeights.end() && seen[size] < h->second) {
-                    ++seen[size];
-                    drop.insert(static_cast<uint32_t>(id.value));
-                }
-            }
-        }
         std::erase_if(s.ops, [&](const TraceOp& op) {
             return (op.kind == TraceOp::Kind::Alloc || op.kind == TraceOp::Kind::Free ||
                     op.kind == TraceOp::Kind::FreeRequested) &&
-                   op.origin >= 0 && drop.count(op.key);
+                   op.origin >= 0 && op.key == static_cast<uint32_t>(op.origin) && m_weightCopy[static_cast<size_t>(op.origin)];
         });
     }
     if (addCopies) {

@@ -192,6 +192,10 @@ private:
     // per allocation: bytes that do not follow the dtype (dropout's bool mask, a backward
     // reduction's fp32 buffer)
     std::vector<uint8_t> m_fixedBytes;
+    // per allocation: a forward allocation of half a large weight's bytes that the same call
+    // follows with another allocation (autocast's copy, made before the product's output; an
+    // fp32 output of that size is the last of its call)
+    std::vector<uint8_t> m_weightCopy;
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).
