@@ -458,9 +458,20 @@ SEQ_CHANGES = [
 ]
 
 
+def parse_changes(name, named):
+    """A '+'-joined list of named changes and batch_xK (any K: a sweep's batch), as one config."""
+    cfg = {}
+    for part in name.split("+"):
+        if part.startswith("batch_x") and part not in named:
+            cfg["batch_mult"] = float(part[len("batch_x"):])
+        else:
+            cfg.update(named[part])
+    return cfg
+
+
 def resolve(spec, cfg):
     c = dict(cfg)
-    b = spec.batch * c.pop("batch_mult", 1) // c.pop("batch_div", 1)
+    b = int(spec.batch * c.pop("batch_mult", 1) // c.pop("batch_div", 1))
     c["batch"] = b
     if spec.seq is not None:
         c["seq"] = spec.seq * c.pop("seq_mult", 1) // c.pop("seq_div", 1)
@@ -484,7 +495,7 @@ def main():
         for full_name in ONLY:
             model, change = full_name.split("_", 1)
             spec = specs[model]
-            cfg = {} if change == "base" else named[change]
+            cfg = {} if change == "base" else named.get(change) or parse_changes(change, named)
             info["runs"].append(run(spec, full_name, resolve(spec, cfg), record="whatif_" + full_name))
         with open(os.path.join(OUT, "recorded.json"), "w") as f:
             json.dump(info, f, indent=1)
