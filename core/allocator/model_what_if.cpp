@@ -1132,6 +1132,17 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         throw std::invalid_argument("batch and sequence must be > 0");
 
     const double seqFactor = changes.seq ? *changes.seq / m_recorded.seq : 1.0;
+    // changes that find nothing to act on say so, rather than predict the recorded peak
+    if (changes.precision && to != from) {
+        bool model = false;
+        for (size_t a = 0; a < allocCount && !model; ++a) {
+            const Category c = at.allocationCategory[a];
+            model = c == Category::Parameter || c == Category::Activation || c == Category::Gradient ||
+                    c == Category::OptimizerState;
+        }
+        if (!model)
+            note("no parameters, activations, gradients or optimizer state found: --precision changes nothing");
+    }
     // --- attention at 16 bits runs the flash kernel: none of the math kernel's tensors but its
     // output, and its inputs saved for the backward
     if (from == Precision::Fp32 && to != Precision::Fp32 && !m_flashCalls.empty()) {
@@ -1510,6 +1521,9 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     }
 
     // --- gradient accumulation: K micro-batches per iteration
+    if (K > 1 && std::none_of(ranges.begin(), ranges.end(),
+                              [](const IterationRanges& r) { return r.forwardStart >= 0 && r.backwardEnd >= 0; }))
+        note("no forward and backward found: --accumulate not applied");
     if (K > 1) {
         std::vector<TraceOp> out;
         out.reserve(s.ops.size() * static_cast<size_t>(K));

@@ -258,6 +258,34 @@ private slots:
                  m.recorded().precisionEvidence.c_str());
     }
 
+    // A change with nothing to act on says so: the OOM sample's growing allocations are no
+    // model (no parameters, no forward or backward).
+    void changesWithNothingToActOnSayWhy()
+    {
+        AnalysisOptions o;
+        o.until = AnalysisStage::Attributed;
+        const auto a = analyze(AnalysisSource::file(MEMSCOPE_SAMPLES_DIR "/oom.pickle"), o);
+        QVERIFY(a && a->attribution && !a->attribution->devices.empty());
+        const ModelWhatIf m(*a->replay, 0, a->attribution->devices[0]);
+        ModelChanges c;
+        c.precision = Precision::Bf16;
+        c.accumulate = 2;
+        std::vector<std::string> notes;
+        m.build(c, &notes);
+        QString all;
+        for (const auto& n : notes)
+            all += QString::fromStdString(n) + QLatin1Char('\n');
+        QVERIFY2(all.contains(QStringLiteral("--precision changes nothing")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("--accumulate not applied")), qPrintable(all));
+        // a training run gets neither note
+        const auto t = loadAttributed(QStringLiteral("llm_base"));
+        const ModelWhatIf mt(*t->replay, 0, t->attribution->devices[0]);
+        notes.clear();
+        mt.build(c, &notes);
+        for (const auto& n : notes)
+            QVERIFY2(n.find("changes nothing") == std::string::npos && n.find("not applied") == std::string::npos, n.c_str());
+    }
+
     // Every change and combination on the ten models against the run made with it, predicted
     // from the base run recorded with stacks="python" and again from one with stacks="all":
     // allocated within 5% and reserved within 8%, except the rows listed with their
