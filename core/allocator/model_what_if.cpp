@@ -957,8 +957,34 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         take(AllocationId{});
     }
 
+    // The trainable parameters: the gradients of one iteration (the one with the most bytes),
+    // by size. State is kept for these alone: a LoRA's frozen base weights and an EMA's copies
+    // are parameters with neither gradient nor state.
+    {
+        std::vector<std::map<uint64_t, int64_t>> perIteration(attribution.iterations.size());
+        std::vector<int64_t> bytes(attribution.iterations.size(), 0);
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            const Allocation& al = dr.allocations[a];
+            if (attribution.allocationCategory[a] != Category::Gradient || m_persistentWorkspace[a] || !al.allocEvent.valid())
+                continue;
+            for (size_t it = 0; it < attribution.iterations.size(); ++it)
+                if (al.allocEvent.value >= attribution.iterations[it].firstEvent &&
+                    al.allocEvent.value <= attribution.iterations[it].lastEvent) {
+                    ++perIteration[it][al.size];
+                    bytes[it] += static_cast<int64_t>(al.size);
+                    break;
+                }
+        }
+        const auto most = std::max_element(bytes.begin(), bytes.end());
+        if (most != bytes.end() && *most > 0) {
+            m_gradientSizes = perIteration[static_cast<size_t>(most - bytes.begin())];
+            m_trainableBytes = *most;
+        }
+    }
+
     // the recorded setup
-    m_recorded.optimizerStates = params > 0 ? static_cast<double>(state) / static_cast<double>(params) : 0.0;
+    const int64_t trainable = m_trainableBytes > 0 && m_trainableBytes < params ? m_trainableBytes : params;
+    m_recorded.optimizerStates = trainable > 0 ? static_cast<double>(state) / static_cast<double>(trainable) : 0.0;
     m_recorded.stepTemporaries = params > 0 && stepTemps * 2 >= params / 3; // per step, about a parameter's worth
     const double k = m_recorded.optimizerStates;
     if (std::fabs(k - 2) < 0.25) {
@@ -1339,8 +1365,10 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 note("no optimizer step in the trace: no state added");
             } else {
                 std::vector<TraceOp> extra;
+                auto grads = m_gradientSizes; // the trainable parameters, by size; none known: all
                 for (const TraceOp& op : s.ops)
-                    if (op.kind == TraceOp::Kind::Alloc && cat(op.origin) == Category::Parameter)
+                    if (op.kind == TraceOp::Kind::Alloc && cat(op.origin) == Category::Parameter &&
+                        (m_gradientSizes.empty() || grads[op.size]-- > 0))
                         for (int x = 0; x < kt; ++x)
                             extra.push_back({TraceOp::Kind::Alloc, Category::OptimizerState, s.newKey(), -1,
                                              scaled(op.size, stateScale), op.stream, firstStep});

@@ -5,6 +5,7 @@
 #include "allocator/what_if.h"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -196,6 +197,10 @@ private:
     // follows with another allocation (autocast's copy, made before the product's output; an
     // fp32 output of that size is the last of its call)
     std::vector<uint8_t> m_weightCopy;
+    // the gradients of the iteration that makes the most, by size (the trainable parameters),
+    // and their bytes; empty where the trace has no backward
+    std::map<uint64_t, int64_t> m_gradientSizes;
+    int64_t m_trainableBytes = 0;
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).

@@ -219,33 +219,55 @@ private slots:
     // fp32 runs taken for amp-bf16, whose --precision predictions then dropped real tensors.
     // A copy is now the first of the allocations of one matrix product's call. The oracle runs
     // say what each really ran with (samples/RECORDING.md).
-    void recordedPrecisionOfOtherRuns_data()
+    void recordedSetupOfOtherRuns_data()
     {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("precision");
+        QTest::addColumn<QString>("optimizer");
         QTest::newRow("linear3: output half the weight") << "samples:linear3.pickle"
-                                                         << "fp32";
+                                                         << "fp32"
+                                                         << "sgd";
         QTest::newRow("lightning gpt 32-true") << "oracle/fw_pl_gpt_loss_outside_32.pickle"
-                                               << "fp32";
+                                               << "fp32"
+                                               << "adamw";
         QTest::newRow("lightning gpt bf16-mixed") << "oracle/fw_pl_gpt_loss_outside_bf16.pickle"
-                                                  << "amp-bf16";
+                                                  << "amp-bf16"
+                                                  << "adamw";
         QTest::newRow("qwen stacks=all fp32") << "oracle/oracle_qwen4_bs2_all.pickle"
-                                              << "fp32";
+                                              << "fp32"
+                                              << "adamw";
         QTest::newRow("qwen amp") << "oracle/oracle_qwen_bs8_amp.pickle"
-                                  << "amp-bf16";
+                                  << "amp-bf16"
+                                  << "adamw";
         QTest::newRow("accumulation fp32") << "oracle/fw_accum_plain.pickle"
-                                           << "fp32";
+                                           << "fp32"
+                                           << "adamw";
         QTest::newRow("lbfgs fp32") << "oracle/fw_lbfgs.pickle"
-                                    << "fp32";
+                                    << "fp32"
+                                    << "adamw"; // its history is no Adam's state: taken as AdamW
         QTest::newRow("lightning bf16-mixed") << "oracle/fw_pl_auto_bf16.pickle"
-                                              << "amp-bf16";
+                                              << "amp-bf16"
+                                              << "adamw";
         QTest::newRow("hf trainer bf16") << "oracle/fw_hf_trainer.pickle"
-                                         << "amp-bf16";
+                                         << "amp-bf16"
+                                         << "adamw";
+        // Regression: state per byte of every parameter read a LoRA's AdamW (state for the
+        // adapters alone) as SGD, and AdamW beside EMA copies as SGD with momentum
+        QTest::newRow("lora adamw") << "oracle/fw_frozen_adapter.pickle"
+                                    << "fp32"
+                                    << "adamw";
+        QTest::newRow("ema adamw") << "oracle/fw_ema.pickle"
+                                   << "fp32"
+                                   << "adamw";
+        QTest::newRow("sgd momentum") << "oracle/oracle_mlp_bs64_sgd.pickle"
+                                      << "fp32"
+                                      << "sgd-momentum";
     }
-    void recordedPrecisionOfOtherRuns()
+    void recordedSetupOfOtherRuns()
     {
         QFETCH(QString, file);
         QFETCH(QString, precision);
+        QFETCH(QString, optimizer);
         const QString path = file.startsWith(QStringLiteral("samples:")) ? QStringLiteral(MEMSCOPE_SAMPLES_DIR "/") + file.mid(8)
                                                                          : QStringLiteral(MEMSCOPE_TESTDATA_DIR "/") + file;
         QVERIFY2(QFile::exists(path), qPrintable(path));
@@ -256,6 +278,8 @@ private slots:
         const ModelWhatIf m(*a->replay, 0, a->attribution->devices[0]);
         QVERIFY2(QString::fromStdString(std::string(precisionName(m.recorded().precision))) == precision,
                  m.recorded().precisionEvidence.c_str());
+        QVERIFY2(QString::fromStdString(std::string(optimizerName(m.recorded().optimizer))) == optimizer,
+                 m.recorded().optimizerEvidence.c_str());
     }
 
     // A change with nothing to act on says so: the OOM sample's growing allocations are no
