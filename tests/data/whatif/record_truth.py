@@ -13,6 +13,9 @@ TRUTH_MODELS=llama,effnet TRUTH_FILE=truth_heldout2.json records the second held
 with tied embeddings, an EfficientNet-B0), added after the first set's lessons were in the model.
 TRUTH_MODELS=convnext,swin,t5 TRUTH_FILE=truth_heldout3.json records the third held-out set (ConvNeXt-T,
 Swin-T, a T5 encoder-decoder), recorded before the second set's misses were worked on.
+TRUTH_MODELS=neox,distilbert,resnet50 TRUTH_FILE=truth_heldout4.json records the fourth held-out set
+(a GPT-NeoX decoder, a DistilBERT classifier, a ResNet-50), recorded before any of its runs was
+looked at, to measure the model on models it never saw.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -315,6 +318,80 @@ class T5:
         return m(input_ids=src, labels=tgt, use_cache=False).loss
 
 
+class NeoX:
+    """Held out (fourth set): a GPT-NeoX decoder (Pythia's: parallel attention and MLP residual,
+    partial rotary, GELU), its loss inside the model."""
+    name = "neox"
+    batch = 8
+    seq = 256
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+
+        cfg = GPTNeoXConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=2048, num_hidden_layers=6,
+                            num_attention_heads=8, rotary_pct=0.25, max_position_embeddings=2048,
+                            use_parallel_residual=True, use_cache=False)
+        torch.manual_seed(0)
+        return GPTNeoXForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        layers = m.gpt_neox.layers
+        for i in range(n):
+            layers[i] = Ckpt(layers[i])
+
+    def batch_of(self, b, seq, dtype):
+        return torch.randint(0, self.vocab, (b, seq), device=DEV)
+
+    def loss(self, m, ids):
+        return m(input_ids=ids, labels=ids, use_cache=False).loss
+
+
+class DistilBERT:
+    """Held out (fourth set): a DistilBERT encoder with a classification head (its own
+    attention module, no token types), its loss inside the model."""
+    name = "distilbert"
+    batch = 16
+    seq = 128
+    vocab = 30522
+
+    def build(self, dtype):
+        from transformers import DistilBertConfig, DistilBertForSequenceClassification
+
+        cfg = DistilBertConfig(vocab_size=self.vocab, dim=512, hidden_dim=2048, n_layers=6, n_heads=8, num_labels=4)
+        torch.manual_seed(0)
+        return DistilBertForSequenceClassification(cfg).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        layers = m.distilbert.transformer.layer
+        for i in range(n):
+            layers[i] = Ckpt(layers[i])
+
+    def batch_of(self, b, seq, dtype):
+        ids = torch.randint(0, self.vocab, (b, seq), device=DEV)
+        y = torch.randint(0, 4, (b,), device=DEV)
+        return (ids, y)
+
+    def loss(self, m, xy):
+        ids, y = xy
+        return m(input_ids=ids, labels=y).loss
+
+
+class ResNet50(ImageClassifier):
+    """Held out (fourth set): torchvision's ResNet-50 (bottleneck blocks, 1x1 convolutions,
+    batch norm), 16 blocks in four stages."""
+    name = "resnet50"
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.resnet50(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def wrap(self, m, n):
+        CNN.wrap(self, m, n)
+
+
 # ---------------------------------------------------------------- one run
 def make_optimizer(kind, params):
     if kind == "adamw":
@@ -357,11 +434,15 @@ def train(spec, cfg, record=None):
     ck = cfg.get("ckpt", 0)
     if ck:
         nblocks = {"llm": 4, "cnn": 8, "vit": 6, "gpt2": 6, "bert": 6, "llama": 4, "effnet": 16,
-                   "convnext": 18, "swin": 12, "t5": 8}[spec.name]
+                   "convnext": 18, "swin": 12, "t5": 8, "neox": 6, "distilbert": 6, "resnet50": 16}[spec.name]
         spec.wrap(m, nblocks if ck < 0 else ck)
     opt = make_optimizer(cfg.get("optimizer", "adamw"), m.parameters())
     amp_dtype = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(prec)
-    scaler = torch.amp.GradScaler("cuda") if prec == "amp-fp16" else None
+    # fp16 autocast with a loss scale of 1024, not the default 65536: that one overflows the fp16
+    # gradients of ResNet-50 and EfficientNet in each of the 3 steps, every step is skipped and
+    # Adam never makes its state, so the run's peak would be no training step's
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 10) if prec == "amp-fp16" else None
+    skipped = 0
     K = cfg.get("accumulate", 1)
     B = cfg["batch"]
     mb = B // K
@@ -379,8 +460,10 @@ def train(spec, cfg, record=None):
                 loss.backward()
             del loss, data
         if scaler:
+            scale = scaler.get_scale()
             scaler.step(opt)
             scaler.update()
+            skipped += scaler.get_scale() < scale
         else:
             opt.step()
         opt.zero_grad(set_to_none=True)
@@ -392,6 +475,8 @@ def train(spec, cfg, record=None):
         "requested_peak": stats.get("requested_bytes.all.peak", 0),
         "start_reserved": start_reserved,
     }
+    if scaler:
+        res["steps_skipped"] = skipped
     if record:
         path = os.path.join(OUT, record + ".pickle")
         torch.cuda.memory._dump_snapshot(path)
@@ -490,7 +575,8 @@ def main():
         (w @ w).float().sum().backward()
     del w
     if ONLY:
-        specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5())}
+        specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
+                                         DistilBERT(), ResNet50())}
         named = dict(CHANGES + SEQ_CHANGES)
         for full_name in ONLY:
             model, change = full_name.split("_", 1)
@@ -500,8 +586,41 @@ def main():
         with open(os.path.join(OUT, "recorded.json"), "w") as f:
             json.dump(info, f, indent=1)
         return
+    if os.environ.get("TRUTH_RERUN"):
+        # runs of an earlier truth file that failed with an error (not an OOM) again, and the
+        # sweeps whose runs did, under the same cap; and the runs named TRUTH_RERUN_NAMES
+        # (name suffixes: amp_fp16)
+        path = os.environ["TRUTH_RERUN"]
+        info = json.load(open(path))
+        specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
+                                     DistilBERT(), ResNet50())}
+        again = [n for n in os.environ.get("TRUTH_RERUN_NAMES", "").split(",") if n]
+        for i, r in enumerate(info["runs"]):
+            if (not r["ok"] and not r["oom"]) or any(r["name"].endswith("_" + n) for n in again):
+                cfg = {k: v for k, v in r["config"].items()}
+                info["runs"][i] = run(specs[r["model"]], r["name"], cfg)
+        for sweep in info["sweeps"]:
+            if all(x["ok"] or x["oom"] for x in sweep["runs"]):
+                continue
+            spec = specs[sweep["model"]]
+            torch.cuda.set_per_process_memory_fraction(sweep["cap_bytes"] / total)
+            extra = {"ckpt": -1} if sweep["variant"] == "ckpt_all" else {}
+            sweep["runs"] = []
+            for mult in [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 12, 16]:
+                b = int(spec.batch * mult)
+                r = run(spec, "%s_sweep_%s_b%d" % (spec.name, sweep["variant"], b), dict(extra, batch=b))
+                sweep["runs"].append({"batch": b, "ok": r["ok"], "oom": r["oom"], "max_reserved": r.get("max_reserved"),
+                                      "max_allocated": r.get("max_allocated")})
+                if not r["ok"]:
+                    break
+            torch.cuda.set_per_process_memory_fraction(1.0)
+            clean()
+        with open(os.path.join(OUT, os.path.basename(path)), "w") as f:
+            json.dump(info, f, indent=1)
+        return
     budget = float(os.environ.get("TRUTH_BUDGET_S", "420")) / len(MODELS)
-    specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5())}
+    specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
+                                         DistilBERT(), ResNet50())}
     for spec in (specs[m] for m in MODELS):
         deadline = time.time() + budget
         base = run(spec, spec.name + "_base", {}, record="whatif_" + spec.name + "_base")
