@@ -4,7 +4,7 @@
 //
 //   memscope_whatif_diff BASE.pickle.gz REAL.pickle.gz --recorded-batch 32 [--checkpoint all|N]
 //       [--precision P] [--optimizer O] [--accumulate K] [--batch B] [--seq L --recorded-seq L0]
-//       [--recorded-precision P] [--rows N] [--list CATEGORY] [--sizes 1] [--segments 1]
+//       [--recorded-precision P] [--rows N] [--list CATEGORY] [--sizes 1] [--segments 1] [--align 1]
 //
 // BASE is the recording the prediction starts from, REAL a recording of the changed run. Both
 // sides are grouped by category, the phase the bytes were made in, and the innermost Python
@@ -74,6 +74,7 @@ int main(int argc, char** argv)
     std::string listCategory; // print each live allocation of this category, both sides
     bool sizes = false; // print the live sizes of both sides (recordings without stacks)
     bool segments = false; // print each growth of the reserved bytes, both sides
+    bool align = false; // the predicted live set at the real peak's place (its iteration, phase and count of allocs)
     int64_t opsFrom = -1, opsTo = -1; // print the edited stream's ops in [from, to]
     for (int i = 3; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
@@ -100,6 +101,8 @@ int main(int argc, char** argv)
             opsTo = opsFrom + 400;
         } else if (k == "--segments")
             segments = v == "1";
+        else if (k == "--align")
+            align = v == "1";
         else if (k == "--sizes")
             sizes = v == "1";
         else if (k == "--list")
@@ -242,6 +245,66 @@ int main(int argc, char** argv)
     std::printf("real peak (rounded requests): %s at event %lld (%s)\n", formatBytes(rbest).c_str(),
                 static_cast<long long>(rbestEvent),
                 std::string(phaseName(ra.eventPhase[static_cast<size_t>(rbestEvent)])).c_str());
+    if (align) {
+        // The real peak's place: its iteration, its phase and how many allocations that phase of
+        // that iteration had made; the predicted stream's op where its recorded allocations
+        // (not the added ones) reach the same count.
+        auto iterationOf = [](const DeviceAttribution& at, int64_t e) {
+            for (size_t i = 0; i < at.iterations.size(); ++i)
+                if (e >= at.iterations[i].firstEvent && e <= at.iterations[i].lastEvent)
+                    return static_cast<int>(i);
+            return -1;
+        };
+        const int rit = iterationOf(ra, rbestEvent);
+        const Phase rph = ra.eventPhase[static_cast<size_t>(rbestEvent)];
+        int64_t k = 0;
+        for (int64_t e = rit >= 0 ? ra.iterations[static_cast<size_t>(rit)].firstEvent : 0; e <= rbestEvent; ++e) {
+            const AllocationId id = rdr.eventAllocation[static_cast<size_t>(e)];
+            k += id.valid() && rdr.allocation(id).allocEvent.value == e && ra.eventPhase[static_cast<size_t>(e)] == rph;
+        }
+        int64_t n = 0;
+        size_t at = bestOp;
+        for (size_t i = 0; i < s.ops.size(); ++i) {
+            const TraceOp& op = s.ops[i];
+            if (op.kind != TraceOp::Kind::Alloc || op.origin < 0 || op.event < 0 ||
+                static_cast<size_t>(op.event) >= ba.eventPhase.size() || iterationOf(ba, op.event) != rit ||
+                ba.eventPhase[static_cast<size_t>(op.event)] != rph)
+                continue;
+            at = i;
+            if (++n >= k)
+                break;
+        }
+        std::printf("aligned: real peak is allocation %lld of iteration %d's %s; predicted op %zu (%lld of %lld counted)\n",
+                    static_cast<long long>(k), rit, std::string(phaseName(rph)).c_str(), at, static_cast<long long>(n),
+                    static_cast<long long>(k));
+        live.clear();
+        int64_t t = 0;
+        for (size_t i = 0; i <= at && i < s.ops.size(); ++i) {
+            const TraceOp& op = s.ops[i];
+            if (op.kind == TraceOp::Kind::Alloc) {
+                live[op.key] = &op;
+                t += static_cast<int64_t>(rounded(op.size));
+            } else if (op.kind == TraceOp::Kind::Free) {
+                if (auto it = live.find(op.key); it != live.end()) {
+                    t -= static_cast<int64_t>(rounded(it->second->size));
+                    live.erase(it);
+                }
+            }
+        }
+        std::printf("predicted there (rounded requests): %s\n", formatBytes(t).c_str());
+        for (auto& [key, v] : groups)
+            v.first = 0;
+        for (const auto& [key, op] : live) {
+            const bool recorded = op->origin >= 0 && static_cast<size_t>(op->origin) < bdr.allocations.size();
+            const std::string frame = recorded ? frameOf(bs, bstacks, bdr.allocations[static_cast<size_t>(op->origin)].stack)
+                                               : "(added)";
+            const std::string phase = recorded ? std::string(phaseName(ba.allocationPhase[static_cast<size_t>(op->origin)]))
+                                               : std::string("-");
+            const std::string cat = std::string(
+                categoryName(recorded ? ba.allocationCategory[static_cast<size_t>(op->origin)] : op->category));
+            groups[{cat, phase, frame}].first += static_cast<int64_t>(rounded(op->size));
+        }
+    }
     for (size_t a = 0; a < rdr.allocations.size(); ++a) {
         const Allocation& al = rdr.allocations[a];
         if (!al.activeAfter(rbestEvent))
