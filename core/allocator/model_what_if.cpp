@@ -1663,8 +1663,9 @@ MaxBatchResult ModelWhatIf::maxBatch(const ModelChanges& changes, const Simulati
         }
         return fits;
     };
-    // with accumulation, batches are multiples of the micro-batches
-    const int64_t step = K;
+    // with accumulation, batches are multiples of the micro-batches; a batch the recording does
+    // not name is counted in recorded batches, whose micro-batches need not be whole ones
+    const int64_t step = m_recorded.batchKnown ? K : 1;
     int64_t lo = 0, hi = -1;
     const int64_t start = std::max<int64_t>(step, static_cast<int64_t>(std::llround(m_recorded.batch)) / step * step);
     if (probe(start)) {

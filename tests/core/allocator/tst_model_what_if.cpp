@@ -591,6 +591,30 @@ private slots:
         QVERIFY(checkpointFits); // checkpointing alone: 676 MiB against 700 MB
     }
 
+    // Regression: with the batch unknown (counted in recorded batches) a plan row that fits
+    // with accumulation said "largest batch 0": batches were taken as multiples of the K
+    // micro-batches, and the recorded batch itself, split in two, was never tried. The LoRA
+    // run OOMs under 250 MiB; accumulating 2 micro-batches fits.
+    void planWithUnknownBatchAccumulates()
+    {
+        AnalysisOptions ao;
+        ao.until = AnalysisStage::Attributed;
+        const auto a = analyze(AnalysisSource::file(MEMSCOPE_TESTDATA_DIR "/oracle/fw_frozen_adapter.pickle"), ao);
+        QVERIFY(a && a->attribution && !a->attribution->devices.empty());
+        const ModelWhatIf m(*a->replay, 0, a->attribution->devices[0]);
+        QVERIFY(!m.recorded().batchKnown);
+        SimulationOptions o;
+        o.capacity = 250ull << 20;
+        int accumulating = 0;
+        for (const PlanRow& r : m.plan(o)) {
+            if (!r.fits)
+                continue;
+            QVERIFY2(r.maxBatch >= 1, (r.changes.describe() + " fits but its largest batch is 0").c_str());
+            accumulating += r.changes.accumulate > 1;
+        }
+        QVERIFY(accumulating > 0);
+    }
+
     // The command line: the new options, the recorded setup and the JSON keys.
     void cliJson()
     {
