@@ -1551,7 +1551,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     // --- gradient accumulation: K micro-batches per iteration
     if (K > 1 && std::none_of(ranges.begin(), ranges.end(),
                               [](const IterationRanges& r) { return r.forwardStart >= 0 && r.backwardEnd >= 0; }))
-        note("no forward and backward found: --accumulate not applied");
+        note("no iteration with a forward and a backward: --accumulate " + std::to_string(K) + " runs 1/" + std::to_string(K) +
+             " of the batch once, with nothing to accumulate");
     if (K > 1) {
         std::vector<TraceOp> out;
         out.reserve(s.ops.size() * static_cast<size_t>(K));

@@ -327,14 +327,15 @@ private slots:
         for (const auto& n : notes)
             all += QString::fromStdString(n) + QLatin1Char('\n');
         QVERIFY2(all.contains(QStringLiteral("--precision changes nothing")), qPrintable(all));
-        QVERIFY2(all.contains(QStringLiteral("--accumulate not applied")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("with nothing to accumulate")), qPrintable(all));
         // a training run gets neither note
         const auto t = loadAttributed(QStringLiteral("llm_base"));
         const ModelWhatIf mt(*t->replay, 0, t->attribution->devices[0]);
         notes.clear();
         mt.build(c, &notes);
         for (const auto& n : notes)
-            QVERIFY2(n.find("changes nothing") == std::string::npos && n.find("not applied") == std::string::npos, n.c_str());
+            QVERIFY2(n.find("changes nothing") == std::string::npos && n.find("nothing to accumulate") == std::string::npos,
+                     n.c_str());
     }
 
     // Every change and combination on the thirteen models against the run made with it, predicted
