@@ -240,7 +240,10 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
     options.settings = settings;
     if (capacity)
         options.capacity = *capacity;
-    const ChangeResult what = model.simulate(changes, options);
+    ChangeResult what = model.simulate(changes, options);
+    if (capacity && !what.result.oom && isTight(what.result.reservedPeak, *capacity))
+        what.notes.push_back("tight: the reserved peak is within " + std::to_string(std::lround(kReservedMargin * 100)) +
+                             "% of the capacity, the what-if's bound on reserved bytes; the real run may not fit");
     std::optional<MaxBatchResult> search;
     if (maxBatch)
         search = model.maxBatch(changes, options);
@@ -295,8 +298,8 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
                 o << (k ? "," : "") << "\n    {\"changes\": " << changesJson(r.changes)
                   << ", \"settings\": " << jsonString(r.settings) << ", \"reserved_peak_bytes\": " << r.reservedPeak
                   << ", \"allocated_peak_bytes\": " << r.allocatedPeak << ", \"fits\": " << (r.fits ? "true" : "false")
-                  << ", \"compute_cost\": " << r.computeCost << ", \"cost\": " << jsonString(r.cost)
-                  << ", \"max_batch\": " << r.maxBatch << "}";
+                  << ", \"tight\": " << (r.tight ? "true" : "false") << ", \"compute_cost\": " << r.computeCost
+                  << ", \"cost\": " << jsonString(r.cost) << ", \"max_batch\": " << r.maxBatch << "}";
             }
             o << "\n  ]";
         }
@@ -332,8 +335,9 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
         for (const PlanRow& r : rows) {
             if (!r.fits)
                 continue;
-            std::cout << "  " << planChangesText(r) << "\n      reserved peak " << formatBytes(r.reservedPeak) << ", cost "
-                      << r.cost << ", largest batch " << r.maxBatch << "\n";
+            std::cout << "  " << planChangesText(r) << "\n      reserved peak " << formatBytes(r.reservedPeak)
+                      << (r.tight ? " (tight: within the what-if's error of the capacity)" : "") << ", cost " << r.cost
+                      << ", largest batch " << r.maxBatch << "\n";
         }
         size_t misses = 0;
         for (const PlanRow& r : rows)

@@ -961,24 +961,29 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // by size. State is kept for these alone: a LoRA's frozen base weights and an EMA's copies
     // are parameters with neither gradient nor state.
     {
-        std::vector<std::map<uint64_t, int64_t>> perIteration(attribution.iterations.size());
-        std::vector<int64_t> bytes(attribution.iterations.size(), 0);
-        for (size_t a = 0; a < dr.allocations.size(); ++a) {
-            const Allocation& al = dr.allocations[a];
-            if (attribution.allocationCategory[a] != Category::Gradient || m_persistentWorkspace[a] || !al.allocEvent.valid())
-                continue;
+        auto iterationOf = [&](const Allocation& al) -> int64_t {
             for (size_t it = 0; it < attribution.iterations.size(); ++it)
                 if (al.allocEvent.value >= attribution.iterations[it].firstEvent &&
-                    al.allocEvent.value <= attribution.iterations[it].lastEvent) {
-                    ++perIteration[it][al.size];
-                    bytes[it] += static_cast<int64_t>(al.size);
-                    break;
-                }
-        }
+                    al.allocEvent.value <= attribution.iterations[it].lastEvent)
+                    return static_cast<int64_t>(it);
+            return -1;
+        };
+        auto isGradient = [&](size_t a) {
+            return attribution.allocationCategory[a] == Category::Gradient && !m_persistentWorkspace[a] &&
+                   dr.allocations[a].allocEvent.valid();
+        };
+        std::vector<int64_t> bytes(attribution.iterations.size(), 0);
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            if (isGradient(a))
+                if (const int64_t it = iterationOf(dr.allocations[a]); it >= 0)
+                    bytes[static_cast<size_t>(it)] += static_cast<int64_t>(dr.allocations[a].size);
         const auto most = std::max_element(bytes.begin(), bytes.end());
         if (most != bytes.end() && *most > 0) {
-            m_gradientSizes = perIteration[static_cast<size_t>(most - bytes.begin())];
+            const int64_t chosen = most - bytes.begin();
             m_trainableBytes = *most;
+            for (size_t a = 0; a < dr.allocations.size(); ++a)
+                if (isGradient(a) && iterationOf(dr.allocations[a]) == chosen)
+                    ++m_gradientSizes[dr.allocations[a].size];
         }
     }
 
@@ -1645,6 +1650,12 @@ ChangeResult ModelWhatIf::simulate(const ModelChanges& changes, const Simulation
     return r;
 }
 
+bool isTight(int64_t reservedPeak, uint64_t capacity)
+{
+    return capacity != AllocatorSettings::kNoLimit &&
+           static_cast<double>(reservedPeak) > (1.0 - kReservedMargin) * static_cast<double>(capacity);
+}
+
 MaxBatchResult ModelWhatIf::maxBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t limit) const
 {
     if (options.capacity == AllocatorSettings::kNoLimit)
@@ -1798,6 +1809,7 @@ std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options, const s
             row.reservedPeak = s.reservedPeak;
             row.allocatedPeak = s.allocatedPeak;
             row.fits = !s.oom;
+            row.tight = row.fits && isTight(row.reservedPeak, options.capacity);
             std::tie(row.computeCost, row.cost) = cost(c);
             if (!name.empty())
                 row.cost = row.cost == "none" ? "none (allocator setting)" : row.cost + ", allocator setting";

@@ -81,12 +81,19 @@ struct ChangeResult {
     std::vector<std::string> notes; // what could not be modelled
 };
 
+// The what-if's bound on reserved bytes (docs/ALLOCATOR.md: within 8% on most measured runs;
+// where blocks land moves them more under checkpointing): a prediction that fits within this
+// fraction of the capacity is "tight", and the real run may not fit.
+constexpr double kReservedMargin = 0.08;
+bool isTight(int64_t reservedPeak, uint64_t capacity);
+
 struct PlanRow {
     ModelChanges changes;
     std::string settings; // allocator settings changed ("" none)
     int64_t reservedPeak = 0;
     int64_t allocatedPeak = 0;
     bool fits = false;
+    bool tight = false; // fits, within kReservedMargin of the capacity
     double computeCost = 0;
     std::string cost;
     int64_t maxBatch = 0;

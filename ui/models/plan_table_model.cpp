@@ -45,7 +45,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const
         switch (col) {
         case Changes: return changesText(*r);
         case ReservedPeak: return bytesText(r->reservedPeak);
-        case Fits: return r->fits ? tr("fits") : tr("OOM");
+        case Fits: return r->fits ? (r->tight ? tr("tight") : tr("fits")) : tr("OOM");
         case Cost: return QString::fromStdString(r->cost);
         case MaxBatch: return r->fits ? QString::number(r->maxBatch) : QStringLiteral("–");
         default: return {};
@@ -65,6 +65,10 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && col == Changes)
         return tr("Click to apply these changes to the controls and the chart");
+    if (role == Qt::ToolTipRole && col == Fits && r->tight)
+        return tr("Fits, but within %1% of the capacity: the what-if's reserved bytes are within that "
+                  "on most measured runs, so the real run may not fit")
+            .arg(qRound(kReservedMargin * 100));
     if (role == Qt::ToolTipRole && col == Cost)
         return QString::fromStdString(r->cost);
     return {};

@@ -574,6 +574,7 @@ private slots:
         bool seenMiss = false;
         double lastCost = 0;
         bool checkpointFits = false;
+        bool seenTight = false;
         for (const PlanRow& r : rows) {
             QVERIFY(!(r.changes.empty() && r.settings.empty()));
             if (!r.fits) {
@@ -584,12 +585,16 @@ private slots:
             QVERIFY(r.computeCost >= lastCost);
             lastCost = r.computeCost;
             QVERIFY(r.reservedPeak <= 700'000'000);
+            // tight: within the what-if's 8% bound of the capacity, where the real run may not fit
+            QCOMPARE(r.tight, r.reservedPeak > (1.0 - kReservedMargin) * 700'000'000);
+            seenTight = seenTight || r.tight;
             QVERIFY(r.maxBatch >= 8 || r.changes.precision || r.changes.optimizer);
             checkpointFits = checkpointFits || (r.changes.checkpoint && *r.changes.checkpoint < 0 && r.changes.empty() == false &&
                                                 !r.changes.precision && !r.changes.optimizer && r.changes.accumulate == 1);
         }
         QVERIFY(seenMiss);
         QVERIFY(checkpointFits); // checkpointing alone: 676 MiB against 700 MB
+        QVERIFY(seenTight); // checkpointing alone is one
     }
 
     // Regression: with the batch unknown (counted in recorded batches) a plan row that fits
