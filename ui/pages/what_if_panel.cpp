@@ -711,6 +711,11 @@ void WhatIfPanel::showPrediction()
         html += tr(" <b><font color=\"#c81e1e\">Out of memory</font></b> at event %1 (%2): asking %3 with %4 reserved.")
                     .arg(countText(r.oom->event), phaseText(r.oom->phase), bytesText(static_cast<int64_t>(r.oom->size)),
                          bytesText(r.oom->reserved));
+    else if (p.capacity > 0 && isTight(r.reservedPeak, static_cast<uint64_t>(p.capacity)))
+        html += tr(" <b>Tight</b>: fits %1 with %2 to spare, within the %3% the predicted reserved bytes may miss by; "
+                   "the real run may not fit.")
+                    .arg(bytesText(p.capacity), bytesText(p.capacity - r.reservedPeak))
+                    .arg(qRound(kReservedMargin * 100));
     else if (p.capacity > 0)
         html += tr(" Fits %1 (%2 to spare).").arg(bytesText(p.capacity), bytesText(p.capacity - r.reservedPeak));
     if (m_maxBatch)
