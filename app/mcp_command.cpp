@@ -90,15 +90,27 @@ const std::vector<Tool>& tools()
         {"whatif",
          "What if",
          "The recorded allocations replayed through a model of PyTorch's caching allocator under other settings "
-         "(PYTORCH_CUDA_ALLOC_CONF), a GPU capacity and another batch size: reserved peak, fragmentation, whether it runs out "
-         "of memory, and the largest batch that fits.",
+         "(PYTORCH_CUDA_ALLOC_CONF), a GPU capacity, another batch size and the changes people make to fit: activation "
+         "checkpointing, precision, optimizer, gradient accumulation, sequence length. Reserved peak, fragmentation, "
+         "whether it runs out of memory, the largest batch that fits, the recorded run's own setup, and with plan the "
+         "changes that fit under capacity, cheapest first (tight: within 8% of it, where the real run may not fit).",
          {{"path", ArgType::String, true, "the snapshot file"},
           kDevice,
           {"set", ArgType::Strings, false, "allocator settings, each KEY:VALUE, e.g. [\"expandable_segments:True\"]"},
           {"capacity", ArgType::String, false, "GPU memory to fit in, e.g. \"80GiB\", \"24GB\" or bytes"},
           {"recorded_batch", ArgType::Number, false, "the batch size the snapshot was recorded with (default 1)"},
           {"batch", ArgType::Number, false, "the batch size to simulate"},
-          {"max_batch", ArgType::Boolean, false, "search the largest batch that fits in capacity"}}},
+          {"max_batch", ArgType::Boolean, false, "search the largest batch that fits in capacity"},
+          {"checkpoint", ArgType::String, false, "activation checkpointing of every repeated block (\"all\") or of N"},
+          {"precision", ArgType::String, false, "fp32, bf16, fp16, amp-bf16 or amp-fp16"},
+          {"optimizer", ArgType::String, false, "adamw, adam, sgd, sgd-momentum, adafactor, adamw-8bit or adamw-fused"},
+          {"accumulate", ArgType::Integer, false, "gradient accumulation: K micro-batches of batch / K a step"},
+          {"seq", ArgType::Number, false, "the sequence length to simulate (needs recorded_seq)"},
+          {"recorded_seq", ArgType::Number, false, "the sequence length the snapshot was recorded with"},
+          {"recorded_precision", ArgType::String, false, "override the precision read off the recording"},
+          {"recorded_optimizer", ArgType::String, false, "override the optimizer read off the recording"},
+          {"plan", ArgType::Boolean, false, "list the changes, alone and combined, that fit under capacity"},
+          kTop}},
         {"allocations_at",
          "Allocations at a time",
          "What is live on a device at a moment of the trace (the last event at or before time_us, the trace's own "
@@ -393,8 +405,20 @@ Json callTool(const Tool& tool, const Json& args, AnalysisCache& cache)
         for (const auto& [key, option] : {std::pair{"recorded_batch", "--recorded-batch"}, std::pair{"batch", "--batch"}})
             if (args.contains(key) && !args[key].is_null())
                 cl.insert(cl.end(), {option, args[key].dump()});
+        for (const auto& [key, option] :
+             {std::pair{"checkpoint", "--checkpoint"}, std::pair{"precision", "--precision"},
+              std::pair{"optimizer", "--optimizer"}, std::pair{"recorded_precision", "--recorded-precision"},
+              std::pair{"recorded_optimizer", "--recorded-optimizer"}})
+            if (args.contains(key) && !args[key].is_null())
+                cl.insert(cl.end(), {option, args[key].is_string() ? args[key].get<std::string>() : args[key].dump()});
+        for (const auto& [key, option] :
+             {std::pair{"accumulate", "--accumulate"}, std::pair{"seq", "--seq"}, std::pair{"recorded_seq", "--recorded-seq"}})
+            if (args.contains(key) && !args[key].is_null())
+                cl.insert(cl.end(), {option, args[key].dump()});
         if (args.contains("max_batch") && args["max_batch"].is_boolean() && args["max_batch"].get<bool>())
             cl.push_back("--max-batch");
+        if (args.contains("plan") && args["plan"].is_boolean() && args["plan"].get<bool>())
+            cl.push_back("--plan");
         return Json::parse(runCapturingStdout(runWhatIf, cl));
     }
     if (name == "ranks") {

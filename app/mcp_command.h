@@ -21,8 +21,9 @@ namespace memscope {
  *
  * Tools (docs/PYTHON.md has their answers): summary(path), explain_peak(path, device?, top?),
  * diagnose(path, device?, top?), diff(path_a, path_b, device?, top?), whatif(path, device?,
- * set?, capacity?, recorded_batch?, batch?, max_batch?), allocations_at(path, time_us,
- * device?, top?), ranks(folder). Each answer is the headless command's JSON (the same core/io
+ * set?, capacity?, recorded_batch?, batch?, max_batch?, checkpoint?, precision?, optimizer?,
+ * accumulate?, seq?, recorded_seq?, recorded_precision?, recorded_optimizer?, plan?, top?),
+ * allocations_at(path, time_us, device?, top?), ranks(folder). Each answer is the headless command's JSON (the same core/io
  * writers), with lists cut to the top N (10 unless `top` says) and each byte count also
  * written for a person ("…_text": "1.50 GiB"). The analyses of the last few files are kept,
  * so several questions about one file read it once.

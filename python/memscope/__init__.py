@@ -152,10 +152,16 @@ class Analysis:
         """The findings, as `memscope diagnose FILE [--device N] --json` prints them."""
         return _json.loads(self._h.diagnose_json(_device(device)))
 
-    def whatif(self, device=None, set=None, capacity=None, recorded_batch=None, batch=None, max_batch=False):
+    def whatif(self, device=None, set=None, capacity=None, recorded_batch=None, batch=None, max_batch=False,
+               checkpoint=None, precision=None, optimizer=None, accumulate=None, seq=None, recorded_seq=None,
+               recorded_precision=None, recorded_optimizer=None, plan=False):
         """`memscope whatif FILE --json` with the same options: `set` a list of "key:value"
         allocator settings (or a dict), `capacity` "80GiB" or bytes, `recorded_batch`, `batch`,
-        `max_batch` (needs capacity)."""
+        `max_batch` (needs capacity); the model-level changes `checkpoint` ("all" or N blocks),
+        `precision` ("bf16", "amp-bf16", ...), `optimizer` ("sgd-momentum", "adamw-8bit", ...),
+        `accumulate` (K micro-batches), `seq` with `recorded_seq`, the overrides
+        `recorded_precision` and `recorded_optimizer`; and `plan` (needs capacity): the changes
+        that fit, cheapest first, under the result's "plan" key."""
         args = [self._path, "--json"]
         if device is not None:
             args += ["--device", str(_device(device))]
@@ -173,6 +179,14 @@ class Analysis:
             args += ["--batch", repr(batch)]
         if max_batch:
             args.append("--max-batch")
+        for option, value in (("--checkpoint", checkpoint), ("--precision", precision), ("--optimizer", optimizer),
+                              ("--accumulate", accumulate), ("--seq", seq), ("--recorded-seq", recorded_seq),
+                              ("--recorded-precision", recorded_precision),
+                              ("--recorded-optimizer", recorded_optimizer)):
+            if value is not None:
+                args += [option, str(value)]
+        if plan:
+            args.append("--plan")
         return _json.loads(_memscope.whatif_json(args))
 
     def plot(self, device=None, columns=2000, ax=None):

@@ -114,7 +114,8 @@ def test_ping_and_tools_list(server):
     assert by_name["allocations_at"]["inputSchema"]["required"] == ["path", "time_us"]
     assert by_name["ranks"]["inputSchema"]["required"] == ["folder"]
     assert "device" in by_name["explain_peak"]["inputSchema"]["properties"]
-    for option in ["set", "capacity", "recorded_batch", "batch", "max_batch"]:
+    for option in ["set", "capacity", "recorded_batch", "batch", "max_batch", "checkpoint", "precision", "optimizer",
+                   "accumulate", "seq", "recorded_seq", "recorded_precision", "recorded_optimizer", "plan"]:
         assert option in by_name["whatif"]["inputSchema"]["properties"]
 
 
@@ -161,6 +162,26 @@ def test_whatif(server, cli):
     assert w["reserved_peak_bytes"] == expected["reserved_peak_bytes"]
     assert w["max_batch"] == expected["max_batch"]
     assert w["reserved_peak_bytes_text"]
+
+
+def test_whatif_model_changes_and_plan(server, cli):
+    # an assistant's "will it fit in 4 GiB, and what should I change?"
+    w = structured(server.call("whatif", path=LLM, recorded_batch=16, checkpoint="all", precision="bf16",
+                               optimizer="sgd-momentum", accumulate=2, capacity="4GiB", plan=True))
+    expected = cli_json(cli, "whatif", LLM, "--recorded-batch", "16", "--checkpoint", "all", "--precision", "bf16",
+                        "--optimizer", "sgd-momentum", "--accumulate", "2", "--capacity", "4GiB", "--plan", "--json")
+    assert raw(w["changes"]) == expected["changes"]
+    assert w["changes"]["checkpoint"] == "all" and w["changes"]["precision"] == "bf16"
+    assert w["reserved_peak_bytes"] == expected["reserved_peak_bytes"]
+    assert w["reserved_peak_bytes"] < expected["recorded"]["reserved_peak_bytes"]
+    # the plan's first rows (top, 10 by default: those that fit come first), and how many there are
+    assert len(expected["plan"]) > 10
+    assert w["plan_total"] == len(expected["plan"])
+    assert [raw(r) for r in w["plan"]] == expected["plan"][:10]
+    assert all(r["fits"] for r in w["plan"]) and all("tight" in r for r in expected["plan"])
+    more = structured(server.call("whatif", path=LLM, recorded_batch=16, capacity="4GiB", plan=True, top=100))
+    assert [raw(r) for r in more["plan"]] == cli_json(cli, "whatif", LLM, "--recorded-batch", "16", "--capacity", "4GiB",
+                                                      "--plan", "--json")["plan"]
 
 
 def test_allocations_at(server):

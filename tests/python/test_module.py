@@ -139,6 +139,13 @@ def test_diff_equals_cli_json(cli):
     ({"capacity": "2GiB", "max_batch": True, "recorded_batch": 16},
      ["--capacity", "2GiB", "--max-batch", "--recorded-batch", "16"]),
     ({"batch": 32, "recorded_batch": 16}, ["--batch", "32", "--recorded-batch", "16"]),
+    ({"checkpoint": "all", "precision": "bf16", "recorded_batch": 16},
+     ["--checkpoint", "all", "--precision", "bf16", "--recorded-batch", "16"]),
+    ({"optimizer": "sgd-momentum", "accumulate": 2, "seq": 512, "recorded_seq": 256},
+     ["--optimizer", "sgd-momentum", "--accumulate", "2", "--seq", "512", "--recorded-seq", "256"]),
+    ({"checkpoint": 4, "recorded_precision": "fp32", "recorded_optimizer": "adamw"},
+     ["--checkpoint", "4", "--recorded-precision", "fp32", "--recorded-optimizer", "adamw"]),
+    ({"capacity": "4GiB", "plan": True, "recorded_batch": 16}, ["--capacity", "4GiB", "--plan", "--recorded-batch", "16"]),
 ])
 def test_whatif_equals_cli_json(cli, kwargs, args):
     path = "samples/llm_bs16.pickle"
