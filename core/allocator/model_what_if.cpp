@@ -872,6 +872,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // last dimension on the same line: T5's and Llama's norms). Transformers' norms square an
     // fp32 copy of the input (`.to(torch.float32)`, a no-op in an fp32 recording); in a 16-bit
     // model that copy is a tensor of its own, saved as long as the normalized output it feeds.
+    int normsSquared = 0, normsUpcast = 0; // in a 16-bit recording the copy is made before the square
     for (const Iteration& it : attribution.iterations) {
         std::vector<size_t> fwd; // the iteration's forward allocations, in order
         for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
@@ -891,6 +892,18 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             const auto meanFrames = stacks.frames(mean.stack);
             if (sqFrames.empty() || meanFrames.empty() || sqFrames[0] != meanFrames[0])
                 continue;
+            ++normsSquared;
+            if (k > 0) {
+                const Allocation& copy = dr.allocations[fwd[k - 1]];
+                const auto copyFrames = stacks.frames(copy.stack);
+                const Frame& sf = snap.frames.frame(sqFrames[0]);
+                // made by the same call of the norm: its function, the same callers
+                normsUpcast += copy.size == sq.size && copyFrames.size() == sqFrames.size() &&
+                               snap.frames.frame(copyFrames[0]).filename == sf.filename &&
+                               snap.frames.frame(copyFrames[0]).name == sf.name &&
+                               snap.frames.frame(copyFrames[0]).line <= sf.line &&
+                               std::equal(copyFrames.begin() + 1, copyFrames.end(), sqFrames.begin() + 1);
+            }
             // the normalized output: the next tensor of the input's size made in the same file
             for (size_t j = k + 2; j < fwd.size() && j < k + 8; ++j) {
                 const Allocation& out = dr.allocations[fwd[j]];
@@ -904,6 +917,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             }
         }
     }
+    m_normsSquared = normsSquared;
+    m_normsUpcast = normsUpcast;
     // A "gradient" made in an earlier iteration and alive at the end, in a program whose
     // later iterations make their gradients anew, is no parameter's gradient: a library's
     // workspace made in the first backward (cuBLAS's on the autograd thread), bytes that do
@@ -1023,6 +1038,14 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         m_recorded.precision = Precision::AmpBf16;
         m_recorded.precisionEvidence = "the forward makes half-size copies of " + std::to_string(copies) + " of " +
                                        std::to_string(weights) + " weights (autocast's casts): mixed precision";
+    } else if (m_normsSquared >= 2 && m_normsUpcast * 2 >= m_normsSquared) {
+        // transformers' RMS norms square an fp32 copy of their input, a tensor of its own only
+        // where the input is 16-bit
+        m_recorded.precision = Precision::Bf16;
+        m_recorded.precisionEvidence = "the norms square an fp32 copy of their input (" + std::to_string(m_normsUpcast) + " of " +
+                                       std::to_string(m_normsSquared) +
+                                       "), made only from a 16-bit input: a bf16 model (fp16 makes the same sizes; "
+                                       "override with --recorded-precision)";
     } else {
         m_recorded.precision = Precision::Fp32;
         m_recorded.precisionEvidence = "no autocast weight copies in the forward: fp32 assumed (pure bf16/fp16 cannot be "

@@ -194,6 +194,8 @@ private:
         int64_t freeEvent = 0; // where the normalized output is freed
     };
     std::vector<UpcastNorm> m_upcastNorms;
+    int m_normsSquared = 0; // the norms found squaring their input, and those squaring a copy of
+    int m_normsUpcast = 0; // it made just before (a 16-bit recording's `.to(torch.float32)`)
     // per allocation: a large weight that no matrix product reads (an embedding's table,
     // known where the recording names the backward's operators): autocast makes no copy
     std::vector<uint8_t> m_uncastWeight;
