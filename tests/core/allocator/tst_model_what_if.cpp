@@ -347,6 +347,15 @@ private slots:
                                              << "bf16"
                                              << "truth_heldout3.json"
                                              << "t5_amp_bf16" << 0.08 << 0.08; // +7.9%, +1.8%
+        // stacks="all": the same runs recorded with native frames (the square's op `pow`)
+        QTest::newRow("all: llm bf16 -> fp32") << "all:llm_bf16"
+                                               << "bf16"
+                                               << "truth.json"
+                                               << "llm_base" << 0.06 << 0.08;
+        QTest::newRow("all: llama bf16 -> fp32") << "all:llama_bf16"
+                                                 << "bf16"
+                                                 << "truth_heldout2.json"
+                                                 << "llama_base" << 0.05 << 0.08;
         QTest::newRow("gpt2 bf16: no norm copies, taken for fp32") << "gpt2_bf16"
                                                                    << "fp32"
                                                                    << "truth_heldout.json"
@@ -362,10 +371,16 @@ private slots:
         QFETCH(double, reservedTolerance);
         AnalysisOptions o;
         o.until = AnalysisStage::Attributed;
+        const bool all = recording.startsWith(QStringLiteral("all:"));
+        const QString name = all ? recording.mid(4) : recording;
         const auto a = analyze(
-            AnalysisSource::file((kDir + QStringLiteral("/sixteen_bit/whatif_%1.pickle.gz").arg(recording)).toStdString()), o);
+            AnalysisSource::file((kDir + (all ? QStringLiteral("/sixteen_bit/stacks_all") : QStringLiteral("/sixteen_bit")) +
+                                  QStringLiteral("/whatif_%1.pickle.gz").arg(name))
+                                     .toStdString()),
+            o);
         QVERIFY(a && a->attribution && !a->attribution->devices.empty());
-        const QString model = recording.section(QLatin1Char('_'), 0, 0);
+        QCOMPARE(ModelWhatIf(*a->replay, 0, a->attribution->devices[0]).recorded().operatorsRecorded, all);
+        const QString model = name.section(QLatin1Char('_'), 0, 0);
         const QJsonObject t = truth(truthFile);
         const ModelWhatIf m = modelFor(*a, baseConfig(t, model));
         QVERIFY2(QString::fromStdString(std::string(precisionName(m.recorded().precision))) == precision,
