@@ -192,6 +192,9 @@ void printSearch(const MaxBatchResult& search)
     std::cout << "\nlargest batch that fits: " << search.maxBatch;
     if (search.unbounded)
         std::cout << " (or more: nothing that grows with the batch ran out)";
+    if (search.safeBatch >= 0)
+        std::cout << "; with " << std::lround(kReservedMargin * 100)
+                  << "% of the capacity to spare (the what-if's error): " << search.safeBatch;
     std::cout << "\n  probes:";
     for (const BatchProbe& p : search.probes)
         std::cout << " " << p.batch << (p.fits ? " fits" : " OOM") << ";";
@@ -245,8 +248,10 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
         what.notes.push_back("tight: the reserved peak is within " + std::to_string(std::lround(kReservedMargin * 100)) +
                              "% of the capacity, the what-if's bound on reserved bytes; the real run may not fit");
     std::optional<MaxBatchResult> search;
-    if (maxBatch)
+    if (maxBatch) {
         search = model.maxBatch(changes, options);
+        search->safeBatch = model.safeBatch(changes, options);
+    }
     std::vector<PlanRow> rows;
     if (plan)
         rows = model.plan(options);
@@ -283,8 +288,10 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
             o << (k ? ", " : "") << jsonString(what.notes[k]);
         o << "]";
         if (search) {
-            o << ",\n  \"max_batch\": " << search->maxBatch
-              << ",\n  \"max_batch_unbounded\": " << (search->unbounded ? "true" : "false") << ",\n  \"probes\": [";
+            o << ",\n  \"max_batch\": " << search->maxBatch;
+            if (search->safeBatch >= 0)
+                o << ",\n  \"max_batch_safe\": " << search->safeBatch;
+            o << ",\n  \"max_batch_unbounded\": " << (search->unbounded ? "true" : "false") << ",\n  \"probes\": [";
             for (size_t k = 0; k < search->probes.size(); ++k)
                 o << (k ? ", " : "") << "{\"batch\": " << search->probes[k].batch
                   << ", \"fits\": " << (search->probes[k].fits ? "true" : "false")
@@ -299,7 +306,8 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
                   << ", \"settings\": " << jsonString(r.settings) << ", \"reserved_peak_bytes\": " << r.reservedPeak
                   << ", \"allocated_peak_bytes\": " << r.allocatedPeak << ", \"fits\": " << (r.fits ? "true" : "false")
                   << ", \"tight\": " << (r.tight ? "true" : "false") << ", \"compute_cost\": " << r.computeCost
-                  << ", \"cost\": " << jsonString(r.cost) << ", \"max_batch\": " << r.maxBatch << "}";
+                  << ", \"cost\": " << jsonString(r.cost) << ", \"max_batch\": " << r.maxBatch
+                  << ", \"max_batch_safe\": " << r.safeBatch << "}";
             }
             o << "\n  ]";
         }
@@ -337,7 +345,8 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
                 continue;
             std::cout << "  " << planChangesText(r) << "\n      reserved peak " << formatBytes(r.reservedPeak)
                       << (r.tight ? " (tight: within the what-if's error of the capacity)" : "") << ", cost " << r.cost
-                      << ", largest batch " << r.maxBatch << "\n";
+                      << ", largest batch " << r.maxBatch << " (" << r.safeBatch << " with " << std::lround(kReservedMargin * 100)
+                      << "% to spare)\n";
         }
         size_t misses = 0;
         for (const PlanRow& r : rows)
@@ -437,6 +446,9 @@ int runWhatIf(const std::vector<std::string>& args)
         if (!attribution)
             throw UsageError(file + ": no attribution for this device, so nothing is known to grow with the batch");
         search = findMaxBatch(replay, index, *attribution, whatOptions, recordedBatch);
+        SimulationOptions safeOptions = whatOptions;
+        safeOptions.capacity = static_cast<uint64_t>(static_cast<double>(whatOptions.capacity) * (1.0 - kReservedMargin));
+        search->safeBatch = findMaxBatch(replay, index, *attribution, safeOptions, recordedBatch).maxBatch;
         what = search->atMax ? *search->atMax : simulateBatch(replay, index, *attribution, whatOptions, 1.0, recordedBatch);
     } else if (batch) {
         if (!attribution)
@@ -481,8 +493,10 @@ int runWhatIf(const std::vector<std::string>& args)
         o << changesJson(shown) << ",\n  \"oom\": ";
         oomJson(o, what.oom);
         if (search) {
-            o << ",\n  \"max_batch\": " << search->maxBatch
-              << ",\n  \"max_batch_unbounded\": " << (search->unbounded ? "true" : "false") << ",\n  \"probes\": [";
+            o << ",\n  \"max_batch\": " << search->maxBatch;
+            if (search->safeBatch >= 0)
+                o << ",\n  \"max_batch_safe\": " << search->safeBatch;
+            o << ",\n  \"max_batch_unbounded\": " << (search->unbounded ? "true" : "false") << ",\n  \"probes\": [";
             for (size_t k = 0; k < search->probes.size(); ++k)
                 o << (k ? ", " : "") << "{\"batch\": " << search->probes[k].batch
                   << ", \"fits\": " << (search->probes[k].fits ? "true" : "false")

@@ -1679,6 +1679,13 @@ ChangeResult ModelWhatIf::simulate(const ModelChanges& changes, const Simulation
     return r;
 }
 
+int64_t ModelWhatIf::safeBatch(const ModelChanges& changes, const SimulationOptions& options) const
+{
+    SimulationOptions o = options;
+    o.capacity = static_cast<uint64_t>(static_cast<double>(options.capacity) * (1.0 - kReservedMargin));
+    return maxBatch(changes, o).maxBatch;
+}
+
 bool isTight(int64_t reservedPeak, uint64_t capacity)
 {
     return capacity != AllocatorSettings::kNoLimit &&
@@ -1842,8 +1849,10 @@ std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options, const s
             std::tie(row.computeCost, row.cost) = cost(c);
             if (!name.empty())
                 row.cost = row.cost == "none" ? "none (allocator setting)" : row.cost + ", allocator setting";
-            if (row.fits && options.capacity != AllocatorSettings::kNoLimit)
+            if (row.fits && options.capacity != AllocatorSettings::kNoLimit) {
                 row.maxBatch = maxBatch(c, o).maxBatch;
+                row.safeBatch = safeBatch(c, o);
+            }
             rows.push_back(std::move(row));
         }
     }

@@ -97,6 +97,7 @@ struct PlanRow {
     double computeCost = 0;
     std::string cost;
     int64_t maxBatch = 0;
+    int64_t safeBatch = 0; // the largest batch with kReservedMargin of the capacity to spare
 };
 
 // Const after construction (setRecorded aside): build(), simulate(), maxBatch() and plan()
@@ -117,6 +118,9 @@ public:
     ChangeResult simulate(const ModelChanges& changes, const SimulationOptions& options, OpStream& built) const;
     // The largest batch under options.capacity with `changes` (its batch is ignored).
     MaxBatchResult maxBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t limit = 1 << 16) const;
+    // The largest batch whose reserved peak leaves kReservedMargin of options.capacity: one the
+    // real run fits with the what-if's measured error.
+    int64_t safeBatch(const ModelChanges& changes, const SimulationOptions& options) const;
     // Changes alone and two together (checkpointing all or half the blocks, amp-bf16, bf16,
     // accumulation 2/4/8, AdamW 8-bit, SGD with momentum), and expandable segments alone and
     // with one of them, each with its reserved peak under options.settings, whether it fits

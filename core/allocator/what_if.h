@@ -33,6 +33,9 @@ struct BatchProbe {
 
 struct MaxBatchResult {
     int64_t maxBatch = 0; // 0: not even batch 1 fits
+    // the largest batch whose reserved peak leaves a margin of the capacity (model what-if:
+    // kReservedMargin, the reserved bytes' measured bound); -1: not searched
+    int64_t safeBatch = -1;
     bool unbounded = false; // fits at the largest batch probed (nothing grows with the batch?)
     std::vector<BatchProbe> probes;
     std::optional<SimulationResult> atMax; // the replay at maxBatch

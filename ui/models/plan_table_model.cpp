@@ -47,7 +47,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const
         case ReservedPeak: return bytesText(r->reservedPeak);
         case Fits: return r->fits ? (r->tight ? tr("tight") : tr("fits")) : tr("OOM");
         case Cost: return QString::fromStdString(r->cost);
-        case MaxBatch: return r->fits ? QString::number(r->maxBatch) : QStringLiteral("–");
+        case MaxBatch: return r->fits ? tr("%1 (%2 safe)").arg(r->maxBatch).arg(r->safeBatch) : QStringLiteral("–");
         default: return {};
         }
     }
@@ -68,6 +68,9 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const
     if (role == Qt::ToolTipRole && col == Fits && r->tight)
         return tr("Fits, but within %1% of the capacity: the what-if's reserved bytes are within that "
                   "on most measured runs, so the real run may not fit")
+            .arg(qRound(kReservedMargin * 100));
+    if (role == Qt::ToolTipRole && col == MaxBatch && r->fits)
+        return tr("The largest batch that fits; the safe one leaves %1% of the capacity, the what-if's measured error")
             .arg(qRound(kReservedMargin * 100));
     if (role == Qt::ToolTipRole && col == Cost)
         return QString::fromStdString(r->cost);

@@ -601,6 +601,7 @@ bool WhatIfPanel::findLargestBatch()
         ModelWhatIf model = base->model;
         model.setRecorded(setup);
         *out = model.maxBatch(c, o);
+        out->safeBatch = model.safeBatch(c, o);
         },
         std::move(callbacks));
     m_output->setText(tr("Searching the largest batch…"));
@@ -719,9 +720,11 @@ void WhatIfPanel::showPrediction()
     else if (p.capacity > 0)
         html += tr(" Fits %1 (%2 to spare).").arg(bytesText(p.capacity), bytesText(p.capacity - r.reservedPeak));
     if (m_maxBatch)
-        html += tr(" Largest batch that fits: <b>%1</b>%2.")
+        html += tr(" Largest batch that fits: <b>%1</b>%2 (%3 with %4% of the capacity to spare).")
                     .arg(m_maxBatch->maxBatch)
-                    .arg(m_maxBatch->unbounded ? tr(" or more") : QString());
+                    .arg(m_maxBatch->unbounded ? tr(" or more") : QString())
+                    .arg(m_maxBatch->safeBatch)
+                    .arg(qRound(kReservedMargin * 100));
     for (const std::string& n : p.result.notes)
         html += QStringLiteral("<br><i>") + QString::fromStdString(n).toHtmlEscaped() + QStringLiteral("</i>");
     m_output->setText(html);
