@@ -38,6 +38,14 @@ QJsonObject truth(const QString& file = QStringLiteral("truth.json"))
     return QJsonDocument::fromJson(f.readAll()).object();
 }
 
+// A recording analysed up to its attribution, all the what-if reads.
+std::shared_ptr<const Analysis> attributedFile(const QString& path)
+{
+    AnalysisOptions o;
+    o.until = AnalysisStage::Attributed;
+    return analyze(AnalysisSource::file(path.toStdString()), o);
+}
+
 // stacksAll: the same base run recorded with stacks="all" (torch's default: native frames,
 // and the ATen operator of each allocation) instead of stacks="python".
 std::shared_ptr<const Analysis> loadAttributed(const QString& model, bool stacksAll = false)
@@ -45,10 +53,8 @@ std::shared_ptr<const Analysis> loadAttributed(const QString& model, bool stacks
     static std::map<std::pair<QString, bool>, std::shared_ptr<const Analysis>> cache;
     auto& a = cache[{model, stacksAll}];
     if (!a) {
-        AnalysisOptions o;
-        o.until = AnalysisStage::Attributed;
         const QString dir = stacksAll ? kDir + QStringLiteral("/stacks_all") : kDir;
-        a = analyze(AnalysisSource::file((dir + QStringLiteral("/whatif_%1.pickle.gz").arg(model)).toStdString()), o);
+        a = attributedFile(dir + QStringLiteral("/whatif_%1.pickle.gz").arg(model));
     }
     return a;
 }
@@ -298,9 +304,7 @@ private slots:
         const QString path = file.startsWith(QStringLiteral("samples:")) ? QStringLiteral(MEMSCOPE_SAMPLES_DIR "/") + file.mid(8)
                                                                          : QStringLiteral(MEMSCOPE_TESTDATA_DIR "/") + file;
         QVERIFY2(QFile::exists(path), qPrintable(path));
-        AnalysisOptions o;
-        o.until = AnalysisStage::Attributed;
-        const auto a = analyze(AnalysisSource::file(path.toStdString()), o);
+        const auto a = attributedFile(path);
         QVERIFY(a && a->attribution && !a->attribution->devices.empty());
         const ModelWhatIf m(*a->replay, 0, a->attribution->devices[0]);
         QVERIFY2(QString::fromStdString(std::string(precisionName(m.recorded().precision))) == precision,
@@ -369,15 +373,10 @@ private slots:
         QFETCH(QString, target);
         QFETCH(double, allocatedTolerance);
         QFETCH(double, reservedTolerance);
-        AnalysisOptions o;
-        o.until = AnalysisStage::Attributed;
         const bool all = recording.startsWith(QStringLiteral("all:"));
         const QString name = all ? recording.mid(4) : recording;
-        const auto a = analyze(
-            AnalysisSource::file((kDir + (all ? QStringLiteral("/sixteen_bit/stacks_all") : QStringLiteral("/sixteen_bit")) +
-                                  QStringLiteral("/whatif_%1.pickle.gz").arg(name))
-                                     .toStdString()),
-            o);
+        const auto a = attributedFile(kDir + (all ? QStringLiteral("/sixteen_bit/stacks_all") : QStringLiteral("/sixteen_bit")) +
+                                      QStringLiteral("/whatif_%1.pickle.gz").arg(name));
         QVERIFY(a && a->attribution && !a->attribution->devices.empty());
         QCOMPARE(ModelWhatIf(*a->replay, 0, a->attribution->devices[0]).recorded().operatorsRecorded, all);
         const QString model = name.section(QLatin1Char('_'), 0, 0);
@@ -410,9 +409,7 @@ private slots:
     // model (no parameters, no forward or backward).
     void changesWithNothingToActOnSayWhy()
     {
-        AnalysisOptions o;
-        o.until = AnalysisStage::Attributed;
-        const auto a = analyze(AnalysisSource::file(MEMSCOPE_SAMPLES_DIR "/oom.pickle"), o);
+        const auto a = attributedFile(QStringLiteral(MEMSCOPE_SAMPLES_DIR "/oom.pickle"));
         QVERIFY(a && a->attribution && !a->attribution->devices.empty());
         const ModelWhatIf m(*a->replay, 0, a->attribution->devices[0]);
         ModelChanges c;
@@ -707,9 +704,7 @@ private slots:
     // run OOMs under 250 MiB; accumulating 2 micro-batches fits.
     void planWithUnknownBatchAccumulates()
     {
-        AnalysisOptions ao;
-        ao.until = AnalysisStage::Attributed;
-        const auto a = analyze(AnalysisSource::file(MEMSCOPE_TESTDATA_DIR "/oracle/fw_frozen_adapter.pickle"), ao);
+        const auto a = attributedFile(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/oracle/fw_frozen_adapter.pickle"));
         QVERIFY(a && a->attribution && !a->attribution->devices.empty());
         const ModelWhatIf m(*a->replay, 0, a->attribution->devices[0]);
         QVERIFY(!m.recorded().batchKnown);
