@@ -188,35 +188,53 @@ int main(int argc, char** argv)
             bestOp = k;
         }
     }
+    // the predicted live set once op `last` has run, and its rounded bytes
+    auto liveAfter = [&](size_t last) {
+        std::unordered_map<uint32_t, const TraceOp*> set;
+        int64_t bytes = 0;
+        for (size_t k = 0; k <= last && k < s.ops.size(); ++k) {
+            const TraceOp& op = s.ops[k];
+            if (op.kind == TraceOp::Kind::Alloc) {
+                set[op.key] = &op;
+                bytes += static_cast<int64_t>(rounded(op.size));
+            } else if (op.kind == TraceOp::Kind::Free) {
+                if (auto it = set.find(op.key); it != set.end()) {
+                    bytes -= static_cast<int64_t>(rounded(it->second->size));
+                    set.erase(it);
+                }
+            }
+        }
+        return std::pair{std::move(set), bytes};
+    };
     std::map<Key, std::pair<int64_t, int64_t>> groups; // predicted, real
-    live.clear();
-    for (size_t k = 0; k <= bestOp && k < s.ops.size(); ++k) {
-        const TraceOp& op = s.ops[k];
-        if (op.kind == TraceOp::Kind::Alloc)
-            live[op.key] = &op;
-        else if (op.kind == TraceOp::Kind::Free)
-            live.erase(op.key);
-    }
+    // the live set's bytes by (category, phase, frame) on the predicted side; `list`: print
+    // each allocation of listCategory
+    auto groupPredicted = [&](bool list) {
+        for (auto& [key, v] : groups)
+            v.first = 0;
+        for (const auto& [key, op] : live) {
+            const bool recorded = op->origin >= 0 && static_cast<size_t>(op->origin) < bdr.allocations.size();
+            const std::string frame = recorded ? frameOf(bs, bstacks, bdr.allocations[static_cast<size_t>(op->origin)].stack)
+                                               : "(added)";
+            const std::string phase = recorded ? std::string(phaseName(ba.allocationPhase[static_cast<size_t>(op->origin)]))
+                                               : std::string("-");
+            const std::string cat = std::string(
+                categoryName(recorded ? ba.allocationCategory[static_cast<size_t>(op->origin)] : op->category));
+            groups[{cat, phase, frame}].first += static_cast<int64_t>(rounded(op->size));
+            if (list && cat == listCategory)
+                std::printf("  predicted %-12s %12llu  key %u origin %d event %lld  %s\n", phase.c_str(),
+                            static_cast<unsigned long long>(op->size), op->key, op->origin, static_cast<long long>(op->event),
+                            frame.c_str());
+        }
+    };
+    live = liveAfter(bestOp).first;
     const int64_t peakEvent = s.ops[bestOp].event;
     std::printf("predicted peak (rounded requests): %s at op %zu (recorded event %lld, %s)\n", formatBytes(best).c_str(), bestOp,
                 static_cast<long long>(peakEvent),
                 peakEvent >= 0 && static_cast<size_t>(peakEvent) < ba.eventPhase.size()
                     ? std::string(phaseName(ba.eventPhase[static_cast<size_t>(peakEvent)])).c_str()
                     : "?");
-    for (const auto& [key, op] : live) {
-        const bool recorded = op->origin >= 0 && static_cast<size_t>(op->origin) < bdr.allocations.size();
-        const std::string frame = recorded ? frameOf(bs, bstacks, bdr.allocations[static_cast<size_t>(op->origin)].stack)
-                                           : "(added)";
-        const std::string phase = recorded ? std::string(phaseName(ba.allocationPhase[static_cast<size_t>(op->origin)]))
-                                           : std::string("-");
-        const std::string cat = std::string(
-            categoryName(recorded ? ba.allocationCategory[static_cast<size_t>(op->origin)] : op->category));
-        groups[{cat, phase, frame}].first += static_cast<int64_t>(rounded(op->size));
-        if (cat == listCategory)
-            std::printf("  predicted %-12s %12llu  key %u origin %d event %lld  %s\n", phase.c_str(),
-                        static_cast<unsigned long long>(op->size), op->key, op->origin, static_cast<long long>(op->event),
-                        frame.c_str());
-    }
+    groupPredicted(true);
 
     // the real run's live set at its highest rounded total
     const Snapshot& rs = *real->snapshot;
@@ -277,33 +295,10 @@ int main(int argc, char** argv)
         std::printf("aligned: real peak is allocation %lld of iteration %d's %s; predicted op %zu (%lld of %lld counted)\n",
                     static_cast<long long>(k), rit, std::string(phaseName(rph)).c_str(), at, static_cast<long long>(n),
                     static_cast<long long>(k));
-        live.clear();
         int64_t t = 0;
-        for (size_t i = 0; i <= at && i < s.ops.size(); ++i) {
-            const TraceOp& op = s.ops[i];
-            if (op.kind == TraceOp::Kind::Alloc) {
-                live[op.key] = &op;
-                t += static_cast<int64_t>(rounded(op.size));
-            } else if (op.kind == TraceOp::Kind::Free) {
-                if (auto it = live.find(op.key); it != live.end()) {
-                    t -= static_cast<int64_t>(rounded(it->second->size));
-                    live.erase(it);
-                }
-            }
-        }
+        std::tie(live, t) = liveAfter(at);
         std::printf("predicted there (rounded requests): %s\n", formatBytes(t).c_str());
-        for (auto& [key, v] : groups)
-            v.first = 0;
-        for (const auto& [key, op] : live) {
-            const bool recorded = op->origin >= 0 && static_cast<size_t>(op->origin) < bdr.allocations.size();
-            const std::string frame = recorded ? frameOf(bs, bstacks, bdr.allocations[static_cast<size_t>(op->origin)].stack)
-                                               : "(added)";
-            const std::string phase = recorded ? std::string(phaseName(ba.allocationPhase[static_cast<size_t>(op->origin)]))
-                                               : std::string("-");
-            const std::string cat = std::string(
-                categoryName(recorded ? ba.allocationCategory[static_cast<size_t>(op->origin)] : op->category));
-            groups[{cat, phase, frame}].first += static_cast<int64_t>(rounded(op->size));
-        }
+        groupPredicted(false);
     }
     for (size_t a = 0; a < rdr.allocations.size(); ++a) {
         const Allocation& al = rdr.allocations[a];
