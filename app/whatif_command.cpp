@@ -447,7 +447,7 @@ int runWhatIf(const std::vector<std::string>& args)
             throw UsageError(file + ": no attribution for this device, so nothing is known to grow with the batch");
         search = findMaxBatch(replay, index, *attribution, whatOptions, recordedBatch);
         SimulationOptions safeOptions = whatOptions;
-        safeOptions.capacity = static_cast<uint64_t>(static_cast<double>(whatOptions.capacity) * (1.0 - kReservedMargin));
+        safeOptions.capacity = safeCapacity(whatOptions.capacity);
         search->safeBatch = findMaxBatch(replay, index, *attribution, safeOptions, recordedBatch).maxBatch;
         what = search->atMax ? *search->atMax : simulateBatch(replay, index, *attribution, whatOptions, 1.0, recordedBatch);
     } else if (batch) {

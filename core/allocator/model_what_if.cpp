@@ -657,6 +657,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     for (size_t a = 0; a < dr.allocations.size(); ++a) {
         const Category c = attribution.allocationCategory[a];
         const int64_t size = static_cast<int64_t>(dr.allocations[a].size);
+        m_modelTensors = m_modelTensors || c == Category::Parameter || c == Category::Activation || c == Category::Gradient ||
+                         c == Category::OptimizerState;
         if (c == Category::Activation) {
             fwd += size;
             fwdHalf += m_half[a] ? size : 0;
@@ -1193,16 +1195,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
 
     const double seqFactor = changes.seq ? *changes.seq / m_recorded.seq : 1.0;
     // changes that find nothing to act on say so, rather than predict the recorded peak
-    if (changes.precision && to != from) {
-        bool model = false;
-        for (size_t a = 0; a < allocCount && !model; ++a) {
-            const Category c = at.allocationCategory[a];
-            model = c == Category::Parameter || c == Category::Activation || c == Category::Gradient ||
-                    c == Category::OptimizerState;
-        }
-        if (!model)
-            note("no parameters, activations, gradients or optimizer state found: --precision changes nothing");
-    }
+    if (changes.precision && to != from && !m_modelTensors)
+        note("no parameters, activations, gradients or optimizer state found: --precision changes nothing");
     // --- attention at 16 bits runs the flash kernel: none of the math kernel's tensors but its
     // output, and its inputs saved for the backward
     if (from == Precision::Fp32 && to != Precision::Fp32 && !m_flashCalls.empty()) {
@@ -1682,14 +1676,19 @@ ChangeResult ModelWhatIf::simulate(const ModelChanges& changes, const Simulation
 int64_t ModelWhatIf::safeBatch(const ModelChanges& changes, const SimulationOptions& options) const
 {
     SimulationOptions o = options;
-    o.capacity = static_cast<uint64_t>(static_cast<double>(options.capacity) * (1.0 - kReservedMargin));
+    o.capacity = safeCapacity(options.capacity);
     return maxBatch(changes, o).maxBatch;
+}
+
+uint64_t safeCapacity(uint64_t capacity)
+{
+    return static_cast<uint64_t>(static_cast<double>(capacity) * (1.0 - kReservedMargin));
 }
 
 bool isTight(int64_t reservedPeak, uint64_t capacity)
 {
-    return capacity != AllocatorSettings::kNoLimit &&
-           static_cast<double>(reservedPeak) > (1.0 - kReservedMargin) * static_cast<double>(capacity);
+    return capacity != AllocatorSettings::kNoLimit && reservedPeak >= 0 &&
+           static_cast<uint64_t>(reservedPeak) > safeCapacity(capacity);
 }
 
 MaxBatchResult ModelWhatIf::maxBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t limit) const

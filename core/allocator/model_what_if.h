@@ -86,6 +86,8 @@ struct ChangeResult {
 // fraction of the capacity is "tight", and the real run may not fit.
 constexpr double kReservedMargin = 0.08;
 bool isTight(int64_t reservedPeak, uint64_t capacity);
+// The capacity less kReservedMargin: what a safe batch must fit in.
+uint64_t safeCapacity(uint64_t capacity);
 
 struct PlanRow {
     ModelChanges changes;
@@ -198,6 +200,9 @@ private:
         int64_t freeEvent = 0; // where the normalized output is freed
     };
     std::vector<UpcastNorm> m_upcastNorms;
+    // whether the trace has any parameter, activation, gradient or optimizer state (a model a
+    // precision change acts on)
+    bool m_modelTensors = false;
     int m_normsSquared = 0; // the norms found squaring their input, and those squaring a copy of
     int m_normsUpcast = 0; // it made just before (a 16-bit recording's `.to(torch.float32)`)
     // per allocation: a large weight that no matrix product reads (an embedding's table,
