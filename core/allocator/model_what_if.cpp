@@ -874,7 +874,9 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // last dimension on the same line: T5's and Llama's norms). Transformers' norms square an
     // fp32 copy of the input (`.to(torch.float32)`, a no-op in an fp32 recording); in a 16-bit
     // model that copy is a tensor of its own, saved as long as the normalized output it feeds.
-    int normsSquared = 0, normsUpcast = 0; // in a 16-bit recording the copy is made before the square
+    // the norms found squaring their input, and those squaring a copy of it made just before
+    // (a 16-bit recording's `.to(torch.float32)`): read for the recorded precision below
+    int normsSquared = 0, normsUpcast = 0;
     for (const Iteration& it : attribution.iterations) {
         std::vector<size_t> fwd; // the iteration's forward allocations, in order
         for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
@@ -919,8 +921,6 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             }
         }
     }
-    m_normsSquared = normsSquared;
-    m_normsUpcast = normsUpcast;
     // A "gradient" made in an earlier iteration and alive at the end, in a program whose
     // later iterations make their gradients anew, is no parameter's gradient: a library's
     // workspace made in the first backward (cuBLAS's on the autograd thread), bytes that do
@@ -977,6 +977,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // The trainable parameters: the gradients of one iteration (the one with the most bytes),
     // by size. State is kept for these alone: a LoRA's frozen base weights and an EMA's copies
     // are parameters with neither gradient nor state.
+    int64_t trainableBytes = 0;
     {
         auto iterationOf = [&](const Allocation& al) -> int64_t {
             for (size_t it = 0; it < attribution.iterations.size(); ++it)
@@ -997,7 +998,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         const auto most = std::max_element(bytes.begin(), bytes.end());
         if (most != bytes.end() && *most > 0) {
             const int64_t chosen = most - bytes.begin();
-            m_trainableBytes = *most;
+            trainableBytes = *most;
             for (size_t a = 0; a < dr.allocations.size(); ++a)
                 if (isGradient(a) && iterationOf(dr.allocations[a]) == chosen)
                     ++m_gradientSizes[dr.allocations[a].size];
@@ -1005,7 +1006,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     }
 
     // the recorded setup
-    const int64_t trainable = m_trainableBytes > 0 && m_trainableBytes < params ? m_trainableBytes : params;
+    const int64_t trainable = trainableBytes > 0 && trainableBytes < params ? trainableBytes : params;
     m_recorded.optimizerStates = trainable > 0 ? static_cast<double>(state) / static_cast<double>(trainable) : 0.0;
     m_recorded.stepTemporaries = params > 0 && stepTemps * 2 >= params / 3; // per step, about a parameter's worth
     const double k = m_recorded.optimizerStates;
@@ -1040,12 +1041,12 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         m_recorded.precision = Precision::AmpBf16;
         m_recorded.precisionEvidence = "the forward makes half-size copies of " + std::to_string(copies) + " of " +
                                        std::to_string(weights) + " weights (autocast's casts): mixed precision";
-    } else if (m_normsSquared >= 2 && m_normsUpcast * 2 >= m_normsSquared) {
+    } else if (normsSquared >= 2 && normsUpcast * 2 >= normsSquared) {
         // transformers' RMS norms square an fp32 copy of their input, a tensor of its own only
         // where the input is 16-bit
         m_recorded.precision = Precision::Bf16;
-        m_recorded.precisionEvidence = "the norms square an fp32 copy of their input (" + std::to_string(m_normsUpcast) + " of " +
-                                       std::to_string(m_normsSquared) +
+        m_recorded.precisionEvidence = "the norms square an fp32 copy of their input (" + std::to_string(normsUpcast) + " of " +
+                                       std::to_string(normsSquared) +
                                        "), made only from a 16-bit input: a bf16 model (fp16 makes the same sizes; "
                                        "override with --recorded-precision)";
     } else {

@@ -203,8 +203,6 @@ private:
     // whether the trace has any parameter, activation, gradient or optimizer state (a model a
     // precision change acts on)
     bool m_modelTensors = false;
-    int m_normsSquared = 0; // the norms found squaring their input, and those squaring a copy of
-    int m_normsUpcast = 0; // it made just before (a 16-bit recording's `.to(torch.float32)`)
     // per allocation: a large weight that no matrix product reads (an embedding's table,
     // known where the recording names the backward's operators): autocast makes no copy
     std::vector<uint8_t> m_uncastWeight;
@@ -215,10 +213,9 @@ private:
     // follows with another allocation (autocast's copy, made before the product's output; an
     // fp32 output of that size is the last of its call)
     std::vector<uint8_t> m_weightCopy;
-    // the gradients of the iteration that makes the most, by size (the trainable parameters),
-    // and their bytes; empty where the trace has no backward
+    // the gradients of the iteration that makes the most, by size (the trainable parameters);
+    // empty where the trace has no backward
     std::map<uint64_t, int64_t> m_gradientSizes;
-    int64_t m_trainableBytes = 0;
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).
