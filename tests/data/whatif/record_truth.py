@@ -64,11 +64,50 @@ class Ckpt(nn.Module):
         return checkpoint(self.inner, *args, use_reentrant=False, **kwargs)
 
 
+def in_order(*containers):
+    """The blocks of each container, in the order the forward runs them: (container, index)."""
+    return [(c, i) for c in containers for i in range(len(c))]
+
+
+def checkpoint_first(blocks, n):
+    """Wraps the first n of a model's blocks (n < 0: all of them) in Ckpt."""
+    for container, i in blocks if n < 0 else blocks[:n]:
+        container[i] = Ckpt(container[i])
+
+
 # ---------------------------------------------------------------- models
-class LLM:
-    name = "llm"
+# Each model: name, batch, seq (None: no sequence), build(dtype), blocks(m) (the repeated blocks
+# checkpointing wraps), batch_of(b, seq, dtype) and loss(m, batch).
+class CausalLM:
+    """A decoder from a transformers config trained on random tokens, its loss inside the model."""
     batch = 8
     seq = 256
+
+    def batch_of(self, b, seq, dtype):
+        return torch.randint(0, self.vocab, (b, seq), device=DEV)
+
+    def loss(self, m, ids):
+        return m(input_ids=ids, labels=ids, use_cache=False).loss
+
+
+class SequenceClassifier:
+    """An encoder from a transformers config with a 4-class head, its loss inside the model."""
+    batch = 16
+    seq = 128
+    vocab = 30522
+
+    def batch_of(self, b, seq, dtype):
+        ids = torch.randint(0, self.vocab, (b, seq), device=DEV)
+        y = torch.randint(0, 4, (b,), device=DEV)
+        return (ids, y)
+
+    def loss(self, m, xy):
+        ids, y = xy
+        return m(input_ids=ids, labels=y).loss
+
+
+class LLM(CausalLM):
+    name = "llm"
     vocab = 8000
 
     def build(self, dtype):
@@ -82,10 +121,8 @@ class LLM:
         m = AutoModelForCausalLM.from_config(cfg).to(device=DEV, dtype=dtype)
         return m
 
-    def wrap(self, m, n):
-        layers = m.model.layers
-        for i in range(n):
-            layers[i] = Ckpt(layers[i])
+    def blocks(self, m):
+        return in_order(m.model.layers)
 
     def batch_of(self, b, seq, dtype):
         ids = torch.randint(0, self.vocab, (b, seq + 1), device=DEV)
@@ -98,11 +135,9 @@ class LLM:
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
-class GPT2:
+class GPT2(CausalLM):
     """Held out: recorded after the model was written, to check it on a model it never saw."""
     name = "gpt2"
-    batch = 8
-    seq = 256
     vocab = 16384
 
     def build(self, dtype):
@@ -112,25 +147,17 @@ class GPT2:
         torch.manual_seed(0)
         return GPT2LMHeadModel(cfg).to(device=DEV, dtype=dtype)
 
-    def wrap(self, m, n):
-        blocks = m.transformer.h
-        for i in range(n):
-            blocks[i] = Ckpt(blocks[i])
-
-    def batch_of(self, b, seq, dtype):
-        return torch.randint(0, self.vocab, (b, seq), device=DEV)
+    def blocks(self, m):
+        return in_order(m.transformer.h)
 
     def loss(self, m, ids):
         # the loss inside the model's forward (labels=), as Hugging Face models compute it
         return m(input_ids=ids, labels=ids).loss
 
 
-class BERT:
+class BERT(SequenceClassifier):
     """Held out: an encoder with a classification head (sequence classification)."""
     name = "bert"
-    batch = 16
-    seq = 128
-    vocab = 30522
 
     def build(self, dtype):
         from transformers import BertConfig, BertForSequenceClassification
@@ -140,26 +167,13 @@ class BERT:
         torch.manual_seed(0)
         return BertForSequenceClassification(cfg).to(device=DEV, dtype=dtype)
 
-    def wrap(self, m, n):
-        layers = m.bert.encoder.layer
-        for i in range(n):
-            layers[i] = Ckpt(layers[i])
-
-    def batch_of(self, b, seq, dtype):
-        ids = torch.randint(0, self.vocab, (b, seq), device=DEV)
-        y = torch.randint(0, 4, (b,), device=DEV)
-        return (ids, y)
-
-    def loss(self, m, xy):
-        ids, y = xy
-        return m(input_ids=ids, labels=y).loss
+    def blocks(self, m):
+        return in_order(m.bert.encoder.layer)
 
 
-class Llama:
+class Llama(CausalLM):
     """Held out (second set): a Llama decoder with tied embeddings, its loss inside the model."""
     name = "llama"
-    batch = 8
-    seq = 256
     vocab = 32000
 
     def build(self, dtype):
@@ -171,16 +185,8 @@ class Llama:
         torch.manual_seed(0)
         return LlamaForCausalLM(cfg).to(device=DEV, dtype=dtype)
 
-    def wrap(self, m, n):
-        layers = m.model.layers
-        for i in range(n):
-            layers[i] = Ckpt(layers[i])
-
-    def batch_of(self, b, seq, dtype):
-        return torch.randint(0, self.vocab, (b, seq), device=DEV)
-
-    def loss(self, m, ids):
-        return m(input_ids=ids, labels=ids, use_cache=False).loss
+    def blocks(self, m):
+        return in_order(m.model.layers)
 
 
 class ImageClassifier:
@@ -202,10 +208,8 @@ class ImageClassifier:
 class StagedImageClassifier(ImageClassifier):
     """Its blocks in the Sequential stages features[1], [3], [5], [7] (ConvNeXt's and Swin's)."""
 
-    def wrap(self, m, n):
-        blocks = [(m.features[s], i) for s in (1, 3, 5, 7) for i in range(len(m.features[s]))]
-        for stage, i in blocks[:n]:
-            stage[i] = Ckpt(stage[i])
+    def blocks(self, m):
+        return in_order(*(m.features[s] for s in (1, 3, 5, 7)))
 
 
 class EffNet(ImageClassifier):
@@ -220,11 +224,7 @@ class EffNet(ImageClassifier):
         return torchvision.models.efficientnet_b0(num_classes=100).to(device=DEV, dtype=dtype)
 
     def blocks(self, m):
-        return [(stage, i) for stage in list(m.features)[1:-1] for i in range(len(stage))]
-
-    def wrap(self, m, n):
-        for stage, i in self.blocks(m)[:n]:
-            stage[i] = Ckpt(stage[i])
+        return in_order(*list(m.features)[1:-1])
 
 
 class CNN(ImageClassifier):
@@ -236,13 +236,8 @@ class CNN(ImageClassifier):
         torch.manual_seed(0)
         return torchvision.models.resnet18(num_classes=100).to(device=DEV, dtype=dtype)
 
-    def wrap(self, m, n):
-        k = 0
-        for stage in (m.layer1, m.layer2, m.layer3, m.layer4):
-            for i in range(len(stage)):
-                if k < n:
-                    stage[i] = Ckpt(stage[i])
-                k += 1
+    def blocks(self, m):
+        return in_order(m.layer1, m.layer2, m.layer3, m.layer4)
 
 
 class ViT(ImageClassifier):
@@ -256,10 +251,8 @@ class ViT(ImageClassifier):
         return VisionTransformer(image_size=self.size, patch_size=8, num_layers=6, num_heads=8, hidden_dim=384,
                                  mlp_dim=1536, num_classes=100).to(device=DEV, dtype=dtype)
 
-    def wrap(self, m, n):
-        layers = m.encoder.layers
-        for i in range(n):
-            layers[i] = Ckpt(layers[i])
+    def blocks(self, m):
+        return in_order(m.encoder.layers)
 
 
 class ConvNeXt(StagedImageClassifier):
@@ -302,11 +295,8 @@ class T5:
         torch.manual_seed(0)
         return T5ForConditionalGeneration(cfg).to(device=DEV, dtype=dtype)
 
-    def wrap(self, m, n):
-        blocks = [(m.encoder.block, i) for i in range(len(m.encoder.block))]
-        blocks += [(m.decoder.block, i) for i in range(len(m.decoder.block))]
-        for stack, i in blocks[:n]:
-            stack[i] = Ckpt(stack[i])
+    def blocks(self, m):
+        return in_order(m.encoder.block, m.decoder.block)
 
     def batch_of(self, b, seq, dtype):
         src = torch.randint(0, self.vocab, (b, seq), device=DEV)
@@ -318,12 +308,10 @@ class T5:
         return m(input_ids=src, labels=tgt, use_cache=False).loss
 
 
-class NeoX:
+class NeoX(CausalLM):
     """Held out (fourth set): a GPT-NeoX decoder (Pythia's: parallel attention and MLP residual,
     partial rotary, GELU), its loss inside the model."""
     name = "neox"
-    batch = 8
-    seq = 256
     vocab = 16384
 
     def build(self, dtype):
@@ -335,25 +323,14 @@ class NeoX:
         torch.manual_seed(0)
         return GPTNeoXForCausalLM(cfg).to(device=DEV, dtype=dtype)
 
-    def wrap(self, m, n):
-        layers = m.gpt_neox.layers
-        for i in range(n):
-            layers[i] = Ckpt(layers[i])
-
-    def batch_of(self, b, seq, dtype):
-        return torch.randint(0, self.vocab, (b, seq), device=DEV)
-
-    def loss(self, m, ids):
-        return m(input_ids=ids, labels=ids, use_cache=False).loss
+    def blocks(self, m):
+        return in_order(m.gpt_neox.layers)
 
 
-class DistilBERT:
+class DistilBERT(SequenceClassifier):
     """Held out (fourth set): a DistilBERT encoder with a classification head (its own
     attention module, no token types), its loss inside the model."""
     name = "distilbert"
-    batch = 16
-    seq = 128
-    vocab = 30522
 
     def build(self, dtype):
         from transformers import DistilBertConfig, DistilBertForSequenceClassification
@@ -362,22 +339,11 @@ class DistilBERT:
         torch.manual_seed(0)
         return DistilBertForSequenceClassification(cfg).to(device=DEV, dtype=dtype)
 
-    def wrap(self, m, n):
-        layers = m.distilbert.transformer.layer
-        for i in range(n):
-            layers[i] = Ckpt(layers[i])
-
-    def batch_of(self, b, seq, dtype):
-        ids = torch.randint(0, self.vocab, (b, seq), device=DEV)
-        y = torch.randint(0, 4, (b,), device=DEV)
-        return (ids, y)
-
-    def loss(self, m, xy):
-        ids, y = xy
-        return m(input_ids=ids, labels=y).loss
+    def blocks(self, m):
+        return in_order(m.distilbert.transformer.layer)
 
 
-class ResNet50(ImageClassifier):
+class ResNet50(CNN):
     """Held out (fourth set): torchvision's ResNet-50 (bottleneck blocks, 1x1 convolutions,
     batch norm), 16 blocks in four stages."""
     name = "resnet50"
@@ -388,8 +354,10 @@ class ResNet50(ImageClassifier):
         torch.manual_seed(0)
         return torchvision.models.resnet50(num_classes=100).to(device=DEV, dtype=dtype)
 
-    def wrap(self, m, n):
-        CNN.wrap(self, m, n)
+
+def all_specs():
+    return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
+                                DistilBERT(), ResNet50())}
 
 
 # ---------------------------------------------------------------- one run
@@ -433,9 +401,7 @@ def train(spec, cfg, record=None):
     m.train()
     ck = cfg.get("ckpt", 0)
     if ck:
-        nblocks = {"llm": 4, "cnn": 8, "vit": 6, "gpt2": 6, "bert": 6, "llama": 4, "effnet": 16,
-                   "convnext": 18, "swin": 12, "t5": 8, "neox": 6, "distilbert": 6, "resnet50": 16}[spec.name]
-        spec.wrap(m, nblocks if ck < 0 else ck)
+        checkpoint_first(spec.blocks(m), ck)
     opt = make_optimizer(cfg.get("optimizer", "adamw"), m.parameters())
     amp_dtype = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(prec)
     # fp16 autocast with a loss scale of 1024, not the default 65536: that one overflows the fp16
@@ -575,8 +541,7 @@ def main():
         (w @ w).float().sum().backward()
     del w
     if ONLY:
-        specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
-                                         DistilBERT(), ResNet50())}
+        specs = all_specs()
         named = dict(CHANGES + SEQ_CHANGES)
         for full_name in ONLY:
             model, change = full_name.split("_", 1)
@@ -592,8 +557,7 @@ def main():
         # (name suffixes: amp_fp16)
         path = os.environ["TRUTH_RERUN"]
         info = json.load(open(path))
-        specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
-                                     DistilBERT(), ResNet50())}
+        specs = all_specs()
         again = [n for n in os.environ.get("TRUTH_RERUN_NAMES", "").split(",") if n]
         for i, r in enumerate(info["runs"]):
             if (not r["ok"] and not r["oom"]) or any(r["name"].endswith("_" + n) for n in again):
@@ -619,8 +583,7 @@ def main():
             json.dump(info, f, indent=1)
         return
     budget = float(os.environ.get("TRUTH_BUDGET_S", "420")) / len(MODELS)
-    specs = {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
-                                         DistilBERT(), ResNet50())}
+    specs = all_specs()
     for spec in (specs[m] for m in MODELS):
         deadline = time.time() + budget
         base = run(spec, spec.name + "_base", {}, record="whatif_" + spec.name + "_base")
