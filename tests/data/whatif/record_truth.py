@@ -16,6 +16,12 @@ Swin-T, a T5 encoder-decoder), recorded before the second set's misses were work
 TRUTH_MODELS=neox,distilbert,resnet50 TRUTH_FILE=truth_heldout4.json records the fourth held-out set
 (a GPT-NeoX decoder, a DistilBERT classifier, a ResNet-50), recorded before any of its runs was
 looked at, to measure the model on models it never saw.
+TRUTH_MODELS=llm,gpt2,bert,llama,neox,t5,plmistral,plmobilenet TRUTH_SET=frameworks
+TRUTH_FILE=truth_frameworks.json records the fifth held-out set, the changes made the way frameworks
+make them: transformers' own gradient_checkpointing_enable() (its default, reentrant, and
+non-reentrant) on the decoders, encoders and T5 above, and two models trained by Lightning's
+Trainer (a Mistral decoder, its loss in training_step; torchvision's MobileNetV3), whose precision
+is Trainer(precision=...) and whose accumulation is accumulate_grad_batches.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -355,9 +361,54 @@ class ResNet50(CNN):
         return torchvision.models.resnet50(num_classes=100).to(device=DEV, dtype=dtype)
 
 
+class PLMistral(CausalLM):
+    """Held out (fifth set), trained by Lightning: a Mistral decoder (grouped-query attention,
+    SwiGLU), its loss computed in training_step, outside the model's forward."""
+    name = "plmistral"
+    vocab = 16000
+    lightning = True
+
+    def build(self, dtype):
+        from transformers import MistralConfig, MistralForCausalLM
+
+        cfg = MistralConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1536, num_hidden_layers=4,
+                            num_attention_heads=8, num_key_value_heads=2, max_position_embeddings=2048,
+                            sliding_window=None, use_cache=False)
+        torch.manual_seed(0)
+        return MistralForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+    def batch_of(self, b, seq, dtype):
+        return torch.randint(0, self.vocab, (b, seq + 1), device=DEV)
+
+    def loss(self, m, ids):
+        x, y = ids[:, :-1], ids[:, 1:]
+        logits = m(input_ids=x, use_cache=False).logits
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+class PLMobileNet(ImageClassifier):
+    """Held out (fifth set), trained by Lightning: torchvision's MobileNetV3-Large (depthwise
+    convolutions, hardswish, squeeze-excitation), batch 64 at 128 x 128."""
+    name = "plmobilenet"
+    batch = 64
+    lightning = True
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.mobilenet_v3_large(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.features)[1:-1]
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
-                                DistilBERT(), ResNet50())}
+                                DistilBERT(), ResNet50(), PLMistral(), PLMobileNet())}
 
 
 # ---------------------------------------------------------------- one run
@@ -386,21 +437,29 @@ def clean():
     torch.cuda.reset_peak_memory_stats()
 
 
+def start_recording(entries):
+    if STACKS == "none":  # no stacks: what a checkpointed run records when stack capture fails
+        torch.cuda.memory._record_memory_history(max_entries=entries, context=None)
+    else:
+        torch.cuda.memory._record_memory_history(max_entries=entries, stacks=STACKS)
+
+
 def train(spec, cfg, record=None):
     """cfg: batch, seq, precision (fp32|bf16|fp16|amp-bf16|amp-fp16), optimizer, accumulate, ckpt (0: none, -1: all)."""
     clean()
     start_reserved = torch.cuda.memory_reserved()
     if record:
-        if STACKS == "none":  # no stacks: what a checkpointed run records when stack capture fails
-            torch.cuda.memory._record_memory_history(max_entries=200000, context=None)
-        else:
-            torch.cuda.memory._record_memory_history(max_entries=200000, stacks=STACKS)
+        start_recording(200000)
     prec = cfg.get("precision", "fp32")
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec, torch.float32)
     m = spec.build(dtype)
     m.train()
     ck = cfg.get("ckpt", 0)
-    if ck:
+    if ck and cfg.get("ckpt_mode") == "hf":  # transformers' own, with its default (reentrant)
+        m.gradient_checkpointing_enable()
+    elif ck and cfg.get("ckpt_mode") == "hf-nr":
+        m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    elif ck:
         checkpoint_first(spec.blocks(m), ck)
     opt = make_optimizer(cfg.get("optimizer", "adamw"), m.parameters())
     amp_dtype = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(prec)
@@ -452,6 +511,66 @@ def train(spec, cfg, record=None):
     return res
 
 
+def train_lightning(spec, cfg, record=None):
+    """The same training run by Lightning's Trainer: precision=32-true|bf16-true|16-true|bf16-mixed|
+    16-mixed, accumulate_grad_batches=K over micro-batches of B/K from a DataLoader of CPU batches
+    (Lightning moves them to the GPU), the optimizer from configure_optimizers."""
+    try:
+        import lightning.pytorch as pl
+    except ImportError:
+        import pytorch_lightning as pl
+
+    K = cfg.get("accumulate", 1)
+    mb = cfg["batch"] // K
+    prec = cfg.get("precision", "fp32")
+    torch.manual_seed(1)
+    batches = [spec.batch_of(mb, cfg.get("seq"), torch.float32) for _ in range(STEPS * K)]
+    batches = [tuple(t.cpu() for t in b) if isinstance(b, tuple) else b.cpu() for b in batches]
+
+    class Module(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.m = spec.build(torch.float32)
+            if cfg.get("ckpt", 0):
+                checkpoint_first(spec.blocks(self.m), cfg["ckpt"])
+
+        def training_step(self, batch, i):
+            return spec.loss(self.m, batch)
+
+        def configure_optimizers(self):
+            return make_optimizer(cfg.get("optimizer", "adamw"), self.parameters())
+
+    clean()
+    start_reserved = torch.cuda.memory_reserved()
+    if record:
+        start_recording(400000)
+    module = Module()
+    module.m.train()
+    precision = {"fp32": "32-true", "bf16": "bf16-true", "fp16": "16-true", "amp-bf16": "bf16-mixed",
+                 "amp-fp16": "16-mixed"}[prec]
+    trainer = pl.Trainer(accelerator="gpu", devices=1, max_steps=STEPS, precision=precision, accumulate_grad_batches=K,
+                         logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                         enable_model_summary=False, num_sanity_val_steps=0, limit_val_batches=0)
+    loader = torch.utils.data.DataLoader(batches, batch_size=None, shuffle=False)
+    trainer.fit(module, loader)
+    torch.cuda.synchronize()
+    stats = torch.cuda.memory_stats()
+    res = {
+        "max_allocated": torch.cuda.max_memory_allocated(),
+        "max_reserved": torch.cuda.max_memory_reserved(),
+        "requested_peak": stats.get("requested_bytes.all.peak", 0),
+        "start_reserved": start_reserved,
+        "trainer": {"precision": precision, "accumulate_grad_batches": K, "global_step": trainer.global_step},
+    }
+    if record:
+        path = os.path.join(OUT, record + ".pickle")
+        torch.cuda.memory._dump_snapshot(path)
+        torch.cuda.memory._record_memory_history(enabled=None)
+        res["recording"] = record + ".pickle"
+    del trainer, module
+    return res
+
+
 def run(spec, name, cfg, record=None):
     full = dict(cfg)
     full.setdefault("batch", spec.batch)
@@ -460,7 +579,7 @@ def run(spec, name, cfg, record=None):
     t = time.time()
     out = {"model": spec.name, "name": name, "config": full}
     try:
-        out.update(train(spec, full, record))
+        out.update((train_lightning if getattr(spec, "lightning", False) else train)(spec, full, record))
         out["ok"] = True
         out["oom"] = False
     except torch.cuda.OutOfMemoryError as e:
@@ -509,6 +628,21 @@ SEQ_CHANGES = [
 ]
 
 
+# transformers' own checkpointing (gradient_checkpointing_enable), set against --checkpoint all
+HF_CHANGES = [
+    ("hfckpt", {"ckpt": -1, "ckpt_mode": "hf"}),
+    ("hfckpt_nr", {"ckpt": -1, "ckpt_mode": "hf-nr"}),
+    ("hfckpt+amp_bf16", {"ckpt": -1, "ckpt_mode": "hf", "precision": "amp-bf16"}),
+]
+# what a Lightning user changes: Trainer(precision=...), accumulate_grad_batches, the optimizer,
+# the batch, wrapped blocks
+PL_CHANGES = [c for c in CHANGES if c[0] in (
+    "ckpt_all", "ckpt_2", "bf16", "amp_bf16", "amp_fp16", "sgd_momentum", "adafactor", "accum2", "accum4", "batch_x2",
+    "batch_half", "ckpt_all+amp_bf16", "ckpt_all+accum2", "amp_bf16+sgd_momentum+accum2")] + [
+    ("amp_bf16+accum2", {"precision": "amp-bf16", "accumulate": 2}),
+]
+
+
 def parse_changes(name, named):
     """A '+'-joined list of named changes and batch_xK (any K: a sweep's batch), as one config."""
     cfg = {}
@@ -542,7 +676,7 @@ def main():
     del w
     if ONLY:
         specs = all_specs()
-        named = dict(CHANGES + SEQ_CHANGES)
+        named = dict(CHANGES + SEQ_CHANGES + HF_CHANGES + PL_CHANGES)
         for full_name in ONLY:
             model, change = full_name.split("_", 1)
             spec = specs[model]
@@ -592,12 +726,15 @@ def main():
             info["runs"].append(run(spec, "llm_amp_bf16_recorded", {"precision": "amp-bf16"},
                                     record="whatif_llm_amp_bf16"))
         changes = CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
+        if os.environ.get("TRUTH_SET") == "frameworks":
+            changes = PL_CHANGES + (SEQ_CHANGES if spec.seq is not None else []) if getattr(spec, "lightning", False) \
+                else HF_CHANGES
         for name, cfg in changes:
             if time.time() > deadline:
                 break
             info["runs"].append(run(spec, spec.name + "_" + name, resolve(spec, cfg)))
         # batch sweep under a cap: base and every block checkpointed
-        if not base.get("ok"):
+        if not base.get("ok") or (os.environ.get("TRUTH_SET") == "frameworks" and not getattr(spec, "lightning", False)):
             continue
         cap = int(base["max_reserved"] * 2.5) // (2 << 20) * (2 << 20)
         torch.cuda.set_per_process_memory_fraction(cap / total)
