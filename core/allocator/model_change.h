@@ -58,6 +58,10 @@ struct RecordedSetup {
     // The recording has native frames (stacks="all"): op dtypes come from the ATen operators,
     // else from the Python frames' module and function names.
     bool operatorsRecorded = false;
+    // Trained by Lightning's Trainer (its frames on the stacks): its mixed precision runs
+    // autocast with the cast cache off, so a weight's 16-bit copy lives only as long as the op
+    // that saves it (inside a checkpointed block: not past the op).
+    bool lightning = false;
 };
 
 } // namespace memscope

@@ -400,6 +400,10 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     const DeviceReplay& dr = replay.devices.at(deviceIndex);
     const PythonStacks stacks(snap);
     m_recorded.operatorsRecorded = stacks.hasNativeFrames();
+    for (size_t f = 0; f < snap.frames.size() && !m_recorded.lightning; ++f) {
+        const std::string_view file = snap.str(snap.frames.frame(FrameId{static_cast<int32_t>(f)}).filename);
+        m_recorded.lightning = contains(file, "/lightning/pytorch/") || contains(file, "/pytorch_lightning/");
+    }
     m_blocks = findForwardBlocks(replay, deviceIndex, attribution, stacks);
     m_recorded.blocks = m_blocks.count();
 
@@ -609,6 +613,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         bool plainLow = false; // the last op that is no matrix product: the likely input of the next ones
         uint64_t plainSize = 0;
         AllocationId plain;
+        StackId lastProduct; // the product since `plain` that cast its input: one call's further outputs cast nothing
         std::set<uint64_t> fullSizes; // sizes of this forward's fp32 tensors
         for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
             const size_t i = static_cast<size_t>(e);
@@ -630,7 +635,12 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             if (!low && al.size >= 4096)
                 fullSizes.insert(al.size);
             m_half[static_cast<size_t>(id.value)] = low ? 1 : 0;
-            if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)]) {
+            const bool sameCall = c == kLow && lastProduct.valid() && [&] {
+                const auto a = stacks.frames(lastProduct), b = stacks.frames(al.stack);
+                return !a.empty() && std::equal(a.begin(), a.end(), b.begin(), b.end());
+            }();
+            if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)] && !sameCall) {
+                lastProduct = al.stack;
                 m_castBytes[static_cast<size_t>(id.value)] = plainSize / 2; // autocast's copy of its fp32 input
                 // the products save their copies, not the fp32 input: unless the op that made
                 // it saves its own output (softmax, sigmoid, tanh, relu), the input dies once
@@ -648,6 +658,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                     plainLow = low;
                     plainSize = al.size;
                     plain = id;
+                    lastProduct = StackId{};
                 }
             }
         }
@@ -870,6 +881,47 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             m_upcastLosses.push_back(u);
         }
     }
+    m_crossEntropy.assign(dr.allocations.size(), 0);
+    {
+        auto crossEntropy = memoByStack([&](StackId st) {
+            const auto frames = stacks.frames(st);
+            if (frames.empty())
+                return false;
+            const Frame& f = snap.frames.frame(frames[0]);
+            return snap.str(f.name) == "cross_entropy" && endsWith(snap.str(f.filename), "torch/nn/functional.py");
+        });
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            m_crossEntropy[a] = attribution.allocationPhase[a] == Phase::Forward && !m_upcastLoss[a] &&
+                                dr.allocations[a].size >= (1 << 20) && crossEntropy(dr.allocations[a].stack);
+        m_crossEntropyGradient.assign(dr.allocations.size(), 0);
+        std::vector<size_t> backward; // backward allocations in event order
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            if (attribution.allocationPhase[a] == Phase::Backward && dr.allocations[a].allocEvent.valid())
+                backward.push_back(a);
+        std::sort(backward.begin(), backward.end(),
+                  [&](size_t x, size_t y) { return dr.allocations[x].allocEvent.value < dr.allocations[y].allocEvent.value; });
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            const Allocation& x = dr.allocations[a];
+            if (!m_crossEntropy[a] || !x.freeEvent.valid())
+                continue;
+            CrossEntropyCall c{static_cast<int32_t>(a), -1, -1};
+            for (const size_t b : backward) {
+                const Allocation& g = dr.allocations[b];
+                if (g.allocEvent.value <= x.allocEvent.value || g.size != x.size)
+                    continue;
+                if (g.allocEvent.value >= x.freeEvent.value)
+                    break;
+                (c.nllGradient < 0 ? c.nllGradient : c.softmaxGradient) = static_cast<int32_t>(b);
+                if (c.softmaxGradient >= 0)
+                    break;
+            }
+            if (c.nllGradient >= 0)
+                m_crossEntropyGradient[static_cast<size_t>(c.nllGradient)] = 1;
+            if (c.softmaxGradient >= 0)
+                m_crossEntropyGradient[static_cast<size_t>(c.softmaxGradient)] = 2;
+            m_crossEntropyCalls.push_back(c);
+        }
+    }
     // An RMS norm squares its input (a full-size tensor freed at once, then its mean over the
     // last dimension on the same line: T5's and Llama's norms). Transformers' norms square an
     // fp32 copy of the input (`.to(torch.float32)`, a no-op in an fp32 recording); in a 16-bit
@@ -934,7 +986,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                    dr.allocations[a].allocEvent.value >= attribution.iterations[1].firstEvent;
         for (size_t a = 0; a < dr.allocations.size() && anew; ++a) {
             const Allocation& al = dr.allocations[a];
-            m_persistentWorkspace[a] = attribution.allocationCategory[a] == Category::Gradient && al.aliveAtEnd() &&
+            m_persistentWorkspace[a] = attribution.allocationCategory[a] == Category::Gradient && keptToEnd(attribution, al) &&
                                        al.allocEvent.valid() && al.allocEvent.value < lastStart;
         }
     }
@@ -1084,8 +1136,9 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         f *= seqFactor; // L x L: once more L / L0
     if (from == to)
         return f;
-    if ((c == Category::Intermediate && dr.allocation(id).aliveAtEnd()) || m_persistentWorkspace[static_cast<size_t>(origin)] ||
-        m_fixedBytes[static_cast<size_t>(origin)] || m_mathAttention[static_cast<size_t>(origin)])
+    if ((c == Category::Intermediate && keptToEnd(m_attribution, dr.allocation(id))) ||
+        m_persistentWorkspace[static_cast<size_t>(origin)] || m_fixedBytes[static_cast<size_t>(origin)] ||
+        m_mathAttention[static_cast<size_t>(origin)])
         return f; // a library's workspace (cuBLAS), a mask, a reduction's buffer, fp32 math: bytes, not elements
     // cuDNN's 16-bit convolution algorithms ask for workspaces at least as large as the fp32
     // ones recorded (EfficientNet's bf16 backward makes a 50 MiB one at its peak): in a pure 16-bit
@@ -1115,6 +1168,8 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         auto avg = [&](Precision q) {
             if (isAmp(q) && m_backwardUpcast[static_cast<size_t>(origin)])
                 return 4.0;
+            if (isAmp(q) && m_crossEntropyGradient[static_cast<size_t>(origin)])
+                return m_crossEntropyGradient[static_cast<size_t>(origin)] == 1 ? 4.0 : 2.0;
             if (isAmp(q) || q == Precision::Fp32 || bySize == m_forwardBySize.end() || bySize->second.bytes == 0)
                 return m_backwardHalfShare * activationBytes(q, true) + (1 - m_backwardHalfShare) * activationBytes(q, false);
             const double upcast = bySize->second.upcast > 0 && m_backwardUpcast[static_cast<size_t>(origin)] ? 1.0 : 0.0;
@@ -1272,6 +1327,42 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         insertAfterEvents(s.ops, std::move(extra));
     }
 
+    // --- cross_entropy under autocast (m_crossEntropyCalls): its 16-bit log-softmax beside the
+    // fp32 copy nll_loss saves; in the backward nll_loss frees that copy once its fp32 gradient
+    // is made, which is cast to 16 bits and freed before log_softmax's 16-bit gradient is made
+    if (from == Precision::Fp32 && isAmp(to) && !m_crossEntropyCalls.empty()) {
+        std::vector<TraceOp> extra;
+        std::map<uint32_t, int64_t> movedFrees; // recorded key -> new free event
+        for (const CrossEntropyCall& c : m_crossEntropyCalls) {
+            const Allocation& x = dr.allocations[static_cast<size_t>(c.logSoftmax)];
+            const uint64_t half = scaled(x.size, sizeFactor(c.logSoftmax, from, to, batchFactor, seqFactor)) / 2;
+            const uint32_t key = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, half, x.stream, x.allocEvent.value - 1});
+            extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, x.stream, x.freeEvent.value});
+            if (c.nllGradient < 0)
+                continue;
+            const Allocation& g = dr.allocations[static_cast<size_t>(c.nllGradient)];
+            movedFrees[static_cast<uint32_t>(c.logSoftmax)] = g.allocEvent.value;
+            const uint32_t cast = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, cast, -1, half, g.stream, g.allocEvent.value});
+            if (c.softmaxGradient < 0)
+                continue;
+            const int64_t next = dr.allocations[static_cast<size_t>(c.softmaxGradient)].allocEvent.value;
+            movedFrees[static_cast<uint32_t>(c.nllGradient)] = next - 1;
+            extra.push_back({TraceOp::Kind::Free, Category::Other, cast, -1, 0, g.stream, next});
+        }
+        std::vector<TraceOp> moved; // first: the fp32 copy goes before the cast is made
+        takeFrees(
+            s.ops,
+            [&](const TraceOp& op) {
+            const auto m = movedFrees.find(op.key);
+            return m != movedFrees.end() ? m->second : int64_t{-1};
+            },
+            moved);
+        insertAfterEvents(s.ops, std::move(moved));
+        insertAfterEvents(s.ops, std::move(extra));
+    }
+
     // --- autocast's weight copies
     const bool addCopies = isAmp(to) && !isAmp(from);
     const bool dropCopies = isAmp(from) && !isAmp(to);
@@ -1299,6 +1390,10 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             // casts a block's weights again, a block at a time)
             const bool unsaved = changes.checkpoint && *changes.checkpoint < 0 && m_blocks.count() > 0 &&
                                  m_recorded.checkpointedBlocks == 0 && r.backwardStart >= 0;
+            // without the cast cache (Lightning) the checkpointed blocks' casts die with their
+            // ops, and what casts the rest (a head) are a few weights: none kept
+            if (unsaved && m_recorded.lightning)
+                continue;
             const int64_t end = unsaved ? r.backwardStart - 1 : r.backwardEnd >= 0 ? r.backwardEnd : r.forwardStart;
             for (const auto& [size, stream] : weights) {
                 const uint32_t key = s.newKey();

@@ -189,6 +189,20 @@ private:
         int64_t castAt = 0;
     };
     std::vector<UpcastLoss> m_upcastLosses;
+    // per allocation: the log-softmax of torch.nn.functional.cross_entropy on logits that are
+    // not upcast first. Under autocast ATen's cross_entropy asks log_softmax for the logits'
+    // 16-bit dtype (that output is saved for the backward) and nll_loss, an fp32 op, casts it
+    // to the fp32 tensor the fp32 recording holds: half its bytes more, as long.
+    std::vector<uint8_t> m_crossEntropy;
+    // per such log-softmax: the first two backward buffers of its size made while it lives
+    // (nll_loss's gradient, fp32 under autocast, and log_softmax's, 16-bit; -1: none)
+    struct CrossEntropyCall {
+        int32_t logSoftmax = -1;
+        int32_t nllGradient = -1;
+        int32_t softmaxGradient = -1;
+    };
+    std::vector<CrossEntropyCall> m_crossEntropyCalls;
+    std::vector<uint8_t> m_crossEntropyGradient; // per allocation: 1 nll_loss's gradient, 2 log_softmax's
     // per allocation: labelled a gradient but a workspace (made in an earlier iteration,
     // alive at the end, where later iterations make their gradients anew)
     std::vector<uint8_t> m_persistentWorkspace;

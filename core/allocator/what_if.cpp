@@ -21,12 +21,28 @@ bool scalesWithBatch(const DeviceAttribution& attribution, AllocationId id)
     return p == Phase::Forward || p == Phase::Backward;
 }
 
+bool keptToEnd(const DeviceAttribution& attribution, const Allocation& al)
+{
+    if (al.aliveAtEnd())
+        return true;
+    if (attribution.iterations.size() < 2 || !al.allocEvent.valid())
+        return false;
+    // the last iteration runs to the trace's end: its training ends with its last phase that is
+    // not Other (the optimizer step or zero_grad)
+    const Iteration& last = attribution.iterations.back();
+    int64_t end = -1;
+    for (const PhaseRange& r : last.phases)
+        if (r.phase != Phase::Other)
+            end = std::max(end, r.lastEvent);
+    return end >= 0 && al.allocEvent.value < last.firstEvent && al.freeEvent.value > end;
+}
+
 bool scalesWithBatch(const DeviceAttribution& attribution, const DeviceReplay& replay, AllocationId id)
 {
     if (!scalesWithBatch(attribution, id))
         return false;
     // an intermediate kept to the end is a library's workspace (cuBLAS), sized by the library
-    return !(attribution.category(id) == Category::Intermediate && replay.allocation(id).aliveAtEnd());
+    return !(attribution.category(id) == Category::Intermediate && keptToEnd(attribution, replay.allocation(id)));
 }
 
 int64_t batchBytesAtPeak(const DeviceAttribution& attribution, const DeviceReplay& replay)

@@ -43,7 +43,11 @@ struct MaxBatchResult {
 
 // Whether allocation `id` grows with the batch (by its category and phase).
 bool scalesWithBatch(const DeviceAttribution& attribution, AllocationId id);
-// The same, less the intermediates kept to the end of the trace: a library's workspace
+// Whether `al` is kept to the end of the training: alive at the trace's end, or made before
+// the last iteration and freed only after it (Lightning's teardown clears cuBLAS's workspaces
+// before the dump). Such an intermediate is a library's workspace or cache, not the batch's.
+bool keptToEnd(const DeviceAttribution& attribution, const Allocation& al);
+// The same, less the intermediates kept to the end (keptToEnd): a library's workspace
 // (cuBLAS keeps ~32 MiB from the first matrix product on), whatever the batch.
 bool scalesWithBatch(const DeviceAttribution& attribution, const DeviceReplay& replay, AllocationId id);
 // The bytes that grow with the batch at the requested peak (to say how much the batch moves).

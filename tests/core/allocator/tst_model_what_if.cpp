@@ -29,7 +29,10 @@ const QString kDir = QStringLiteral(MEMSCOPE_TESTDATA_DIR "/whatif");
 // the lessons of the first held-out set were in the model; truth_heldout3.json: ConvNeXt-T,
 // Swin-T and a T5 encoder-decoder, recorded before the second set's misses were worked on;
 // truth_heldout4.json: a GPT-NeoX, a DistilBERT and a ResNet-50, recorded before any of
-// their runs was looked at (their misses below are as first measured).
+// their runs was looked at (their misses below are as first measured); truth_frameworks.json:
+// the changes made the way frameworks make them (transformers' gradient_checkpointing_enable on
+// six of the models above; a Mistral and a MobileNetV3 trained by Lightning's Trainer, whose
+// precision and accumulation are its flags).
 QJsonObject truth(const QString& file = QStringLiteral("truth.json"))
 {
     QFile f(kDir + QLatin1Char('/') + file);
@@ -95,9 +98,9 @@ ModelWhatIf modelFor(const Analysis& a, const QJsonObject& baseCfg)
     return m;
 }
 
-const QStringList kTruthFiles{QStringLiteral("truth.json"), QStringLiteral("truth_heldout.json"),
+const QStringList kTruthFiles{QStringLiteral("truth.json"),          QStringLiteral("truth_heldout.json"),
                               QStringLiteral("truth_heldout2.json"), QStringLiteral("truth_heldout3.json"),
-                              QStringLiteral("truth_heldout4.json")};
+                              QStringLiteral("truth_heldout4.json"), QStringLiteral("truth_frameworks.json")};
 
 // How far under the largest batch that ran a prediction may lie (docs/ALLOCATOR.md): the
 // checkpointed ViT's (371 where 384 ran) and Swin's (306 where 320 ran) by 5%, BERT's and
@@ -164,6 +167,45 @@ private slots:
         SimulationOptions o;
         const SimulationResult got = simulateOps(opsFromRecording(*a->replay, 0), nullptr, o);
         QCOMPARE(got.reservedPeak, a->replay->devices[0].peakReserved.bytes);
+    }
+
+    // Lightning's teardown clears cuBLAS's workspaces (and empties the cache) before the dump:
+    // the two 32 MiB workspaces made in the first step are freed after the last one. They are
+    // still a library's, kept to the end of the training, not the batch's (they were scaled
+    // with it: MobileNetV3 at a quarter of its batch was -13.8% allocated). The Lightning
+    // recordings are read as such, the plain loop's are not.
+    void lightningTeardownKeepsLibraryWorkspaces_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stacksAll");
+        QTest::addColumn<bool>("lightning");
+        QTest::addColumn<int>("freedByTeardown");
+        QTest::newRow("plmobilenet") << QStringLiteral("plmobilenet") << false << true << 2;
+        QTest::newRow("plmistral") << QStringLiteral("plmistral") << false << true << 2;
+        QTest::newRow("all: plmistral") << QStringLiteral("plmistral") << true << true << 2;
+        QTest::newRow("llm (plain loop)") << QStringLiteral("llm") << false << false << 0;
+    }
+    void lightningTeardownKeepsLibraryWorkspaces()
+    {
+        QFETCH(QString, model);
+        QFETCH(bool, stacksAll);
+        QFETCH(bool, lightning);
+        QFETCH(int, freedByTeardown);
+        const auto a = loadAttributed(model + QStringLiteral("_base"), stacksAll);
+        const DeviceAttribution& at = a->attribution->devices.at(0);
+        const DeviceReplay& dr = a->replay->devices.at(0);
+        int kept = 0, freed = 0;
+        for (size_t i = 0; i < dr.allocations.size(); ++i) {
+            const Allocation& al = dr.allocations[i];
+            if (at.allocationCategory[i] == Category::Parameter || al.size != (32u << 20) || !keptToEnd(at, al))
+                continue;
+            ++kept;
+            freed += al.aliveAtEnd() ? 0 : 1;
+            QVERIFY(!scalesWithBatch(at, dr, AllocationId{static_cast<int32_t>(i)}));
+        }
+        QVERIFY(kept >= 1);
+        QCOMPARE(freed, freedByTeardown);
+        QCOMPARE(modelFor(*a, baseConfig(truth(QStringLiteral("truth_frameworks.json")), model)).recorded().lightning, lightning);
     }
 
     // What the recording ran with, read off the trace.
@@ -453,7 +495,7 @@ private slots:
             {"cnn_bf16+ckpt_all+batch_x2", {0.06, 0.08}},
             // EfficientNet: cuDNN's 16-bit backward takes other workspaces than its fp32 one,
             // and its checkpointed 16-bit runs reserve other segments
-            {"effnet_bf16", {0.08, 0.10}},
+            {"effnet_bf16", {0.06, 0.10}},
             {"effnet_amp_bf16", {0.08, 0.08}},
             {"effnet_amp_fp16", {0.08, 0.08}},
             {"effnet_ckpt_all+amp_bf16", {0.05, 0.31}},
@@ -462,26 +504,42 @@ private slots:
             // the third held-out set, as measured (docs/ALLOCATOR.md): ConvNeXt's checkpointed
             // reserved bytes; Swin's attention is F.linear and Tensor.matmul inside
             // a plain function, which Python frames do not name (stacks="all" does: within 3%
-            // allocated); T5's amp peak comes later in the real backward, and its checkpointed
-            // runs reserve one more logits-sized segment
+            // allocated); T5's checkpointed runs reserve one more logits-sized segment
             {"convnext_ckpt_all+accum2", {0.05, 0.09}},
             {"convnext_bf16+ckpt_all+batch_x2", {0.13, 0.08}},
             {"swin_amp_bf16", {0.16, 0.21}},
             {"swin_amp_fp16", {0.16, 0.17}},
-            {"swin_ckpt_all+amp_bf16", {0.06, 0.13}},
+            {"swin_ckpt_all+amp_bf16", {0.05, 0.11}},
             {"swin_amp_bf16+sgd_momentum+accum2", {0.12, 0.14}},
             {"swin_bf16+ckpt_all+batch_x2", {0.11, 0.16}},
             {"t5_ckpt_all", {0.05, 0.15}},
-            {"t5_amp_bf16", {0.08, 0.08}},
-            {"t5_amp_fp16", {0.08, 0.08}},
             {"t5_ckpt_all+accum2", {0.05, 0.10}},
-            {"t5_amp_bf16+sgd_momentum+accum2", {0.06, 0.08}},
+            // checkpointed under autocast, the decoders' reserved bytes: the real runs make their
+            // logits-sized segments again in the second step (Adam's state took the first ones),
+            // the replay finds room for them
+            {"llm_ckpt_all+amp_bf16", {0.05, 0.10}},
+            {"t5_ckpt_all+amp_bf16", {0.05, 0.12}},
             // the fourth held-out set, as first measured (recorded before any change): the
             // checkpointed GPT-NeoX under autocast reserves one segment more; Adafactor's
             // factored state for ResNet-50's 1x1 convolutions (as large as the weight, twice)
             // is taken for a matrix's (next to nothing)
             {"neox_ckpt_all+amp_bf16", {0.05, 0.10}},
             {"resnet50_adafactor", {0.09, 0.08}},
+            // the fifth set (frameworks): transformers' own checkpointing misses where ours does;
+            // MobileNetV3's blocks without squeeze-excitation add their residual in place, so
+            // nothing on the stacks tells two calls apart (9 blocks found of 15); the Lightning
+            // Mistral checkpointed under bf16-mixed reserved 1,023 MB in the truth run and 1,156
+            // MB when recorded again (the prediction: 1,155 MB)
+            {"llm_hfckpt+amp_bf16", {0.05, 0.10}},
+            {"neox_hfckpt+amp_bf16", {0.05, 0.10}},
+            {"t5_hfckpt", {0.05, 0.15}},
+            {"t5_hfckpt_nr", {0.05, 0.15}},
+            {"t5_hfckpt+amp_bf16", {0.05, 0.12}},
+            {"plmistral_ckpt_all+amp_bf16", {0.05, 0.13}},
+            {"plmobilenet_ckpt_all", {0.26, 0.20}},
+            {"plmobilenet_ckpt_2", {0.22, 0.13}},
+            {"plmobilenet_ckpt_all+amp_bf16", {0.19, 0.24}},
+            {"plmobilenet_ckpt_all+accum2", {0.22, 0.08}},
         };
         for (const bool all : {false, true})
             for (const QString& file : kTruthFiles) {
