@@ -406,9 +406,54 @@ class PLMobileNet(ImageClassifier):
         return in_order(m.features)[1:-1]
 
 
+class HFOPT(CausalLM):
+    """Held out (sixth set), trained by transformers' Trainer: an OPT decoder (learned positions,
+    LayerNorm, ReLU), its loss inside the model; the changes are TrainingArguments."""
+    name = "hfopt"
+    vocab = 16384
+    trainer = True
+
+    def build(self, dtype):
+        from transformers import OPTConfig, OPTForCausalLM
+
+        cfg = OPTConfig(vocab_size=self.vocab, hidden_size=512, ffn_dim=2048, num_hidden_layers=6, num_attention_heads=8,
+                        max_position_embeddings=1024, word_embed_proj_dim=512, use_cache=False)
+        torch.manual_seed(0)
+        return OPTForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.decoder.layers)
+
+    def example(self, seq):
+        ids = torch.randint(0, self.vocab, (seq,))
+        return {"input_ids": ids, "labels": ids}
+
+
+class HFViT(ImageClassifier):
+    """Held out (sixth set), trained by transformers' Trainer: transformers' ViT image classifier
+    (8 layers, hidden 384, 64 x 64 images in 8 x 8 patches, batch 32)."""
+    name = "hfvit"
+    size = 64
+    trainer = True
+
+    def build(self, dtype):
+        from transformers import ViTConfig, ViTForImageClassification
+
+        cfg = ViTConfig(image_size=self.size, patch_size=8, hidden_size=384, num_hidden_layers=8, num_attention_heads=6,
+                        intermediate_size=1536, num_labels=100)
+        torch.manual_seed(0)
+        return ViTForImageClassification(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.vit.layers)
+
+    def example(self, seq):
+        return {"pixel_values": torch.randn(3, self.size, self.size), "labels": torch.randint(0, 100, ()).item()}
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
-                                DistilBERT(), ResNet50(), PLMistral(), PLMobileNet())}
+                                DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT())}
 
 
 # ---------------------------------------------------------------- one run
@@ -571,6 +616,60 @@ def train_lightning(spec, cfg, record=None):
     return res
 
 
+HF_OPTIM = {"adamw": "adamw_torch", "adamw-fused": "adamw_torch_fused", "sgd": "sgd", "adafactor": "adafactor"}
+
+
+def train_hf(spec, cfg, record=None):
+    """The same training run by transformers' Trainer: TrainingArguments(bf16=, fp16=,
+    gradient_checkpointing=, gradient_accumulation_steps=K, per_device_train_batch_size=B/K,
+    optim=), its default max_grad_norm and scheduler; pure bf16 is the model in bf16."""
+    import tempfile
+
+    from transformers import Trainer, TrainingArguments
+
+    K = cfg.get("accumulate", 1)
+    mb = cfg["batch"] // K
+    prec = cfg.get("precision", "fp32")
+    torch.manual_seed(1)
+    data = [spec.example(cfg.get("seq")) for _ in range(mb * K * STEPS)]
+    clean()
+    start_reserved = torch.cuda.memory_reserved()
+    if record:
+        start_recording(400000)
+    m = spec.build(torch.bfloat16 if prec == "bf16" else torch.float32)
+    if cfg.get("ckpt", 0) > 0:  # the first N blocks: ours (the Trainer's flag checkpoints all)
+        checkpoint_first(spec.blocks(m), cfg["ckpt"])
+    with tempfile.TemporaryDirectory() as out:
+        args = TrainingArguments(output_dir=out, per_device_train_batch_size=mb, gradient_accumulation_steps=K,
+                                 max_steps=STEPS, learning_rate=1e-4, bf16=prec == "amp-bf16", fp16=prec == "amp-fp16",
+                                 gradient_checkpointing=cfg.get("ckpt", 0) < 0,
+                                 optim=HF_OPTIM[cfg.get("optimizer", "adamw")], report_to="none", save_strategy="no",
+                                 logging_strategy="no", dataloader_num_workers=0, dataloader_pin_memory=False,
+                                 disable_tqdm=True, seed=0)
+        trainer = Trainer(model=m, args=args, train_dataset=data)
+        trainer.train()
+        torch.cuda.synchronize()
+        stats = torch.cuda.memory_stats()
+        res = {
+            "max_allocated": torch.cuda.max_memory_allocated(),
+            "max_reserved": torch.cuda.max_memory_reserved(),
+            "requested_peak": stats.get("requested_bytes.all.peak", 0),
+            "start_reserved": start_reserved,
+            "trainer": {"bf16": args.bf16, "fp16": args.fp16, "gradient_accumulation_steps": K, "optim": str(args.optim),
+                        "gradient_checkpointing": args.gradient_checkpointing, "global_step": trainer.state.global_step},
+        }
+        scaler = getattr(trainer.accelerator, "scaler", None)
+        if scaler is not None:  # fp16: each skipped step halves the scale from 65536
+            res["trainer"]["final_scale"] = scaler.get_scale()
+    if record:
+        path = os.path.join(OUT, record + ".pickle")
+        torch.cuda.memory._dump_snapshot(path)
+        torch.cuda.memory._record_memory_history(enabled=None)
+        res["recording"] = record + ".pickle"
+    del trainer, m
+    return res
+
+
 def run(spec, name, cfg, record=None):
     full = dict(cfg)
     full.setdefault("batch", spec.batch)
@@ -579,7 +678,8 @@ def run(spec, name, cfg, record=None):
     t = time.time()
     out = {"model": spec.name, "name": name, "config": full}
     try:
-        out.update((train_lightning if getattr(spec, "lightning", False) else train)(spec, full, record))
+        how = train_lightning if getattr(spec, "lightning", False) else train_hf if getattr(spec, "trainer", False) else train
+        out.update(how(spec, full, record))
         out["ok"] = True
         out["oom"] = False
     except torch.cuda.OutOfMemoryError as e:
@@ -643,6 +743,15 @@ PL_CHANGES = [c for c in CHANGES if c[0] in (
 ]
 
 
+# what a transformers Trainer user changes: TrainingArguments' bf16/fp16, gradient_checkpointing,
+# gradient_accumulation_steps, optim, per_device_train_batch_size; a model loaded in bf16
+TRAINER_CHANGES = [c for c in CHANGES if c[0] in (
+    "ckpt_all", "ckpt_2", "bf16", "amp_bf16", "amp_fp16", "sgd", "adamw_fused", "adafactor", "accum2", "accum4", "batch_x2",
+    "batch_half", "ckpt_all+amp_bf16", "ckpt_all+accum2", "bf16+ckpt_all+batch_x2")] + [
+    ("amp_bf16+accum2", {"precision": "amp-bf16", "accumulate": 2}),
+]
+
+
 def parse_changes(name, named):
     """A '+'-joined list of named changes and batch_xK (any K: a sweep's batch), as one config."""
     cfg = {}
@@ -676,7 +785,7 @@ def main():
     del w
     if ONLY:
         specs = all_specs()
-        named = dict(CHANGES + SEQ_CHANGES + HF_CHANGES + PL_CHANGES)
+        named = dict(CHANGES + SEQ_CHANGES + HF_CHANGES + PL_CHANGES + TRAINER_CHANGES)
         for full_name in ONLY:
             model, change = full_name.split("_", 1)
             spec = specs[model]
@@ -729,12 +838,15 @@ def main():
         if os.environ.get("TRUTH_SET") == "frameworks":
             changes = PL_CHANGES + (SEQ_CHANGES if spec.seq is not None else []) if getattr(spec, "lightning", False) \
                 else HF_CHANGES
+        if getattr(spec, "trainer", False):
+            changes = TRAINER_CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
         for name, cfg in changes:
             if time.time() > deadline:
                 break
             info["runs"].append(run(spec, spec.name + "_" + name, resolve(spec, cfg)))
         # batch sweep under a cap: base and every block checkpointed
-        if not base.get("ok") or (os.environ.get("TRUTH_SET") == "frameworks" and not getattr(spec, "lightning", False)):
+        if not base.get("ok") or (os.environ.get("TRUTH_SET") == "frameworks" and not getattr(spec, "lightning", False)
+                                  and not getattr(spec, "trainer", False)):
             continue
         cap = int(base["max_reserved"] * 2.5) // (2 << 20) * (2 << 20)
         torch.cuda.set_per_process_memory_fraction(cap / total)
