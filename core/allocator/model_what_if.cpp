@@ -614,6 +614,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         uint64_t plainSize = 0;
         AllocationId plain;
         StackId lastProduct; // the product since `plain` that cast its input: one call's further outputs cast nothing
+        StackId lastLow; // the last matrix product's allocation
         std::set<uint64_t> fullSizes; // sizes of this forward's fp32 tensors
         for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
             const size_t i = static_cast<size_t>(e);
@@ -627,10 +628,19 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 continue;
             const Allocation& al = dr.allocation(id);
             const uint8_t c = formula[static_cast<size_t>(id.value)] ? static_cast<uint8_t>(kFull) : classify(al.stack);
+            // arithmetic on the line that called the last product reads that product's output
+            // (`self.q_proj(x) * self.scaling`): it follows it, and is no input of later products
+            const bool onProduct = c == kMix && lastLow.valid() && [&] {
+                const auto mine = stacks.frames(al.stack), product = stacks.frames(lastLow);
+                for (size_t k = 1; k < product.size(); ++k)
+                    if (!endsWith(snap.str(snap.frames.frame(product[k]).filename), "torch/nn/modules/module.py"))
+                        return !mine.empty() && mine[0] == product[k];
+                return false;
+            }();
             // a model's own arithmetic is fp32 when it mixes in the fp32 stream (a size an fp32
             // tensor of this forward had: residual adds), else it follows (a product of two
             // 16-bit outputs)
-            const bool mixesFull = c == kMix && fullSizes.count(al.size) > 0;
+            const bool mixesFull = c == kMix && !onProduct && fullSizes.count(al.size) > 0;
             const bool low = c == kLow ? true : c == kFull || mixesFull ? false : prevLow;
             if (!low && al.size >= 4096)
                 fullSizes.insert(al.size);
@@ -651,10 +661,14 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                     m_castSource[static_cast<size_t>(id.value)] = plain.value;
                 }
             }
+            if (c == kLow)
+                lastLow = al.stack;
             if (al.size >= 4096) {
                 prevLow = low;
                 prevSize = al.size;
-                if (c != kLow) {
+                // the input of the next products: the last op that is no product and does not
+                // work on a product's output
+                if (c != kLow && !onProduct) {
                     plainLow = low;
                     plainSize = al.size;
                     plain = id;
