@@ -277,7 +277,8 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
           << ", \"checkpointing\": " << (setup.checkpointedBlocks > 0 ? "true" : "false") << ", \"blocks\": " << setup.blocks
           << ", \"block_loop\": " << jsonString(model.blocks().loopFrame)
           << ", \"operators_recorded\": " << (setup.operatorsRecorded ? "true" : "false")
-          << ", \"lightning\": " << (setup.lightning ? "true" : "false") << "}"
+          << ", \"lightning\": " << (setup.lightning ? "true" : "false")
+          << ", \"compiled\": " << (setup.compiled ? "true" : "false") << "}"
           << ",\n  \"changes\": " << changesJson(changes) << ",\n  \"compute_cost\": " << what.computeCost
           << ",\n  \"cost\": " << jsonString(what.cost) << ",\n  \"reserved_peak_bytes\": " << w.reservedPeak
           << ",\n  \"allocated_peak_bytes\": " << w.allocatedPeak << ",\n  \"requested_peak_bytes\": " << w.requestedPeak
@@ -331,6 +332,7 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
               << "\n"
               << (setup.lightning ? "              trainer Lightning (its mixed precision runs autocast without the cast cache)\n"
                                   : "")
+              << (setup.compiled ? "              compiled with torch.compile (inductor)\n" : "")
               << "allocator settings: " << settingsText(settings) << "\n"
               << "capacity: " << (capacity ? formatBytes(static_cast<int64_t>(*capacity)) : std::string("unlimited")) << "\n"
               << "changes: " << (changes.empty() ? std::string("none") : changes.describe()) << "\n";

@@ -62,6 +62,8 @@ struct RecordedSetup {
     // autocast with the cast cache off, so a weight's 16-bit copy lives only as long as the op
     // that saves it (inside a checkpointed block: not past the op).
     bool lightning = false;
+    // Run under torch.compile (inductor's or AOTAutograd's frames on the stacks).
+    bool compiled = false;
 };
 
 } // namespace memscope

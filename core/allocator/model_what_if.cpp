@@ -400,9 +400,12 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     const DeviceReplay& dr = replay.devices.at(deviceIndex);
     const PythonStacks stacks(snap);
     m_recorded.operatorsRecorded = stacks.hasNativeFrames();
-    for (size_t f = 0; f < snap.frames.size() && !m_recorded.lightning; ++f) {
+    for (size_t f = 0; f < snap.frames.size(); ++f) {
         const std::string_view file = snap.str(snap.frames.frame(FrameId{static_cast<int32_t>(f)}).filename);
-        m_recorded.lightning = contains(file, "/lightning/pytorch/") || contains(file, "/pytorch_lightning/");
+        m_recorded.lightning = m_recorded.lightning || contains(file, "/lightning/pytorch/") ||
+                               contains(file, "/pytorch_lightning/");
+        m_recorded.compiled = m_recorded.compiled || contains(file, "torch/_inductor/") ||
+                              contains(file, "torch/_functorch/_aot_autograd/");
     }
     m_blocks = findForwardBlocks(replay, deviceIndex, attribution, stacks);
     m_recorded.blocks = m_blocks.count();
@@ -1570,6 +1573,10 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         else {
             if (*changes.checkpoint > m_blocks.count())
                 note("the forward has " + std::to_string(m_blocks.count()) + " repeated blocks: all are checkpointed");
+            if (m_recorded.compiled)
+                note("the recording runs under torch.compile, whose partitioner decides what a checkpointed block "
+                     "saves: on a measured compiled decoder, checkpointing every block was predicted 9% over the real "
+                     "run's allocated peak");
             std::unordered_map<uint32_t, uint64_t> sizeOfKey;
             for (const TraceOp& op : s.ops)
                 if (op.kind == TraceOp::Kind::Alloc && op.key < allocCount)

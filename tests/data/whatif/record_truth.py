@@ -406,6 +406,13 @@ class PLMobileNet(ImageClassifier):
         return in_order(m.features)[1:-1]
 
 
+class CompiledLLM(LLM):
+    """The decoder of the first set under torch.compile (inductor, default mode): its forward and
+    backward run as generated kernels, whose allocations carry the generated code's frames."""
+    name = "cllm"
+    compiled = True
+
+
 class HFOPT(CausalLM):
     """Held out (sixth set), trained by transformers' Trainer: an OPT decoder (learned positions,
     LayerNorm, ReLU), its loss inside the model; the changes are TrainingArguments."""
@@ -453,7 +460,7 @@ class HFViT(ImageClassifier):
 
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
-                                DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT())}
+                                DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM())}
 
 
 # ---------------------------------------------------------------- one run
@@ -506,6 +513,8 @@ def train(spec, cfg, record=None):
         m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     elif ck:
         checkpoint_first(spec.blocks(m), ck)
+    if getattr(spec, "compiled", False):
+        m = torch.compile(m)
     opt = make_optimizer(cfg.get("optimizer", "adamw"), m.parameters())
     amp_dtype = {"amp-bf16": torch.bfloat16, "amp-fp16": torch.float16}.get(prec)
     # fp16 autocast with a loss scale of 1024, not the default 65536: that one overflows the fp16
@@ -840,13 +849,17 @@ def main():
                 else HF_CHANGES
         if getattr(spec, "trainer", False):
             changes = TRAINER_CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
+        if getattr(spec, "compiled", False):  # each run compiles anew: the changes people make most
+            changes = [c for c in CHANGES if c[0] in ("batch_x2", "batch_half", "amp_bf16", "bf16", "sgd_momentum", "accum2",
+                                                      "ckpt_all", "ckpt_all+amp_bf16")]
         for name, cfg in changes:
             if time.time() > deadline:
                 break
             info["runs"].append(run(spec, spec.name + "_" + name, resolve(spec, cfg)))
         # batch sweep under a cap: base and every block checkpointed
-        if not base.get("ok") or (os.environ.get("TRUTH_SET") == "frameworks" and not getattr(spec, "lightning", False)
-                                  and not getattr(spec, "trainer", False)):
+        if not base.get("ok") or getattr(spec, "compiled", False) or (
+                os.environ.get("TRUTH_SET") == "frameworks" and not getattr(spec, "lightning", False)
+                and not getattr(spec, "trainer", False)):
             continue
         cap = int(base["max_reserved"] * 2.5) // (2 << 20) * (2 << 20)
         torch.cuda.set_per_process_memory_fraction(cap / total)
