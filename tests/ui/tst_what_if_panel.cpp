@@ -228,6 +228,30 @@ private slots:
         QVERIFY2(panel.recordedText().contains(QStringLiteral("from the ATen operators")), qPrintable(panel.recordedText()));
     }
 
+    // A Lightning run and a torch.compile run say so, a plain loop's says neither.
+    void trainerAndCompilerShown_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<bool>("lightning");
+        QTest::addColumn<bool>("compiled");
+        QTest::newRow("lightning") << QStringLiteral("whatif/whatif_plmistral_base.pickle.gz") << true << false;
+        QTest::newRow("compiled") << QStringLiteral("whatif/whatif_cllm_base.pickle.gz") << false << true;
+        QTest::newRow("plain loop") << QStringLiteral("whatif/whatif_llm_base.pickle.gz") << false << false;
+    }
+    void trainerAndCompilerShown()
+    {
+        QFETCH(QString, file);
+        QFETCH(bool, lightning);
+        QFETCH(bool, compiled);
+        const auto a = load(file);
+        WhatIfPanel panel;
+        QVERIFY(ready(panel, *a, 8, 256));
+        QCOMPARE(panel.recordedSetup().lightning, lightning);
+        QCOMPARE(panel.recordedSetup().compiled, compiled);
+        QCOMPARE(panel.recordedText().contains(QStringLiteral("Trained by Lightning")), lightning);
+        QCOMPARE(panel.recordedText().contains(QStringLiteral("Compiled with torch.compile")), compiled);
+    }
+
     void recordedSetupShown()
     {
         const auto a = load(QStringLiteral("whatif/whatif_llm_base.pickle.gz"));

@@ -342,6 +342,10 @@ void WhatIfPanel::fillSetupControls()
     exact += r.operatorsRecorded
                  ? tr(" Op dtypes come from the ATen operators the recording names (native frames, stacks=\"all\").")
                  : tr(" Op dtypes come from the Python frames (a stacks=\"all\" recording names each operator).");
+    if (r.lightning)
+        exact += tr(" Trained by Lightning: its mixed precision runs autocast without the cast cache.");
+    if (r.compiled)
+        exact += tr(" Compiled with torch.compile: its partitioner decides what a checkpointed block saves.");
     m_recorded->setText(
         tr("Read off the trace: <b>%1</b> (%2), <b>%3</b> (%4); %5, %6. %7")
             .arg(text(precisionName(r.precision)), QString::fromStdString(r.precisionEvidence).toHtmlEscaped(),
