@@ -1229,9 +1229,15 @@ std::pair<double, std::string> ModelWhatIf::cost(const ModelChanges& changes) co
         extra += share;
         add("recompute ~" + std::to_string(static_cast<int>(std::lround(share * 100))) + "% of a step");
     }
-    if (changes.accumulate > 1)
+    // accumulation costs steps only where there is a step: a trace without training (inference)
+    // runs 1/K of the batch once, which costs nothing
+    const bool trains = std::any_of(m_attribution.iterations.begin(), m_attribution.iterations.end(), [&](const Iteration& it) {
+        const IterationRanges r = rangesOf(it, m_attribution);
+        return r.forwardStart >= 0 && r.backwardEnd >= 0;
+    });
+    if (changes.accumulate > 1 && trains)
         add(std::to_string(changes.accumulate) + " micro-batches a step");
-    if (changes.precision && *changes.precision != m_recorded.precision)
+    if (changes.precision && *changes.precision != m_recorded.precision && m_modelTensors)
         add("numerics (" + std::string(precisionName(*changes.precision)) + ")");
     if (changes.optimizer && *changes.optimizer != m_recorded.optimizer)
         add("another optimizer (" + std::string(optimizerName(*changes.optimizer)) + ")");

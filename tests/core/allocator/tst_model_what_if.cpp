@@ -494,6 +494,8 @@ private slots:
             all += QString::fromStdString(n) + QLatin1Char('\n');
         QVERIFY2(all.contains(QStringLiteral("--precision changes nothing")), qPrintable(all));
         QVERIFY2(all.contains(QStringLiteral("with nothing to accumulate")), qPrintable(all));
+        // and neither costs anything there (it used to say "2 micro-batches a step, numerics (bf16)")
+        QCOMPARE(QString::fromStdString(m.cost(c).second), QStringLiteral("none"));
         // a training run gets neither note
         const auto t = loadAttributed(QStringLiteral("llm_base"));
         const ModelWhatIf mt(*t->replay, 0, t->attribution->devices[0]);
@@ -502,6 +504,8 @@ private slots:
         for (const auto& n : notes)
             QVERIFY2(n.find("changes nothing") == std::string::npos && n.find("nothing to accumulate") == std::string::npos,
                      n.c_str());
+        QVERIFY2(QString::fromStdString(mt.cost(c).second).contains(QStringLiteral("2 micro-batches a step")),
+                 mt.cost(c).second.c_str());
     }
 
     // Every change and combination on the seventeen models (seven truth files) against the run
