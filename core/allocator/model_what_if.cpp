@@ -400,6 +400,10 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     const DeviceReplay& dr = replay.devices.at(deviceIndex);
     const PythonStacks stacks(snap);
     m_recorded.operatorsRecorded = stacks.hasNativeFrames();
+    m_trains = std::any_of(attribution.iterations.begin(), attribution.iterations.end(), [&](const Iteration& it) {
+        const IterationRanges r = rangesOf(it, attribution);
+        return r.forwardStart >= 0 && r.backwardEnd >= 0;
+    });
     for (size_t f = 0; f < snap.frames.size(); ++f) {
         const std::string_view file = snap.str(snap.frames.frame(FrameId{static_cast<int32_t>(f)}).filename);
         m_recorded.lightning = m_recorded.lightning || contains(file, "/lightning/pytorch/") ||
@@ -1231,11 +1235,7 @@ std::pair<double, std::string> ModelWhatIf::cost(const ModelChanges& changes) co
     }
     // accumulation costs steps only where there is a step: a trace without training (inference)
     // runs 1/K of the batch once, which costs nothing
-    const bool trains = std::any_of(m_attribution.iterations.begin(), m_attribution.iterations.end(), [&](const Iteration& it) {
-        const IterationRanges r = rangesOf(it, m_attribution);
-        return r.forwardStart >= 0 && r.backwardEnd >= 0;
-    });
-    if (changes.accumulate > 1 && trains)
+    if (changes.accumulate > 1 && m_trains)
         add(std::to_string(changes.accumulate) + " micro-batches a step");
     if (changes.precision && *changes.precision != m_recorded.precision && m_modelTensors)
         add("numerics (" + std::string(precisionName(*changes.precision)) + ")");
@@ -1700,8 +1700,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     }
 
     // --- gradient accumulation: K micro-batches per iteration
-    if (K > 1 && std::none_of(ranges.begin(), ranges.end(),
-                              [](const IterationRanges& r) { return r.forwardStart >= 0 && r.backwardEnd >= 0; }))
+    if (K > 1 && !m_trains)
         note("no iteration with a forward and a backward: --accumulate " + std::to_string(K) + " runs 1/" + std::to_string(K) +
              " of the batch once, with nothing to accumulate");
     if (K > 1) {

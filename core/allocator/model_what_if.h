@@ -217,6 +217,8 @@ private:
     // whether the trace has any parameter, activation, gradient or optimizer state (a model a
     // precision change acts on)
     bool m_modelTensors = false;
+    // some iteration has a forward and a backward (a training step to accumulate over)
+    bool m_trains = false;
     // per allocation: a large weight that no matrix product reads (an embedding's table,
     // known where the recording names the backward's operators): autocast makes no copy
     std::vector<uint8_t> m_uncastWeight;
