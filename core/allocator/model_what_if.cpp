@@ -719,9 +719,16 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             if (autocastDtypeOf(op) == AutocastDtype::Low || contains(op, "convolution_backward"))
                 products.insert(dr.allocations[a].size);
         }
+        // a frozen weight has no gradient, whatever reads it (a LoRA's base weights, which
+        // their products still cast): only weights with gradients of their size are judged
+        std::set<uint64_t> gradients;
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            if (attribution.allocationCategory[a] == Category::Gradient)
+                gradients.insert(dr.allocations[a].size);
         for (size_t a = 0; a < dr.allocations.size(); ++a)
             m_uncastWeight[a] = attribution.allocationCategory[a] == Category::Parameter &&
-                                dr.allocations[a].size >= kWeightCopyMin && !products.count(dr.allocations[a].size);
+                                dr.allocations[a].size >= kWeightCopyMin && gradients.count(dr.allocations[a].size) &&
+                                !products.count(dr.allocations[a].size);
     } else {
         // From Python frames: in a forward that looks tokens up (`embedding`), the largest
         // weight, alone of its size, is the vocabulary table [V, H]. With T tokens (the ids'
@@ -981,14 +988,23 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                                snap.frames.frame(copyFrames[0]).line <= sf.line &&
                                std::equal(copyFrames.begin() + 1, copyFrames.end(), sqFrames.begin() + 1);
             }
-            // the normalized output: the next tensor of the input's size made in the same file
+            // the normalized output: the next tensor of the input's size made in the same file.
+            // The copy is saved as long as the norm's backward needs it: as long as that output
+            // or the reciprocal root made beside the mean (a frozen norm weight saves no output,
+            // yet the copy is saved by the square and the product where gradients flow)
             for (size_t j = k + 2; j < fwd.size() && j < k + 8; ++j) {
                 const Allocation& out = dr.allocations[fwd[j]];
                 const auto outFrames = stacks.frames(out.stack);
                 if (out.size == sq.size && !outFrames.empty() &&
                     snap.frames.frame(outFrames[0]).filename == snap.frames.frame(sqFrames[0]).filename) {
-                    if (out.freeEvent.valid())
-                        m_upcastNorms.push_back({sq.allocEvent.value, static_cast<int32_t>(fwd[k]), out.freeEvent.value});
+                    int64_t until = out.freeEvent.valid() ? out.freeEvent.value : -1;
+                    for (size_t r = k + 2; r < j; ++r) {
+                        const Allocation& root = dr.allocations[fwd[r]];
+                        if (root.size == mean.size && root.freeEvent.valid())
+                            until = std::max(until, root.freeEvent.value);
+                    }
+                    if (until >= 0)
+                        m_upcastNorms.push_back({sq.allocEvent.value, static_cast<int32_t>(fwd[k]), until});
                     break;
                 }
             }
@@ -1400,10 +1416,15 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         });
     }
     if (addCopies) {
-        std::vector<std::pair<uint64_t, uint64_t>> weights; // (size, stream)
+        struct Weight {
+            uint64_t half, stream;
+            bool frozen; // no gradient of its size: autocast's cache keeps only casts of weights that require grad
+        };
+        std::vector<Weight> weights;
         for (size_t a = 0; a < allocCount; ++a)
             if (at.allocationCategory[a] == Category::Parameter && dr.allocations[a].size >= kWeightCopyMin && !m_uncastWeight[a])
-                weights.emplace_back(dr.allocations[a].size / 2, dr.allocations[a].stream);
+                weights.push_back({dr.allocations[a].size / 2, dr.allocations[a].stream,
+                                   !m_gradientSizes.empty() && !m_gradientSizes.count(dr.allocations[a].size)});
         std::vector<TraceOp> extra;
         for (const IterationRanges& r : ranges) {
             if (r.forwardStart < 0)
@@ -1418,10 +1439,12 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             if (unsaved && m_recorded.lightning)
                 continue;
             const int64_t end = unsaved ? r.backwardStart - 1 : r.backwardEnd >= 0 ? r.backwardEnd : r.forwardStart;
-            for (const auto& [size, stream] : weights) {
+            for (const Weight& w : weights) {
+                if (unsaved && w.frozen) // a LoRA's frozen base: no cache, and inside the blocks nothing saves its casts
+                    continue;
                 const uint32_t key = s.newKey();
-                extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, size, stream, r.forwardStart});
-                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, stream, end});
+                extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, w.half, w.stream, r.forwardStart});
+                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, w.stream, end});
             }
         }
         // a formula's fp32 result, read by one matrix product that saves its own copy, is

@@ -34,7 +34,8 @@ const QString kDir = QStringLiteral(MEMSCOPE_TESTDATA_DIR "/whatif");
 // six of the models above; a Mistral and a MobileNetV3 trained by Lightning's Trainer, whose
 // precision and accumulation are its flags); truth_trainer.json: an OPT decoder and
 // transformers' ViT trained by transformers' Trainer, the changes being TrainingArguments;
-// truth_compiled.json: the first set's decoder under torch.compile.
+// truth_compiled.json: the first set's decoder under torch.compile; truth_lora.json: that
+// decoder fine-tuned with LoRA (every weight frozen, adapters on q and v).
 QJsonObject truth(const QString& file = QStringLiteral("truth.json"))
 {
     QFile f(kDir + QLatin1Char('/') + file);
@@ -100,10 +101,10 @@ ModelWhatIf modelFor(const Analysis& a, const QJsonObject& baseCfg)
     return m;
 }
 
-const QStringList kTruthFiles{QStringLiteral("truth.json"),          QStringLiteral("truth_heldout.json"),
-                              QStringLiteral("truth_heldout2.json"), QStringLiteral("truth_heldout3.json"),
-                              QStringLiteral("truth_heldout4.json"), QStringLiteral("truth_frameworks.json"),
-                              QStringLiteral("truth_trainer.json"),  QStringLiteral("truth_compiled.json")};
+const QStringList kTruthFiles{
+    QStringLiteral("truth.json"),          QStringLiteral("truth_heldout.json"),  QStringLiteral("truth_heldout2.json"),
+    QStringLiteral("truth_heldout3.json"), QStringLiteral("truth_heldout4.json"), QStringLiteral("truth_frameworks.json"),
+    QStringLiteral("truth_trainer.json"),  QStringLiteral("truth_compiled.json"), QStringLiteral("truth_lora.json")};
 
 // How far under the largest batch that ran a prediction may lie (docs/ALLOCATOR.md): the
 // checkpointed ViT's (371 where 384 ran) and Swin's (306 where 320 ran) by 5%, BERT's and
@@ -508,7 +509,7 @@ private slots:
                  mt.cost(c).second.c_str());
     }
 
-    // Every change and combination on the seventeen models (seven truth files) against the run
+    // Every change and combination on the eighteen models (nine truth files) against the run
     // made with it, predicted from the base run recorded with stacks="python" and again from
     // one with stacks="all":
     // allocated within 5% and reserved within 8%, except the rows listed with their
@@ -624,7 +625,7 @@ private slots:
     }
 
     // The largest batch under the sweep's cap lies between the largest batch that ran and
-    // the smallest that failed, on the seventeen models, within sweepSlack() below what ran and
+    // the smallest that failed, on the eighteen models, within sweepSlack() below what ran and
     // sweepOver() over what failed.
     void maxBatchInSweep_data()
     {

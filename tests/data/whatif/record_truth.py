@@ -406,6 +406,37 @@ class PLMobileNet(ImageClassifier):
         return in_order(m.features)[1:-1]
 
 
+class LoRALinear(nn.Module):
+    """A frozen linear layer plus a rank-r update, as peft's LoRA layer computes it."""
+
+    def __init__(self, base, r=8, alpha=16):
+        super().__init__()
+        self.base_layer = base
+        self.lora_A = nn.Linear(base.in_features, r, bias=False, device=base.weight.device, dtype=base.weight.dtype)
+        self.lora_B = nn.Linear(r, base.out_features, bias=False, device=base.weight.device, dtype=base.weight.dtype)
+        nn.init.zeros_(self.lora_B.weight)
+        self.scaling = alpha / r
+
+    def forward(self, x):
+        result = self.base_layer(x)
+        return result + self.lora_B(self.lora_A(x)) * self.scaling
+
+
+class LoRALLM(LLM):
+    """The first set's decoder fine-tuned with LoRA: every weight frozen, rank-8 adapters on the
+    attention's q and v projections (the only trainable parameters)."""
+    name = "lora"
+
+    def build(self, dtype):
+        m = super().build(dtype)
+        for p in m.parameters():
+            p.requires_grad_(False)
+        for layer in m.model.layers:
+            layer.self_attn.q_proj = LoRALinear(layer.self_attn.q_proj)
+            layer.self_attn.v_proj = LoRALinear(layer.self_attn.v_proj)
+        return m
+
+
 class CompiledLLM(LLM):
     """The decoder of the first set under torch.compile (inductor, default mode): its forward and
     backward run as generated kernels, whose allocations carry the generated code's frames."""
@@ -460,7 +491,8 @@ class HFViT(ImageClassifier):
 
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
-                                DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM())}
+                                DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
+                                LoRALLM())}
 
 
 # ---------------------------------------------------------------- one run
@@ -849,6 +881,10 @@ def main():
                 else HF_CHANGES
         if getattr(spec, "trainer", False):
             changes = TRAINER_CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
+        if spec.name == "lora":  # what a LoRA fine-tune changes
+            changes = [c for c in CHANGES if c[0] in (
+                "ckpt_all", "ckpt_2", "bf16", "amp_bf16", "sgd_momentum", "adafactor", "accum2", "batch_x2", "batch_half",
+                "ckpt_all+amp_bf16", "bf16+ckpt_all+batch_x2")] + SEQ_CHANGES
         if getattr(spec, "compiled", False):  # each run compiles anew: the changes people make most
             changes = [c for c in CHANGES if c[0] in ("batch_x2", "batch_half", "amp_bf16", "bf16", "sgd_momentum", "accum2",
                                                       "ckpt_all", "ckpt_all+amp_bf16")]
