@@ -447,18 +447,27 @@ int runWhatIf(const std::vector<std::string>& args)
         whatOptions.capacity = *capacity;
     SimulationResult what;
     std::optional<MaxBatchResult> search;
+    // autocast's weight copies (a mixed-precision recording) keep their bytes at any batch, as
+    // in the model-level what-if
+    std::vector<uint8_t> copies;
+    if ((maxBatch || batch) && attribution) {
+        const ModelWhatIf model(replay, index, *attribution);
+        if (isAmp(model.recorded().precision))
+            copies = model.weightCopies();
+    }
     if (maxBatch) {
         if (!attribution)
             throw UsageError(file + ": no attribution for this device, so nothing is known to grow with the batch");
-        search = findMaxBatch(replay, index, *attribution, whatOptions, recordedBatch);
+        search = findMaxBatch(replay, index, *attribution, whatOptions, recordedBatch, 1 << 16, &copies);
         SimulationOptions safeOptions = whatOptions;
         safeOptions.capacity = safeCapacity(whatOptions.capacity);
-        search->safeBatch = findMaxBatch(replay, index, *attribution, safeOptions, recordedBatch).maxBatch;
-        what = search->atMax ? *search->atMax : simulateBatch(replay, index, *attribution, whatOptions, 1.0, recordedBatch);
+        search->safeBatch = findMaxBatch(replay, index, *attribution, safeOptions, recordedBatch, 1 << 16, &copies).maxBatch;
+        what = search->atMax ? *search->atMax
+                             : simulateBatch(replay, index, *attribution, whatOptions, 1.0, recordedBatch, &copies);
     } else if (batch) {
         if (!attribution)
             throw UsageError(file + ": no attribution for this device, so nothing is known to grow with the batch");
-        what = simulateBatch(replay, index, *attribution, whatOptions, *batch, recordedBatch);
+        what = simulateBatch(replay, index, *attribution, whatOptions, *batch, recordedBatch, &copies);
     } else {
         what = simulateDevice(replay, index, attribution, whatOptions);
     }

@@ -1168,7 +1168,10 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     const Category c = m_attribution.category(id);
     const Phase p = m_attribution.allocationPhase[static_cast<size_t>(origin)];
     const DeviceReplay& dr = m_replay.devices[m_index];
-    double f = scalesWithBatch(m_attribution, dr, id) ? batchFactor : 1.0;
+    // autocast's weight copies in a mixed-precision recording are weights' bytes, whatever the
+    // batch (in an fp32 recording the same test finds activations of half a weight's size)
+    double f = scalesWithBatch(m_attribution, dr, id) && !(isAmp(from) && m_weightCopy[static_cast<size_t>(origin)]) ? batchFactor
+                                                                                                                     : 1.0;
     if (m_quadratic[static_cast<size_t>(origin)])
         f *= seqFactor; // L x L: once more L / L0
     if (from == to)

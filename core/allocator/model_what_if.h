@@ -111,6 +111,9 @@ public:
     const RecordedSetup& recorded() const { return m_recorded; }
     void setRecorded(const RecordedSetup& r) { m_recorded = r; }
     const ForwardBlocks& blocks() const { return m_blocks; }
+    // Per AllocationId: autocast's copy of a weight in a mixed-precision recording (bytes
+    // that do not grow with the batch).
+    const std::vector<uint8_t>& weightCopies() const { return m_weightCopy; }
 
     // The edited stream for `changes` (notes: what could not be modelled).
     OpStream build(const ModelChanges& changes, std::vector<std::string>* notes = nullptr) const;

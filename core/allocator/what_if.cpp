@@ -57,15 +57,16 @@ int64_t batchBytesAtPeak(const DeviceAttribution& attribution, const DeviceRepla
 }
 
 SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
-                               SimulationOptions options, double batch, double recordedBatch)
+                               SimulationOptions options, double batch, double recordedBatch, const std::vector<uint8_t>* fixed)
 {
     if (!(batch > 0) || !(recordedBatch > 0))
         throw std::invalid_argument("batch sizes must be > 0");
     const double factor = batch / recordedBatch;
     options.followRecording = false;
     const DeviceReplay& dr = replay.devices.at(deviceIndex);
-    options.sizeOf = [&attribution, &dr, factor](AllocationId id, uint64_t recorded) -> uint64_t {
-        if (!scalesWithBatch(attribution, dr, id))
+    options.sizeOf = [&attribution, &dr, factor, fixed](AllocationId id, uint64_t recorded) -> uint64_t {
+        const auto i = static_cast<size_t>(id.value);
+        if (!scalesWithBatch(attribution, dr, id) || (fixed && i < fixed->size() && (*fixed)[i]))
             return recorded;
         const double scaled = std::ceil(static_cast<double>(recorded) * factor);
         return scaled < 1.0 ? 1 : static_cast<uint64_t>(scaled);
@@ -77,14 +78,16 @@ SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const D
 }
 
 MaxBatchResult findMaxBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
-                            const SimulationOptions& options, double recordedBatch, int64_t batchLimit)
+                            const SimulationOptions& options, double recordedBatch, int64_t batchLimit,
+                            const std::vector<uint8_t>* fixed)
 {
     if (options.capacity == AllocatorSettings::kNoLimit)
         throw std::invalid_argument("the largest batch needs a capacity");
     MaxBatchResult r;
     std::optional<SimulationResult> best;
     auto probe = [&](int64_t b) {
-        SimulationResult s = simulateBatch(replay, deviceIndex, attribution, options, static_cast<double>(b), recordedBatch);
+        SimulationResult s = simulateBatch(replay, deviceIndex, attribution, options, static_cast<double>(b), recordedBatch,
+                                           fixed);
         const bool fits = !s.oom;
         r.probes.push_back({b, fits, s.reservedPeak});
         if (fits && (!best || b > r.maxBatch)) {

@@ -53,12 +53,16 @@ bool scalesWithBatch(const DeviceAttribution& attribution, const DeviceReplay& r
 // The bytes that grow with the batch at the requested peak (to say how much the batch moves).
 int64_t batchBytesAtPeak(const DeviceAttribution& attribution, const DeviceReplay& replay);
 
-// Replays at batch `batch` (recorded: `recordedBatch`).
+// Replays at batch `batch` (recorded: `recordedBatch`). `fixed`, when given, marks (per
+// AllocationId) more allocations that keep their bytes: autocast's weight copies in a
+// mixed-precision recording (ModelWhatIf::weightCopies()).
 SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
-                               SimulationOptions options, double batch, double recordedBatch);
+                               SimulationOptions options, double batch, double recordedBatch,
+                               const std::vector<uint8_t>* fixed = nullptr);
 
 // The largest batch that fits options.capacity (which must be set).
 MaxBatchResult findMaxBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
-                            const SimulationOptions& options, double recordedBatch, int64_t batchLimit = 1 << 16);
+                            const SimulationOptions& options, double recordedBatch, int64_t batchLimit = 1 << 16,
+                            const std::vector<uint8_t>* fixed = nullptr);
 
 } // namespace memscope

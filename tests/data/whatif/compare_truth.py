@@ -17,13 +17,13 @@ TRUTH = sys.argv[sys.argv.index("--truth") + 1] if "--truth" in sys.argv else "t
 RECORDINGS = sys.argv[sys.argv.index("--recordings") + 1] if "--recordings" in sys.argv else HERE
 
 
-def options(model, name, cfg, base_batch, base_seq):
+def options(model, name, cfg, base_batch, base_seq, base_precision="fp32"):
     o = []
     c = cfg
     if c.get("ckpt"):
         o += ["--checkpoint", "all" if c["ckpt"] < 0 else str(c["ckpt"])]
-    if c.get("precision", "fp32") != "fp32":
-        o += ["--precision", c["precision"]]
+    if c.get("precision", "fp32") != base_precision:
+        o += ["--precision", c.get("precision", "fp32")]
     opt = c.get("optimizer", "adamw")
     if opt != "adamw":
         o += ["--optimizer", opt]
@@ -46,7 +46,8 @@ def main():
             continue
         base = bases[r["model"]]
         cfg = r["config"]
-        o = options(r["model"], r["name"], cfg, base["config"]["batch"], base["config"].get("seq"))
+        o = options(r["model"], r["name"], cfg, base["config"]["batch"], base["config"].get("seq"),
+                    base["config"].get("precision", "fp32"))
         rec = os.path.join(RECORDINGS, base["recording"] + ".gz")
         out = subprocess.run([MEMSCOPE, "whatif", rec, "--recorded-batch", str(base["config"]["batch"]), "--json"] + o +
                              (["--checkpoint", "0"] if False else []), capture_output=True, text=True)

@@ -711,8 +711,15 @@ def train_hf(spec, cfg, record=None):
     return res
 
 
+# TRUTH_BASE_PRECISION=amp-bf16: the base run and every change run under autocast unless the
+# change names a precision (the recording a user of mixed precision makes)
+BASE_PRECISION = os.environ.get("TRUTH_BASE_PRECISION", "fp32")
+
+
 def run(spec, name, cfg, record=None):
     full = dict(cfg)
+    if BASE_PRECISION != "fp32":
+        full.setdefault("precision", BASE_PRECISION)
     full.setdefault("batch", spec.batch)
     if spec.seq is not None:
         full.setdefault("seq", spec.seq)
@@ -793,6 +800,13 @@ TRAINER_CHANGES = [c for c in CHANGES if c[0] in (
 ]
 
 
+# from a recording made under autocast: the changes a mixed-precision user makes, and back to
+# fp32 or on to pure bf16
+FROM_AMP_CHANGES = [c for c in CHANGES if c[0] in (
+    "ckpt_all", "ckpt_2", "bf16", "sgd", "sgd_momentum", "adafactor", "accum2", "accum4", "batch_x2", "batch_half",
+    "ckpt_all+accum2")] + [("fp32", {"precision": "fp32"})]
+
+
 def parse_changes(name, named):
     """A '+'-joined list of named changes and batch_xK (any K: a sweep's batch), as one config."""
     cfg = {}
@@ -826,7 +840,7 @@ def main():
     del w
     if ONLY:
         specs = all_specs()
-        named = dict(CHANGES + SEQ_CHANGES + HF_CHANGES + PL_CHANGES + TRAINER_CHANGES)
+        named = dict(CHANGES + SEQ_CHANGES + HF_CHANGES + PL_CHANGES + TRAINER_CHANGES + FROM_AMP_CHANGES)
         for full_name in ONLY:
             model, change = full_name.split("_", 1)
             spec = specs[model]
@@ -881,6 +895,8 @@ def main():
                 else HF_CHANGES
         if getattr(spec, "trainer", False):
             changes = TRAINER_CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
+        if BASE_PRECISION != "fp32":
+            changes = FROM_AMP_CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
         if spec.name == "lora":  # what a LoRA fine-tune changes
             changes = [c for c in CHANGES if c[0] in (
                 "ckpt_all", "ckpt_2", "bf16", "amp_bf16", "sgd_momentum", "adafactor", "accum2", "batch_x2", "batch_half",
@@ -893,7 +909,7 @@ def main():
                 break
             info["runs"].append(run(spec, spec.name + "_" + name, resolve(spec, cfg)))
         # batch sweep under a cap: base and every block checkpointed
-        if not base.get("ok") or getattr(spec, "compiled", False) or (
+        if not base.get("ok") or getattr(spec, "compiled", False) or BASE_PRECISION != "fp32" or (
                 os.environ.get("TRUTH_SET") == "frameworks" and not getattr(spec, "lightning", False)
                 and not getattr(spec, "trainer", False)):
             continue
