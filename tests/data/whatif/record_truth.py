@@ -22,6 +22,12 @@ make them: transformers' own gradient_checkpointing_enable() (its default, reent
 non-reentrant) on the decoders, encoders and T5 above, and two models trained by Lightning's
 Trainer (a Mistral decoder, its loss in training_step; torchvision's MobileNetV3), whose precision
 is Trainer(precision=...) and whose accumulation is accumulate_grad_batches.
+TRUTH_MODELS=hfopt,hfvit TRUTH_FILE=truth_trainer.json records two models trained by transformers'
+Trainer (the changes are TrainingArguments); TRUTH_MODELS=cllm TRUTH_FILE=truth_compiled.json the
+first decoder under torch.compile; TRUTH_MODELS=lora TRUTH_FILE=truth_lora.json that decoder
+fine-tuned with LoRA; TRUTH_BASE_PRECISION=amp-bf16 TRUTH_MODELS=gpt2,convnext,plmistral
+TRUTH_FILE=truth_amp.json runs the base and every change under autocast unless the change names a
+precision (bases in amp_base/).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
