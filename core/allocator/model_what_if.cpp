@@ -1218,7 +1218,7 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         return f * avg(to) / avg(from);
     }
     const bool mm = isLowUnderAutocast(origin);
-    if (m_upcastLoss[static_cast<size_t>(origin)] && !isAmp(to) && !isAmp(from))
+    if (m_upcastLoss[static_cast<size_t>(origin)] && !isAmp(to))
         return f; // transformers' loss runs in fp32 whatever the model's dtype
     return f * activationBytes(to, mm) / activationBytes(from, mm);
 }
