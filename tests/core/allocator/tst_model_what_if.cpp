@@ -512,7 +512,7 @@ private slots:
                  mt.cost(c).second.c_str());
     }
 
-    // Every change and combination on the eighteen models (nine truth files) against the run
+    // Every change and combination on the eighteen models (ten truth files) against the run
     // made with it, predicted from the base run recorded with stacks="python" and again from
     // one with stacks="all":
     // allocated within 5% and reserved within 8%, except the rows listed with their
