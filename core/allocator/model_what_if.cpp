@@ -98,6 +98,18 @@ void takeFrees(std::vector<TraceOp>& ops, const EventOf& eventOf, std::vector<Tr
     });
 }
 
+// The same for the keys of `to` (recorded key -> its free's new event).
+void takeFrees(std::vector<TraceOp>& ops, const std::map<uint32_t, int64_t>& to, std::vector<TraceOp>& moved)
+{
+    takeFrees(
+        ops,
+        [&](const TraceOp& op) {
+        const auto m = to.find(op.key);
+        return m != to.end() ? m->second : int64_t{-1};
+        },
+        moved);
+}
+
 struct IterationRanges {
     int64_t first = -1; // the iteration's first event
     int64_t forwardStart = -1;
@@ -1359,13 +1371,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             movedFrees[static_cast<uint32_t>(u.gradient)] = u.castAt;
             extra.push_back({TraceOp::Kind::Free, Category::Other, cast, -1, 0, g.stream, g.freeEvent.value});
         }
-        takeFrees(
-            s.ops,
-            [&](const TraceOp& op) {
-            const auto m = movedFrees.find(op.key);
-            return m != movedFrees.end() ? m->second : int64_t{-1};
-            },
-            extra);
+        takeFrees(s.ops, movedFrees, extra);
         insertAfterEvents(s.ops, std::move(extra));
     }
 
@@ -1394,13 +1400,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             extra.push_back({TraceOp::Kind::Free, Category::Other, cast, -1, 0, g.stream, next});
         }
         std::vector<TraceOp> moved; // first: the fp32 copy goes before the cast is made
-        takeFrees(
-            s.ops,
-            [&](const TraceOp& op) {
-            const auto m = movedFrees.find(op.key);
-            return m != movedFrees.end() ? m->second : int64_t{-1};
-            },
-            moved);
+        takeFrees(s.ops, movedFrees, moved);
         insertAfterEvents(s.ops, std::move(moved));
         insertAfterEvents(s.ops, std::move(extra));
     }
