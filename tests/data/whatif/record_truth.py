@@ -118,7 +118,21 @@ class SequenceClassifier:
         return m(input_ids=ids, labels=y).loss
 
 
-class LLM(CausalLM):
+class NextTokenLM(CausalLM):
+    """A decoder whose loss is computed outside the model on the ids shifted by one, as a
+    custom loop or a Lightning training_step computes it."""
+
+    def batch_of(self, b, seq, dtype):
+        ids = torch.randint(0, self.vocab, (b, seq + 1), device=DEV)
+        return ids
+
+    def loss(self, m, ids):
+        x, y = ids[:, :-1], ids[:, 1:]
+        logits = m(input_ids=x, use_cache=False).logits
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+class LLM(NextTokenLM):
     name = "llm"
     vocab = 8000
 
@@ -135,16 +149,6 @@ class LLM(CausalLM):
 
     def blocks(self, m):
         return in_order(m.model.layers)
-
-    def batch_of(self, b, seq, dtype):
-        ids = torch.randint(0, self.vocab, (b, seq + 1), device=DEV)
-        return ids
-
-    def loss(self, m, ids):
-        # the loss outside the model's forward, as a custom loop computes it
-        x, y = ids[:, :-1], ids[:, 1:]
-        logits = m(input_ids=x, use_cache=False).logits
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
 class GPT2(CausalLM):
@@ -367,7 +371,7 @@ class ResNet50(CNN):
         return torchvision.models.resnet50(num_classes=100).to(device=DEV, dtype=dtype)
 
 
-class PLMistral(CausalLM):
+class PLMistral(NextTokenLM):
     """Held out (fifth set), trained by Lightning: a Mistral decoder (grouped-query attention,
     SwiGLU), its loss computed in training_step, outside the model's forward."""
     name = "plmistral"
@@ -385,14 +389,6 @@ class PLMistral(CausalLM):
 
     def blocks(self, m):
         return in_order(m.model.layers)
-
-    def batch_of(self, b, seq, dtype):
-        return torch.randint(0, self.vocab, (b, seq + 1), device=DEV)
-
-    def loss(self, m, ids):
-        x, y = ids[:, :-1], ids[:, 1:]
-        logits = m(input_ids=x, use_cache=False).logits
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
 class PLMobileNet(ImageClassifier):
