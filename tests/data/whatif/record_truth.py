@@ -523,19 +523,39 @@ def clean():
     torch.cuda.reset_peak_memory_stats()
 
 
-def start_recording(entries):
-    if STACKS == "none":  # no stacks: what a checkpointed run records when stack capture fails
-        torch.cuda.memory._record_memory_history(max_entries=entries, context=None)
-    else:
-        torch.cuda.memory._record_memory_history(max_entries=entries, stacks=STACKS)
+def begin(record, entries):
+    """An empty allocator, its reserved bytes, and the history recorded when `record` names it."""
+    clean()
+    start_reserved = torch.cuda.memory_reserved()
+    if record:
+        if STACKS == "none":  # no stacks: what a checkpointed run records when stack capture fails
+            torch.cuda.memory._record_memory_history(max_entries=entries, context=None)
+        else:
+            torch.cuda.memory._record_memory_history(max_entries=entries, stacks=STACKS)
+    return start_reserved
+
+
+def finish(start_reserved, record, **extra):
+    """torch's counters of the run (and `extra`), its history dumped to OUT/RECORD.pickle."""
+    torch.cuda.synchronize()
+    stats = torch.cuda.memory_stats()
+    res = {
+        "max_allocated": torch.cuda.max_memory_allocated(),
+        "max_reserved": torch.cuda.max_memory_reserved(),
+        "requested_peak": stats.get("requested_bytes.all.peak", 0),
+        "start_reserved": start_reserved,
+    }
+    res.update(extra)
+    if record:
+        torch.cuda.memory._dump_snapshot(os.path.join(OUT, record + ".pickle"))
+        torch.cuda.memory._record_memory_history(enabled=None)
+        res["recording"] = record + ".pickle"
+    return res
 
 
 def train(spec, cfg, record=None):
     """cfg: batch, seq, precision (fp32|bf16|fp16|amp-bf16|amp-fp16), optimizer, accumulate, ckpt (0: none, -1: all)."""
-    clean()
-    start_reserved = torch.cuda.memory_reserved()
-    if record:
-        start_recording(200000)
+    start_reserved = begin(record, 200000)
     prec = cfg.get("precision", "fp32")
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec, torch.float32)
     m = spec.build(dtype)
@@ -580,21 +600,7 @@ def train(spec, cfg, record=None):
         else:
             opt.step()
         opt.zero_grad(set_to_none=True)
-    torch.cuda.synchronize()
-    stats = torch.cuda.memory_stats()
-    res = {
-        "max_allocated": torch.cuda.max_memory_allocated(),
-        "max_reserved": torch.cuda.max_memory_reserved(),
-        "requested_peak": stats.get("requested_bytes.all.peak", 0),
-        "start_reserved": start_reserved,
-    }
-    if scaler:
-        res["steps_skipped"] = skipped
-    if record:
-        path = os.path.join(OUT, record + ".pickle")
-        torch.cuda.memory._dump_snapshot(path)
-        torch.cuda.memory._record_memory_history(enabled=None)
-        res["recording"] = record + ".pickle"
+    res = finish(start_reserved, record, **({"steps_skipped": skipped} if scaler else {}))
     del m, opt, scaler
     return res
 
@@ -628,10 +634,7 @@ def train_lightning(spec, cfg, record=None):
         def configure_optimizers(self):
             return make_optimizer(cfg.get("optimizer", "adamw"), self.parameters())
 
-    clean()
-    start_reserved = torch.cuda.memory_reserved()
-    if record:
-        start_recording(400000)
+    start_reserved = begin(record, 400000)
     module = Module()
     module.m.train()
     precision = {"fp32": "32-true", "bf16": "bf16-true", "fp16": "16-true", "amp-bf16": "bf16-mixed",
@@ -641,20 +644,8 @@ def train_lightning(spec, cfg, record=None):
                          enable_model_summary=False, num_sanity_val_steps=0, limit_val_batches=0)
     loader = torch.utils.data.DataLoader(batches, batch_size=None, shuffle=False)
     trainer.fit(module, loader)
-    torch.cuda.synchronize()
-    stats = torch.cuda.memory_stats()
-    res = {
-        "max_allocated": torch.cuda.max_memory_allocated(),
-        "max_reserved": torch.cuda.max_memory_reserved(),
-        "requested_peak": stats.get("requested_bytes.all.peak", 0),
-        "start_reserved": start_reserved,
-        "trainer": {"precision": precision, "accumulate_grad_batches": K, "global_step": trainer.global_step},
-    }
-    if record:
-        path = os.path.join(OUT, record + ".pickle")
-        torch.cuda.memory._dump_snapshot(path)
-        torch.cuda.memory._record_memory_history(enabled=None)
-        res["recording"] = record + ".pickle"
+    res = finish(start_reserved, record,
+                 trainer={"precision": precision, "accumulate_grad_batches": K, "global_step": trainer.global_step})
     del trainer, module
     return res
 
@@ -675,10 +666,7 @@ def train_hf(spec, cfg, record=None):
     prec = cfg.get("precision", "fp32")
     torch.manual_seed(1)
     data = [spec.example(cfg.get("seq")) for _ in range(mb * K * STEPS)]
-    clean()
-    start_reserved = torch.cuda.memory_reserved()
-    if record:
-        start_recording(400000)
+    start_reserved = begin(record, 400000)
     m = spec.build(torch.bfloat16 if prec == "bf16" else torch.float32)
     if cfg.get("ckpt", 0) > 0:  # the first N blocks: ours (the Trainer's flag checkpoints all)
         checkpoint_first(spec.blocks(m), cfg["ckpt"])
@@ -691,24 +679,12 @@ def train_hf(spec, cfg, record=None):
                                  disable_tqdm=True, seed=0)
         trainer = Trainer(model=m, args=args, train_dataset=data)
         trainer.train()
-        torch.cuda.synchronize()
-        stats = torch.cuda.memory_stats()
-        res = {
-            "max_allocated": torch.cuda.max_memory_allocated(),
-            "max_reserved": torch.cuda.max_memory_reserved(),
-            "requested_peak": stats.get("requested_bytes.all.peak", 0),
-            "start_reserved": start_reserved,
-            "trainer": {"bf16": args.bf16, "fp16": args.fp16, "gradient_accumulation_steps": K, "optim": str(args.optim),
-                        "gradient_checkpointing": args.gradient_checkpointing, "global_step": trainer.state.global_step},
-        }
+        info = {"bf16": args.bf16, "fp16": args.fp16, "gradient_accumulation_steps": K, "optim": str(args.optim),
+                "gradient_checkpointing": args.gradient_checkpointing, "global_step": trainer.state.global_step}
         scaler = getattr(trainer.accelerator, "scaler", None)
         if scaler is not None:  # fp16: each skipped step halves the scale from 65536
-            res["trainer"]["final_scale"] = scaler.get_scale()
-    if record:
-        path = os.path.join(OUT, record + ".pickle")
-        torch.cuda.memory._dump_snapshot(path)
-        torch.cuda.memory._record_memory_history(enabled=None)
-        res["recording"] = record + ".pickle"
+            info["final_scale"] = scaler.get_scale()
+        res = finish(start_reserved, record, trainer=info)
     del trainer, m
     return res
 
