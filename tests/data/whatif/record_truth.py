@@ -754,6 +754,11 @@ SEQ_CHANGES = [
 ]
 
 
+def named_changes(*names):
+    """The changes of CHANGES with these names, in CHANGES' order."""
+    return [c for c in CHANGES if c[0] in names]
+
+
 # transformers' own checkpointing (gradient_checkpointing_enable), set against --checkpoint all
 HF_CHANGES = [
     ("hfckpt", {"ckpt": -1, "ckpt_mode": "hf"}),
@@ -762,27 +767,27 @@ HF_CHANGES = [
 ]
 # what a Lightning user changes: Trainer(precision=...), accumulate_grad_batches, the optimizer,
 # the batch, wrapped blocks
-PL_CHANGES = [c for c in CHANGES if c[0] in (
+PL_CHANGES = named_changes(
     "ckpt_all", "ckpt_2", "bf16", "amp_bf16", "amp_fp16", "sgd_momentum", "adafactor", "accum2", "accum4", "batch_x2",
-    "batch_half", "ckpt_all+amp_bf16", "ckpt_all+accum2", "amp_bf16+sgd_momentum+accum2")] + [
+    "batch_half", "ckpt_all+amp_bf16", "ckpt_all+accum2", "amp_bf16+sgd_momentum+accum2") + [
     ("amp_bf16+accum2", {"precision": "amp-bf16", "accumulate": 2}),
 ]
 
 
 # what a transformers Trainer user changes: TrainingArguments' bf16/fp16, gradient_checkpointing,
 # gradient_accumulation_steps, optim, per_device_train_batch_size; a model loaded in bf16
-TRAINER_CHANGES = [c for c in CHANGES if c[0] in (
+TRAINER_CHANGES = named_changes(
     "ckpt_all", "ckpt_2", "bf16", "amp_bf16", "amp_fp16", "sgd", "adamw_fused", "adafactor", "accum2", "accum4", "batch_x2",
-    "batch_half", "ckpt_all+amp_bf16", "ckpt_all+accum2", "bf16+ckpt_all+batch_x2")] + [
+    "batch_half", "ckpt_all+amp_bf16", "ckpt_all+accum2", "bf16+ckpt_all+batch_x2") + [
     ("amp_bf16+accum2", {"precision": "amp-bf16", "accumulate": 2}),
 ]
 
 
 # from a recording made under autocast: the changes a mixed-precision user makes, and back to
 # fp32 or on to pure bf16
-FROM_AMP_CHANGES = [c for c in CHANGES if c[0] in (
+FROM_AMP_CHANGES = named_changes(
     "ckpt_all", "ckpt_2", "bf16", "sgd", "sgd_momentum", "adafactor", "accum2", "accum4", "batch_x2", "batch_half",
-    "ckpt_all+accum2")] + [("fp32", {"precision": "fp32"})]
+    "ckpt_all+accum2") + [("fp32", {"precision": "fp32"})]
 
 
 def parse_changes(name, named):
@@ -876,12 +881,12 @@ def main():
         if BASE_PRECISION != "fp32":
             changes = FROM_AMP_CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
         if spec.name == "lora":  # what a LoRA fine-tune changes
-            changes = [c for c in CHANGES if c[0] in (
+            changes = named_changes(
                 "ckpt_all", "ckpt_2", "bf16", "amp_bf16", "sgd_momentum", "adafactor", "accum2", "batch_x2", "batch_half",
-                "ckpt_all+amp_bf16", "bf16+ckpt_all+batch_x2")] + SEQ_CHANGES
+                "ckpt_all+amp_bf16", "bf16+ckpt_all+batch_x2") + SEQ_CHANGES
         if getattr(spec, "compiled", False):  # each run compiles anew: the changes people make most
-            changes = [c for c in CHANGES if c[0] in ("batch_x2", "batch_half", "amp_bf16", "bf16", "sgd_momentum", "accum2",
-                                                      "ckpt_all", "ckpt_all+amp_bf16")]
+            changes = named_changes("batch_x2", "batch_half", "amp_bf16", "bf16", "sgd_momentum", "accum2", "ckpt_all",
+                                    "ckpt_all+amp_bf16")
         for name, cfg in changes:
             if time.time() > deadline:
                 break
