@@ -28,6 +28,9 @@ first decoder under torch.compile; TRUTH_MODELS=lora TRUTH_FILE=truth_lora.json 
 fine-tuned with LoRA; TRUTH_BASE_PRECISION=amp-bf16 TRUTH_MODELS=gpt2,convnext,plmistral
 TRUTH_FILE=truth_amp.json runs the base and every change under autocast unless the change names a
 precision (bases in amp_base/).
+TRUTH_MODELS=qwen TRUTH_FILE=truth_scale.json records the seventh held-out set, a 170M Qwen2 with
+its real vocabulary at 1,024 tokens (a peak of tens of GB, the scale users run), in a plain loop
+(qwen) and trained by transformers' Trainer (qwentr).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -491,10 +494,43 @@ class HFViT(ImageClassifier):
         return {"pixel_values": torch.randn(3, self.size, self.size), "labels": torch.randint(0, 100, ()).item()}
 
 
+class Qwen(CausalLM):
+    """Held out (seventh set), at the scale users run: a Qwen2 decoder of 170M parameters with
+    Qwen2's own vocabulary (151,936 tokens, tied embeddings), 1,024 tokens a sequence, its loss
+    inside the model, so the logits and the loss's copies of them are most of the peak."""
+    name = "qwen"
+    vocab = 151936
+    seq = 1024
+
+    def build(self, dtype):
+        from transformers import AutoModelForCausalLM, Qwen2Config
+
+        cfg = Qwen2Config(vocab_size=self.vocab, hidden_size=768, intermediate_size=2048, num_hidden_layers=8,
+                          num_attention_heads=12, num_key_value_heads=4, max_position_embeddings=4096,
+                          tie_word_embeddings=True)
+        cfg.use_cache = False
+        torch.manual_seed(0)
+        return AutoModelForCausalLM.from_config(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class QwenTrainer(Qwen):
+    """Held out (seventh set): the same Qwen2 trained by transformers' Trainer (the changes are
+    TrainingArguments)."""
+    name = "qwentr"
+    trainer = True
+
+    def example(self, seq):
+        ids = torch.randint(0, self.vocab, (seq,))
+        return {"input_ids": ids, "labels": ids}
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
-                                LoRALLM())}
+                                LoRALLM(), Qwen(), QwenTrainer())}
 
 
 # ---------------------------------------------------------------- one run
