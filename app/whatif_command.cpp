@@ -447,14 +447,11 @@ int runWhatIf(const std::vector<std::string>& args)
         whatOptions.capacity = *capacity;
     SimulationResult what;
     std::optional<MaxBatchResult> search;
-    // autocast's weight copies (a mixed-precision recording) keep their bytes at any batch, as
-    // in the model-level what-if
+    // autocast's weight copies (a mixed-precision recording) and a shared weight's partial
+    // gradients keep their bytes at any batch, as in the model-level what-if
     std::vector<uint8_t> copies;
-    if ((maxBatch || batch) && attribution) {
-        const ModelWhatIf model(replay, index, *attribution);
-        if (isAmp(model.recorded().precision))
-            copies = model.weightCopies();
-    }
+    if ((maxBatch || batch) && attribution)
+        copies = ModelWhatIf(replay, index, *attribution).fixedAtAnyBatch();
     if (maxBatch) {
         if (!attribution)
             throw UsageError(file + ": no attribution for this device, so nothing is known to grow with the batch");

@@ -1106,6 +1106,32 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         }
     }
 
+    // A weight used twice (tied input and output embeddings) gets a gradient from each use; the
+    // backward adds them into a new tensor, the gradient, and frees both at once. The two are a
+    // weight's bytes at any batch (measured: a Qwen2 with tied embeddings, whose two 445 MiB
+    // partials taken as the batch's put its accumulation 15% under on reserved bytes).
+    m_gradPartial.assign(dr.allocations.size(), 0);
+    for (size_t g = 0; g < dr.allocations.size(); ++g) {
+        const Allocation& grad = dr.allocations[g];
+        if (attribution.allocationCategory[g] != Category::Gradient || !grad.allocEvent.valid())
+            continue;
+        std::vector<size_t> parts;
+        for (int64_t e = grad.allocEvent.value + 1;
+             e <= grad.allocEvent.value + 8 && e < static_cast<int64_t>(dr.eventAllocation.size()); ++e) {
+            const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+            if (!id.valid() || static_cast<size_t>(id.value) == g)
+                continue;
+            const Allocation& al = dr.allocation(id);
+            if (al.freeEvent.valid() && al.freeEvent.value == e && al.size == grad.size &&
+                attribution.allocationCategory[static_cast<size_t>(id.value)] == Category::Intermediate &&
+                attribution.allocationPhase[static_cast<size_t>(id.value)] == Phase::Backward)
+                parts.push_back(static_cast<size_t>(id.value));
+        }
+        if (parts.size() >= 2)
+            for (size_t a : parts)
+                m_gradPartial[a] = 1;
+    }
+
     // the recorded setup
     const int64_t trainable = trainableBytes > 0 && trainableBytes < params ? trainableBytes : params;
     m_recorded.optimizerStates = trainable > 0 ? static_cast<double>(state) / static_cast<double>(trainable) : 0.0;
@@ -1167,6 +1193,15 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     }
 }
 
+std::vector<uint8_t> ModelWhatIf::fixedAtAnyBatch() const
+{
+    std::vector<uint8_t> fixed = m_gradPartial;
+    if (isAmp(m_recorded.precision))
+        for (size_t a = 0; a < fixed.size() && a < m_weightCopy.size(); ++a)
+            fixed[a] |= m_weightCopy[a];
+    return fixed;
+}
+
 bool ModelWhatIf::isLowUnderAutocast(int32_t origin) const
 {
     return origin >= 0 && static_cast<size_t>(origin) < m_half.size() && m_half[static_cast<size_t>(origin)];
@@ -1182,8 +1217,10 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     const DeviceReplay& dr = m_replay.devices[m_index];
     // autocast's weight copies in a mixed-precision recording are weights' bytes, whatever the
     // batch (in an fp32 recording the same test finds activations of half a weight's size)
-    double f = scalesWithBatch(m_attribution, dr, id) && !(isAmp(from) && m_weightCopy[static_cast<size_t>(origin)]) ? batchFactor
-                                                                                                                     : 1.0;
+    double f = scalesWithBatch(m_attribution, dr, id) && !(isAmp(from) && m_weightCopy[static_cast<size_t>(origin)]) &&
+                       !m_gradPartial[static_cast<size_t>(origin)]
+                   ? batchFactor
+                   : 1.0;
     if (m_quadratic[static_cast<size_t>(origin)])
         f *= seqFactor; // L x L: once more L / L0
     if (from == to)

@@ -114,6 +114,10 @@ public:
     // Per AllocationId: autocast's copy of a weight in a mixed-precision recording (bytes
     // that do not grow with the batch).
     const std::vector<uint8_t>& weightCopies() const { return m_weightCopy; }
+    // Per AllocationId: the bytes that keep their size at any batch though their category and
+    // phase would scale them: a shared weight's partial gradients, and the weight copies when
+    // the recording is mixed precision (simulateBatch's `fixed`).
+    std::vector<uint8_t> fixedAtAnyBatch() const;
 
     // The edited stream for `changes` (notes: what could not be modelled).
     OpStream build(const ModelChanges& changes, std::vector<std::string>* notes = nullptr) const;
@@ -232,6 +236,9 @@ private:
     // follows with another allocation (autocast's copy, made before the product's output; an
     // fp32 output of that size is the last of its call)
     std::vector<uint8_t> m_weightCopy;
+    // per allocation: one of a shared weight's gradients, summed into its gradient (freed right
+    // after the gradient is made, with another of the same bytes)
+    std::vector<uint8_t> m_gradPartial;
     // the gradients of the iteration that makes the most, by size (the trainable parameters);
     // empty where the trace has no backward
     std::map<uint64_t, int64_t> m_gradientSizes;

@@ -55,7 +55,7 @@ int64_t batchBytesAtPeak(const DeviceAttribution& attribution, const DeviceRepla
 
 // Replays at batch `batch` (recorded: `recordedBatch`). `fixed`, when given, marks (per
 // AllocationId) more allocations that keep their bytes: autocast's weight copies in a
-// mixed-precision recording (ModelWhatIf::weightCopies()).
+// mixed-precision recording (ModelWhatIf::fixedAtAnyBatch()).
 SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
                                SimulationOptions options, double batch, double recordedBatch,
                                const std::vector<uint8_t>* fixed = nullptr);
