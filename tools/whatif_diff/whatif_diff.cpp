@@ -10,6 +10,7 @@
 // sides are grouped by category, the phase the bytes were made in, and the innermost Python
 // frame of the allocation (an op the what-if added is "(added)"), and the groups are printed
 // with both sides' live bytes at each side's peak of requested bytes, largest difference first.
+#include "allocator/caching_allocator_model.h"
 #include "allocator/model_what_if.h"
 #include "analysis/analysis.h"
 #include "common/format_bytes.h"
@@ -76,6 +77,7 @@ int main(int argc, char** argv)
     bool segments = false; // print each growth of the reserved bytes, both sides
     bool align = false; // the predicted live set at the real peak's place (its iteration, phase and count of allocs)
     int64_t opsFrom = -1, opsTo = -1; // print the edited stream's ops in [from, to]
+    int64_t occupancyAt = -1; // print the large segments' blocks before this op
     for (int i = 3; i + 1 < argc; i += 2) {
         const std::string k = argv[i], v = argv[i + 1];
         if (k == "--checkpoint")
@@ -98,8 +100,11 @@ int main(int argc, char** argv)
             recordedPrecision = precisionFromName(v);
         else if (k == "--ops") {
             opsFrom = std::atoll(v.c_str());
-            opsTo = opsFrom + 400;
-        } else if (k == "--segments")
+            const auto colon = v.find(':'); // FROM:TO, or FROM for 400 ops
+            opsTo = colon == std::string::npos ? opsFrom + 400 : std::atoll(v.c_str() + colon + 1);
+        } else if (k == "--occupancy")
+            occupancyAt = std::atoll(v.c_str());
+        else if (k == "--segments")
             segments = v == "1";
         else if (k == "--align")
             align = v == "1";
@@ -146,6 +151,38 @@ int main(int argc, char** argv)
         else if (op.kind == TraceOp::Kind::Free)
             std::printf("  op %lld free key %u event %lld\n", static_cast<long long>(k), op.key,
                         static_cast<long long>(op.event));
+    }
+    if (occupancyAt >= 0) {
+        // the allocator model alone (no recorded addresses): close enough to see what fills a segment
+        CachingAllocatorModel m({});
+        std::unordered_map<uint32_t, CachingAllocatorModel::BlockRef> refs;
+        std::unordered_map<uint64_t, std::pair<int64_t, Category>> madeBy; // block address -> op, category
+        for (int64_t k = 0; k < occupancyAt && k < static_cast<int64_t>(s.ops.size()); ++k) {
+            const TraceOp& op = s.ops[static_cast<size_t>(k)];
+            if (op.kind == TraceOp::Kind::Alloc) {
+                if (auto b = m.malloc(op.size, op.stream)) {
+                    refs[op.key] = *b;
+                    madeBy[m.address(*b)] = {k, op.category};
+                }
+            } else if (op.kind == TraceOp::Kind::Free) {
+                if (auto it = refs.find(op.key); it != refs.end()) {
+                    m.freeCompleted(it->second);
+                    refs.erase(it);
+                }
+            } else if (op.kind == TraceOp::Kind::EmptyCache)
+                m.emptyCache();
+        }
+        for (const auto& seg : m.segments()) {
+            if (seg.total() < (64u << 20))
+                continue;
+            std::printf("segment %llu MiB:", static_cast<unsigned long long>(seg.total() >> 20));
+            for (const auto& b : seg.blocks)
+                if (b.allocated)
+                    std::printf(" @%llu:%.2fMiB#%lld/%s", static_cast<unsigned long long>((b.addr - seg.addr) >> 20),
+                                static_cast<double>(b.size) / (1 << 20), static_cast<long long>(madeBy[b.addr].first),
+                                std::string(categoryName(madeBy[b.addr].second)).c_str());
+            std::printf("\n");
+        }
     }
     SimulationOptions so;
     so.keepCurve = segments;
