@@ -31,6 +31,9 @@ precision (bases in amp_base/).
 TRUTH_MODELS=qwen TRUTH_FILE=truth_scale.json records the seventh held-out set, a 170M Qwen2 with
 its real vocabulary at 1,024 tokens (a peak of tens of GB, the scale users run), in a plain loop
 (qwen) and trained by transformers' Trainer (qwentr).
+TRUTH_BASE_PRECISION=amp-bf16 TRUTH_MODELS=plgpt,qwen TRUTH_FILE=truth_scale_amp.json records the eighth,
+bases under autocast at that scale: a GPT-2 small trained by Lightning (bf16-mixed, the loss in
+training_step) and the Qwen2 above (bases in amp_base/).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -516,6 +519,25 @@ class Qwen(CausalLM):
         return in_order(m.model.layers)
 
 
+class PLGPT(NextTokenLM):
+    """Held out (eighth set), trained by Lightning at the scale users run: a GPT-2 small (124M,
+    its real vocabulary of 50,257 tokens) at 1,024 tokens, its loss in training_step."""
+    name = "plgpt"
+    vocab = 50257
+    seq = 1024
+    lightning = True
+
+    def build(self, dtype):
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        cfg = GPT2Config(vocab_size=self.vocab, n_positions=2048, n_embd=768, n_layer=12, n_head=12, use_cache=False)
+        torch.manual_seed(0)
+        return GPT2LMHeadModel(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.transformer.h)
+
+
 class QwenTrainer(Qwen):
     """Held out (seventh set): the same Qwen2 trained by transformers' Trainer (the changes are
     TrainingArguments)."""
@@ -530,7 +552,7 @@ class QwenTrainer(Qwen):
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
-                                LoRALLM(), Qwen(), QwenTrainer())}
+                                LoRALLM(), Qwen(), QwenTrainer(), PLGPT())}
 
 
 # ---------------------------------------------------------------- one run
