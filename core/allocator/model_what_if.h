@@ -182,7 +182,7 @@ private:
     // model a backward buffer of that size (a gradient has its tensor's dtype) is 16-bit
     // unless m_backwardUpcast says it is the loss's
     struct SizeDtypes {
-        int64_t bytes = 0, upcast = 0;
+        int64_t bytes = 0, upcast = 0, half = 0; // half: made by an op autocast runs in 16 bits
     };
     std::unordered_map<uint64_t, SizeDtypes> m_forwardBySize;
     // per allocation: a backward buffer made while an upcast-loss forward tensor of its size
@@ -239,6 +239,7 @@ private:
     // per allocation: one of a shared weight's gradients, summed into its gradient (freed right
     // after the gradient is made, with another of the same bytes)
     std::vector<uint8_t> m_gradPartial;
+    bool m_attention = false; // the forward calls attention (its frames or its operator)
     // the gradients of the iteration that makes the most, by size (the trainable parameters);
     // empty where the trace has no backward
     std::map<uint64_t, int64_t> m_gradientSizes;

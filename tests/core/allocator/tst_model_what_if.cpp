@@ -262,6 +262,42 @@ private slots:
         QCOMPARE(found, partials);
     }
 
+    // From a 16-bit recording to fp32, attention may change kernels (flash to math, whose
+    // scores the recording does not show): the prediction says so. Not from fp32, nor to bf16,
+    // nor where the forward has no attention.
+    void sixteenBitAttentionToFp32Noted_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("sub");
+        QTest::addColumn<QString>("to");
+        QTest::addColumn<bool>("noted");
+        QTest::newRow("qwen amp -> fp32") << QStringLiteral("qwen") << QStringLiteral("amp_base") << QStringLiteral("fp32")
+                                          << true;
+        QTest::newRow("plgpt amp -> fp32") << QStringLiteral("plgpt") << QStringLiteral("amp_base") << QStringLiteral("fp32")
+                                           << true;
+        QTest::newRow("qwen amp -> bf16") << QStringLiteral("qwen") << QStringLiteral("amp_base") << QStringLiteral("bf16")
+                                          << false;
+        QTest::newRow("qwen fp32 -> bf16") << QStringLiteral("qwen") << QString() << QStringLiteral("bf16") << false;
+        QTest::newRow("convnext amp -> fp32 (no attention)")
+            << QStringLiteral("convnext") << QStringLiteral("amp_base") << QStringLiteral("fp32") << false;
+    }
+    void sixteenBitAttentionToFp32Noted()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, sub);
+        QFETCH(QString, to);
+        QFETCH(bool, noted);
+        const auto a = loadAttributed(model + QStringLiteral("_base"), false, sub);
+        const ModelWhatIf m(*a->replay, 0, a->attribution->devices.at(0));
+        ModelChanges c;
+        c.precision = precisionFromName(to.toStdString());
+        std::vector<std::string> notes;
+        m.build(c, &notes);
+        const bool found = std::any_of(notes.begin(), notes.end(),
+                                       [](const std::string& n) { return n.find("math kernel") != std::string::npos; });
+        QCOMPARE(found, noted);
+    }
+
     // A torch.compile run is read as such (inductor's and AOTAutograd's frames), from either
     // recording; an eager one is not.
     void compiledRecordingRead_data()
@@ -634,12 +670,25 @@ private slots:
             {"amp:convnext_adafactor", {0.08, 0.08}},
             {"amp:convnext_batch_x2", {0.05, 0.12}},
             {"amp:convnext_fp32", {0.05, 0.13}},
-            {"amp:plmistral_fp32", {0.05, 0.10}},
+            {"amp:plmistral_fp32", {0.05, 0.11}},
+            // the Mistral to pure bf16: +5.1% allocated since a backward buffer takes the dtype of
+            // the forward tensors of its bytes (which took the Qwen2 below from -19.7% to +0.1%)
+            {"amp:plmistral_bf16", {0.06, 0.08}},
+            // the eighth set (truth_scale_amp.json), as measured: the Lightning GPT-2 small's
+            // precision rows from Python frames (within bounds from C++ frames), its accumulation's
+            // reserved bytes; the Qwen2 to fp32, where torch takes the math attention kernel for
+            // grouped-query attention, whose L x L scores a 16-bit recording does not show (a note
+            // says so)
+            {"amp:plgpt_bf16", {0.07, 0.08}},
+            {"amp:plgpt_fp32", {0.07, 0.08}},
+            {"amp:plgpt_accum2", {0.05, 0.10}},
+            {"amp:qwen_fp32", {0.12, 0.11}},
         };
         for (const bool all : {false, true})
-            for (const QString& file : kTruthFiles + QStringList{QStringLiteral("truth_amp.json")}) {
-                // the bases recorded under autocast: Python frames only
-                const bool amp = file == QStringLiteral("truth_amp.json");
+            for (const QString& file :
+                 kTruthFiles + QStringList{QStringLiteral("truth_amp.json"), QStringLiteral("truth_scale_amp.json")}) {
+                // the bases recorded under autocast (amp_base/): Python frames only
+                const bool amp = file == QStringLiteral("truth_amp.json") || file == QStringLiteral("truth_scale_amp.json");
                 if (amp && all)
                     continue;
                 const QJsonObject t = truth(file);
