@@ -963,6 +963,50 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 m_crossEntropyGradient[static_cast<size_t>(c.softmaxGradient)] = 2;
             m_crossEntropyCalls.push_back(c);
         }
+        m_ampCrossEntropy.assign(dr.allocations.size(), 0);
+        // Recorded under autocast, the same call in the trace: the 16-bit log-softmax, nll_loss's
+        // fp32 copy of it made next, nll_loss's fp32 gradient (made while the copy lives), its
+        // 16-bit cast (made once the copy is freed) and log_softmax's 16-bit gradient.
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            const Allocation& x = dr.allocations[a];
+            if (!m_crossEntropy[a] || !x.freeEvent.valid())
+                continue;
+            AmpCrossEntropy c;
+            c.logSoftmax = static_cast<int32_t>(a);
+            for (size_t b = 0; b < dr.allocations.size() && c.copy < 0; ++b) {
+                const Allocation& y = dr.allocations[b];
+                if (m_crossEntropy[b] && y.size == 2 * x.size && y.allocEvent.valid() &&
+                    y.allocEvent.value > x.allocEvent.value && y.allocEvent.value <= x.allocEvent.value + 4 &&
+                    y.freeEvent.valid())
+                    c.copy = static_cast<int32_t>(b);
+            }
+            if (c.copy < 0)
+                continue;
+            const Allocation& copy = dr.allocations[static_cast<size_t>(c.copy)];
+            for (const size_t b : backward) {
+                const Allocation& g = dr.allocations[b];
+                if (g.allocEvent.value <= copy.allocEvent.value)
+                    continue;
+                if (g.allocEvent.value >= x.freeEvent.value)
+                    break;
+                if (c.nllGradient < 0) {
+                    if (g.size == copy.size && copy.activeAfter(g.allocEvent.value))
+                        c.nllGradient = static_cast<int32_t>(b);
+                } else if (c.cast < 0) {
+                    if (g.size == x.size && g.allocEvent.value > copy.freeEvent.value)
+                        c.cast = static_cast<int32_t>(b);
+                } else if (g.size == x.size) {
+                    c.softmaxGradient = static_cast<int32_t>(b);
+                    break;
+                }
+            }
+            if (c.softmaxGradient < 0)
+                continue;
+            m_ampCrossEntropyCalls.push_back(c);
+            m_ampCrossEntropy[static_cast<size_t>(c.logSoftmax)] = 2;
+            m_ampCrossEntropy[static_cast<size_t>(c.softmaxGradient)] = 2;
+            m_ampCrossEntropy[static_cast<size_t>(c.nllGradient)] = 4;
+        }
     }
     // An RMS norm squares its input (a full-size tensor freed at once, then its mean over the
     // last dimension on the same line: T5's and Llama's norms). Transformers' norms square an
@@ -1237,6 +1281,8 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     // bytes (under autocast it is: measured, the ResNet's amp rows went over)
     if (m_convWorkspace[static_cast<size_t>(origin)] && !isAmp(to) && from == Precision::Fp32)
         return std::max(1.0, f * activationBytes(to, false) / activationBytes(from, false));
+    if (isAmp(from) && !isAmp(to) && m_ampCrossEntropy[static_cast<size_t>(origin)])
+        return f * activationBytes(to, false) / m_ampCrossEntropy[static_cast<size_t>(origin)];
     switch (c) {
     case Category::Parameter:
     case Category::Gradient:
@@ -1422,6 +1468,28 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         }
         takeFrees(s.ops, movedFrees, extra);
         insertAfterEvents(s.ops, std::move(extra));
+    }
+
+    // --- cross_entropy recorded under autocast (m_ampCrossEntropyCalls), run without it: one
+    // log-softmax and its gradients in the logits' dtype; nll_loss's copy and its gradient's
+    // cast go, and that gradient lives as long as the cast did (log_softmax's gradient is made
+    // while it lives, as an fp32 or a pure 16-bit run makes them)
+    if (isAmp(from) && !isAmp(to) && !m_ampCrossEntropyCalls.empty()) {
+        std::set<uint32_t> gone;
+        std::map<uint32_t, int64_t> movedFrees;
+        for (const AmpCrossEntropy& c : m_ampCrossEntropyCalls) {
+            gone.insert(static_cast<uint32_t>(c.copy));
+            gone.insert(static_cast<uint32_t>(c.cast));
+            const Allocation& cast = dr.allocations[static_cast<size_t>(c.cast)];
+            if (cast.freeEvent.valid())
+                movedFrees[static_cast<uint32_t>(c.nllGradient)] = cast.freeEvent.value;
+        }
+        std::erase_if(s.ops, [&](const TraceOp& op) {
+            return op.kind != TraceOp::Kind::EmptyCache && op.kind != TraceOp::Kind::Probe && gone.count(op.key);
+        });
+        std::vector<TraceOp> moved;
+        takeFrees(s.ops, movedFrees, moved);
+        insertAfterEvents(s.ops, std::move(moved));
     }
 
     // --- cross_entropy under autocast (m_crossEntropyCalls): its 16-bit log-softmax beside the

@@ -209,6 +209,14 @@ private:
         int32_t softmaxGradient = -1;
     };
     std::vector<CrossEntropyCall> m_crossEntropyCalls;
+    // the same call recorded under autocast (its tensors' allocations; -1: none)
+    struct AmpCrossEntropy {
+        int32_t logSoftmax = -1, copy = -1, nllGradient = -1, cast = -1, softmaxGradient = -1;
+    };
+    std::vector<AmpCrossEntropy> m_ampCrossEntropyCalls;
+    // per allocation: the bytes per element it has in an autocast recording (2: the
+    // log-softmax and its gradient, 4: nll_loss's gradient), to be given the logits' dtype; 0: not one
+    std::vector<uint8_t> m_ampCrossEntropy;
     std::vector<uint8_t> m_crossEntropyGradient; // per allocation: 1 nll_loss's gradient, 2 log_softmax's
     // per allocation: labelled a gradient but a workspace (made in an earlier iteration,
     // alive at the end, where later iterations make their gradients anew)
