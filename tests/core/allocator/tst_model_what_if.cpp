@@ -298,6 +298,31 @@ private slots:
         QCOMPARE(found, noted);
     }
 
+    // A trace that opens mid-run (a real one whose ring buffer overflowed) says the replay
+    // starts without the real run's segments; a whole one does not.
+    void truncatedTraceNoted_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<bool>("noted");
+        QTest::newRow("overflow_qwen_bs4") << QStringLiteral(MEMSCOPE_TESTDATA_DIR "/real/overflow_qwen_bs4.pickle") << true;
+        QTest::newRow("whatif_qwen_base") << kDir + QStringLiteral("/whatif_qwen_base.pickle.gz") << false;
+    }
+    void truncatedTraceNoted()
+    {
+        QFETCH(QString, path);
+        QFETCH(bool, noted);
+        const auto a = attributedFile(path);
+        QCOMPARE(a->replay->devices.at(0).truncated, noted);
+        const ModelWhatIf m(*a->replay, 0, a->attribution->devices.at(0));
+        ModelChanges c;
+        c.checkpoint = -1;
+        std::vector<std::string> notes;
+        m.build(c, &notes);
+        const bool found = std::any_of(notes.begin(), notes.end(),
+                                       [](const std::string& n) { return n.find("opens mid-run") != std::string::npos; });
+        QCOMPARE(found, noted);
+    }
+
     // A torch.compile run is read as such (inductor's and AOTAutograd's frames), from either
     // recording; an eager one is not.
     void compiledRecordingRead_data()
