@@ -819,19 +819,17 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     }
     m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution, stacks);
     m_convolutionalNetwork = isConvolutionalNetwork(replay, deviceIndex, attribution, stacks);
-    if (!stacks.hasNativeFrames() && !m_convolutionalNetwork) {
+    for (size_t a = 0; a < dr.allocations.size() && !m_attention; ++a)
+        m_attention = attribution.allocationPhase[a] == Phase::Forward && isAttention(dr.allocations[a].stack);
+    if (!stacks.hasNativeFrames() && !m_convolutionalNetwork && m_attention) {
         // From Python frames the backward's reductions are frameless; in a network with
         // attention, a backward temporary of a size that no forward tensor and no weight has
         // is taken for one (BERT's, GPT-2's and the ViT's sums)
-        bool attention = false;
         std::set<uint64_t> known;
-        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
             if (attribution.allocationPhase[a] == Phase::Forward || attribution.allocationCategory[a] == Category::Parameter)
                 known.insert(dr.allocations[a].size);
-            attention = attention || (attribution.allocationPhase[a] == Phase::Forward && isAttention(dr.allocations[a].stack));
-        }
-        m_attention = attention;
-        for (size_t a = 0; a < dr.allocations.size() && attention; ++a) {
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
             const Allocation& al = dr.allocations[a];
             if (attribution.allocationPhase[a] == Phase::Backward && !al.stack.valid() && al.size >= (1 << 20) &&
                 attribution.allocationCategory[a] == Category::Intermediate && !al.aliveAtEnd() && !known.count(al.size))

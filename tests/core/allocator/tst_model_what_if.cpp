@@ -275,6 +275,8 @@ private slots:
                                           << true;
         QTest::newRow("plgpt amp -> fp32") << QStringLiteral("plgpt") << QStringLiteral("amp_base") << QStringLiteral("fp32")
                                            << true;
+        QTest::newRow("all: qwen amp -> fp32")
+            << QStringLiteral("qwen") << QStringLiteral("amp_base/stacks_all") << QStringLiteral("fp32") << true;
         QTest::newRow("qwen amp -> bf16") << QStringLiteral("qwen") << QStringLiteral("amp_base") << QStringLiteral("bf16")
                                           << false;
         QTest::newRow("qwen fp32 -> bf16") << QStringLiteral("qwen") << QString() << QStringLiteral("bf16") << false;
@@ -706,7 +708,8 @@ private slots:
                  kTruthFiles + QStringList{QStringLiteral("truth_amp.json"), QStringLiteral("truth_scale_amp.json")}) {
                 // the bases recorded under autocast (amp_base/): Python frames only
                 const bool amp = file == QStringLiteral("truth_amp.json") || file == QStringLiteral("truth_scale_amp.json");
-                if (amp && all)
+                // (the eighth set's bases also with C++ frames, in amp_base/stacks_all)
+                if (amp && all && file != QStringLiteral("truth_scale_amp.json"))
                     continue;
                 const QJsonObject t = truth(file);
                 QVERIFY(t.value(QStringLiteral("runs")).toArray().size() >= 9);
@@ -722,7 +725,7 @@ private slots:
                     const double tr = miss == misses.end() ? 0.08 : miss->second.second;
                     QTest::newRow(qPrintable((all ? QStringLiteral("all: ") : QString()) + name))
                         << model << r << baseConfig(t, model) << ta << tr << all
-                        << (amp ? QStringLiteral("amp_base") : QString());
+                        << (amp ? (all ? QStringLiteral("amp_base/stacks_all") : QStringLiteral("amp_base")) : QString());
                 }
             }
     }
