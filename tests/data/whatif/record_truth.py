@@ -34,6 +34,8 @@ its real vocabulary at 1,024 tokens (a peak of tens of GB, the scale users run),
 TRUTH_BASE_PRECISION=amp-bf16 TRUTH_MODELS=plgpt,qwen TRUTH_FILE=truth_scale_amp.json records the eighth,
 bases under autocast at that scale: a GPT-2 small trained by Lightning (bf16-mixed, the loss in
 training_step) and the Qwen2 above (bases in amp_base/).
+TRUTH_MODELS=qwen16 TRUTH_FILE=truth_scale16.json records the ninth, shaped like the issue's hidden
+run: a 220M Qwen2 of 16 layers at 8 x 512 tokens.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -519,6 +521,24 @@ class Qwen(CausalLM):
         return in_order(m.model.layers)
 
 
+class Qwen16(Qwen):
+    """Held out (ninth set), shaped like the issue's hidden run: a Qwen2 of 16 layers (220M
+    parameters, Qwen2's vocabulary, tied embeddings) at 8 x 512 tokens, where the layers'
+    activations, not the logits, are most of the peak."""
+    name = "qwen16"
+    seq = 512
+
+    def build(self, dtype):
+        from transformers import AutoModelForCausalLM, Qwen2Config
+
+        cfg = Qwen2Config(vocab_size=self.vocab, hidden_size=768, intermediate_size=2048, num_hidden_layers=16,
+                          num_attention_heads=12, num_key_value_heads=4, max_position_embeddings=4096,
+                          tie_word_embeddings=True)
+        cfg.use_cache = False
+        torch.manual_seed(0)
+        return AutoModelForCausalLM.from_config(cfg).to(device=DEV, dtype=dtype)
+
+
 class PLGPT(NextTokenLM):
     """Held out (eighth set), trained by Lightning at the scale users run: a GPT-2 small (124M,
     its real vocabulary of 50,257 tokens) at 1,024 tokens, its loss in training_step."""
@@ -552,7 +572,7 @@ class QwenTrainer(Qwen):
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
-                                LoRALLM(), Qwen(), QwenTrainer(), PLGPT())}
+                                LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16())}
 
 
 # ---------------------------------------------------------------- one run
