@@ -1171,9 +1171,16 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 attribution.allocationPhase[static_cast<size_t>(id.value)] == Phase::Backward)
                 parts.push_back(static_cast<size_t>(id.value));
         }
-        if (parts.size() >= 2)
-            for (size_t a : parts)
-                m_gradPartial[a] = 1;
+        if (parts.size() < 2)
+            continue;
+        size_t first = parts.front();
+        for (size_t a : parts) {
+            m_gradPartial[a] = 2;
+            if (dr.allocations[a].allocEvent.value < dr.allocations[first].allocEvent.value)
+                first = a;
+        }
+        m_gradPartial[first] = 1;
+        m_tiedGradients.push_back({static_cast<int32_t>(g), static_cast<int32_t>(first)});
     }
 
     // the recorded setup
@@ -1598,6 +1605,73 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, until.freeEvent.value});
         }
         insertAfterEvents(s.ops, std::move(extra));
+    }
+
+    // --- a tied weight under autocast (m_tiedGradients): its first partial gradient is the
+    // 16-bit gradient of the output layer's cast copy, cast at once to fp32; that cast is the
+    // gradient, into which the lookup's partial is added in place (measured: a Qwen2 under
+    // autocast makes its 445 MiB gradient right after the logits' backward, in the segment
+    // the 16-bit logits left, not at the end of the backward)
+    if (addCopies && !m_tiedGradients.empty() && !changes.checkpoint) {
+        // the cast runs once the product's backward is done: after it frees the first tensor
+        // made before the partial that is at least as large (its 16-bit output gradient)
+        std::unordered_map<uint32_t, std::pair<size_t, uint64_t>> made; // key -> op index, bytes
+        std::unordered_map<uint32_t, size_t> firstAt; // first partial -> its op index
+        std::set<uint32_t> firsts;
+        for (const TiedGradient& t : m_tiedGradients)
+            firsts.insert(static_cast<uint32_t>(t.first));
+        std::map<uint32_t, int64_t> castAt; // first partial -> the event its cast follows
+        for (size_t k = 0; k < s.ops.size(); ++k) {
+            const TraceOp& op = s.ops[k];
+            if (op.kind == TraceOp::Kind::Alloc) {
+                made[op.key] = {k, op.size};
+                if (op.origin >= 0 && op.key == static_cast<uint32_t>(op.origin) && firsts.count(op.key)) {
+                    firstAt[op.key] = k;
+                    castAt[op.key] = op.event;
+                }
+            }
+        }
+        for (auto& [first, at] : castAt) {
+            const size_t k0 = firstAt[first];
+            const uint64_t bytes = s.ops[k0].size;
+            for (size_t k = k0 + 1; k < s.ops.size() && k < k0 + 64; ++k) {
+                const TraceOp& op = s.ops[k];
+                if (op.kind != TraceOp::Kind::Free || op.key == first)
+                    continue;
+                const auto m = made.find(op.key);
+                if (m != made.end() && m->second.first < k0 && m->second.second >= bytes) {
+                    at = op.event;
+                    break;
+                }
+            }
+        }
+        // the first partial is the 16-bit gradient of the cast copy, the others fp32
+        for (TraceOp& op : s.ops)
+            if (op.kind == TraceOp::Kind::Alloc && op.origin >= 0 && m_gradPartial[static_cast<size_t>(op.origin)])
+                op.size = scaled(dr.allocations[static_cast<size_t>(op.origin)].size,
+                                 (m_gradPartial[static_cast<size_t>(op.origin)] == 1 ? 2.0 : 4.0) / weightBytes(from));
+        std::map<uint32_t, int64_t> gradientAt, firstFreedAt;
+        for (const TiedGradient& t : m_tiedGradients) {
+            const int64_t at = castAt.count(static_cast<uint32_t>(t.first))
+                                   ? castAt[static_cast<uint32_t>(t.first)]
+                                   : dr.allocations[static_cast<size_t>(t.first)].allocEvent.value;
+            gradientAt[static_cast<uint32_t>(t.gradient)] = at;
+            firstFreedAt[static_cast<uint32_t>(t.first)] = at;
+        }
+        std::vector<TraceOp> moved;
+        std::erase_if(s.ops, [&](const TraceOp& op) {
+            if (op.kind != TraceOp::Kind::Alloc || op.origin < 0 || op.key != static_cast<uint32_t>(op.origin))
+                return false;
+            const auto g = gradientAt.find(op.key);
+            if (g == gradientAt.end())
+                return false;
+            TraceOp m = op;
+            m.event = g->second;
+            moved.push_back(m);
+            return true;
+        });
+        takeFrees(s.ops, firstFreedAt, moved); // after the gradient is made
+        insertAfterEvents(s.ops, std::move(moved));
     }
 
     // --- optimizer

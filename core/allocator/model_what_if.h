@@ -246,7 +246,11 @@ private:
     std::vector<uint8_t> m_weightCopy;
     // per allocation: one of a shared weight's gradients, summed into its gradient (freed right
     // after the gradient is made, with another of the same bytes)
-    std::vector<uint8_t> m_gradPartial;
+    std::vector<uint8_t> m_gradPartial; // 1: the first made, 2: another
+    struct TiedGradient {
+        int32_t gradient = -1, first = -1; // the gradient, its first partial
+    };
+    std::vector<TiedGradient> m_tiedGradients;
     bool m_attention = false; // the forward calls attention (its frames or its operator)
     // the gradients of the iteration that makes the most, by size (the trainable parameters);
     // empty where the trace has no backward

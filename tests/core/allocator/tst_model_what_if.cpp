@@ -106,10 +106,10 @@ ModelWhatIf modelFor(const Analysis& a, const QJsonObject& baseCfg)
 }
 
 const QStringList kTruthFiles{
-    QStringLiteral("truth.json"),          QStringLiteral("truth_heldout.json"),      QStringLiteral("truth_heldout2.json"),
-    QStringLiteral("truth_heldout3.json"), QStringLiteral("truth_heldout4.json"),     QStringLiteral("truth_frameworks.json"),
-    QStringLiteral("truth_trainer.json"),  QStringLiteral("truth_compiled.json"),     QStringLiteral("truth_lora.json"),
-    QStringLiteral("truth_scale.json"),    QStringLiteral("truth_scale_trainer.json")};
+    QStringLiteral("truth.json"),          QStringLiteral("truth_heldout.json"),       QStringLiteral("truth_heldout2.json"),
+    QStringLiteral("truth_heldout3.json"), QStringLiteral("truth_heldout4.json"),      QStringLiteral("truth_frameworks.json"),
+    QStringLiteral("truth_trainer.json"),  QStringLiteral("truth_compiled.json"),      QStringLiteral("truth_lora.json"),
+    QStringLiteral("truth_scale.json"),    QStringLiteral("truth_scale_trainer.json"), QStringLiteral("truth_scale16.json")};
 
 // How far under the largest batch that ran a prediction may lie (docs/ALLOCATOR.md): the
 // checkpointed ViT's (371 where 384 ran) and Swin's (306 where 320 ran) by 5%, BERT's and
