@@ -29,8 +29,8 @@ fine-tuned with LoRA; TRUTH_BASE_PRECISION=amp-bf16 TRUTH_MODELS=gpt2,convnext,p
 TRUTH_FILE=truth_amp.json runs the base and every change under autocast unless the change names a
 precision (bases in amp_base/).
 TRUTH_MODELS=qwen TRUTH_FILE=truth_scale.json records the seventh held-out set, a 170M Qwen2 with
-its real vocabulary at 1,024 tokens (a peak of tens of GB, the scale users run), in a plain loop
-(qwen) and trained by transformers' Trainer (qwentr).
+its real vocabulary at 1,024 tokens (a peak of tens of GB, the scale users run), in a plain loop;
+TRUTH_MODELS=qwentr TRUTH_FILE=truth_scale_trainer.json the same model trained by transformers' Trainer.
 TRUTH_BASE_PRECISION=amp-bf16 TRUTH_MODELS=plgpt,qwen TRUTH_FILE=truth_scale_amp.json records the eighth,
 bases under autocast at that scale: a GPT-2 small trained by Lightning (bf16-mixed, the loss in
 training_step) and the Qwen2 above (bases in amp_base/).
