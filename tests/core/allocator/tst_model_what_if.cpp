@@ -665,11 +665,8 @@ private slots:
             {"llm_ckpt_all+amp_bf16", {0.05, 0.10}},
             {"t5_ckpt_all+amp_bf16", {0.05, 0.12}},
             // the fourth held-out set, as first measured (recorded before any change): the
-            // checkpointed GPT-NeoX under autocast reserves one segment more; Adafactor's
-            // factored state for ResNet-50's 1x1 convolutions (as large as the weight, twice)
-            // is taken for a matrix's (next to nothing)
+            // checkpointed GPT-NeoX under autocast reserves one segment more
             {"neox_ckpt_all+amp_bf16", {0.05, 0.10}},
-            {"resnet50_adafactor", {0.09, 0.08}},
             // the fifth set (frameworks): transformers' own checkpointing misses where ours does;
             // MobileNetV3's blocks without squeeze-excitation add their residual in place, so
             // nothing on the stacks tells two calls apart (9 blocks found of 15); the Lightning
