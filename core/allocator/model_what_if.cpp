@@ -971,12 +971,15 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 continue;
             AmpCrossEntropy c;
             c.logSoftmax = static_cast<int32_t>(a);
-            for (size_t b = 0; b < dr.allocations.size() && c.copy < 0; ++b) {
-                const Allocation& y = dr.allocations[b];
-                if (m_crossEntropy[b] && y.size == 2 * x.size && y.allocEvent.valid() &&
-                    y.allocEvent.value > x.allocEvent.value && y.allocEvent.value <= x.allocEvent.value + 4 &&
+            for (int64_t e = x.allocEvent.value + 1;
+                 e <= x.allocEvent.value + 4 && e < static_cast<int64_t>(dr.eventAllocation.size()) && c.copy < 0; ++e) {
+                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                if (!id.valid())
+                    continue;
+                const Allocation& y = dr.allocation(id);
+                if (y.allocEvent.value == e && m_crossEntropy[static_cast<size_t>(id.value)] && y.size == 2 * x.size &&
                     y.freeEvent.valid())
-                    c.copy = static_cast<int32_t>(b);
+                    c.copy = id.value;
             }
             if (c.copy < 0)
                 continue;
@@ -1617,47 +1620,43 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         // made before the partial that is at least as large (its 16-bit output gradient)
         std::unordered_map<uint32_t, std::pair<size_t, uint64_t>> made; // key -> op index, bytes
         std::unordered_map<uint32_t, size_t> firstAt; // first partial -> its op index
-        std::set<uint32_t> firsts;
         for (const TiedGradient& t : m_tiedGradients)
-            firsts.insert(static_cast<uint32_t>(t.first));
-        std::map<uint32_t, int64_t> castAt; // first partial -> the event its cast follows
+            firstAt[static_cast<uint32_t>(t.first)] = s.ops.size();
         for (size_t k = 0; k < s.ops.size(); ++k) {
             const TraceOp& op = s.ops[k];
-            if (op.kind == TraceOp::Kind::Alloc) {
-                made[op.key] = {k, op.size};
-                if (op.origin >= 0 && op.key == static_cast<uint32_t>(op.origin) && firsts.count(op.key)) {
-                    firstAt[op.key] = k;
-                    castAt[op.key] = op.event;
-                }
-            }
+            if (op.kind != TraceOp::Kind::Alloc)
+                continue;
+            made[op.key] = {k, op.size};
+            if (op.origin >= 0 && op.key == static_cast<uint32_t>(op.origin))
+                if (auto f = firstAt.find(op.key); f != firstAt.end())
+                    f->second = k;
         }
-        for (auto& [first, at] : castAt) {
+        std::map<uint32_t, int64_t> gradientAt, firstFreedAt;
+        for (const TiedGradient& t : m_tiedGradients) {
+            const auto first = static_cast<uint32_t>(t.first);
             const size_t k0 = firstAt[first];
-            const uint64_t bytes = s.ops[k0].size;
-            for (size_t k = k0 + 1; k < s.ops.size() && k < k0 + 64; ++k) {
-                const TraceOp& op = s.ops[k];
-                if (op.kind != TraceOp::Kind::Free || op.key == first)
-                    continue;
-                const auto m = made.find(op.key);
-                if (m != made.end() && m->second.first < k0 && m->second.second >= bytes) {
-                    at = op.event;
-                    break;
+            int64_t at = dr.allocations[static_cast<size_t>(t.first)].allocEvent.value;
+            if (k0 < s.ops.size()) {
+                at = s.ops[k0].event;
+                for (size_t k = k0 + 1; k < s.ops.size() && k < k0 + 64; ++k) {
+                    const TraceOp& op = s.ops[k];
+                    if (op.kind != TraceOp::Kind::Free || op.key == first)
+                        continue;
+                    const auto m = made.find(op.key);
+                    if (m != made.end() && m->second.first < k0 && m->second.second >= s.ops[k0].size) {
+                        at = op.event;
+                        break;
+                    }
                 }
             }
+            gradientAt[static_cast<uint32_t>(t.gradient)] = at;
+            firstFreedAt[first] = at;
         }
         // the first partial is the 16-bit gradient of the cast copy, the others fp32
         for (TraceOp& op : s.ops)
             if (op.kind == TraceOp::Kind::Alloc && op.origin >= 0 && m_gradPartial[static_cast<size_t>(op.origin)])
                 op.size = scaled(dr.allocations[static_cast<size_t>(op.origin)].size,
                                  (m_gradPartial[static_cast<size_t>(op.origin)] == 1 ? 2.0 : 4.0) / weightBytes(from));
-        std::map<uint32_t, int64_t> gradientAt, firstFreedAt;
-        for (const TiedGradient& t : m_tiedGradients) {
-            const int64_t at = castAt.count(static_cast<uint32_t>(t.first))
-                                   ? castAt[static_cast<uint32_t>(t.first)]
-                                   : dr.allocations[static_cast<size_t>(t.first)].allocEvent.value;
-            gradientAt[static_cast<uint32_t>(t.gradient)] = at;
-            firstFreedAt[static_cast<uint32_t>(t.first)] = at;
-        }
         std::vector<TraceOp> moved;
         std::erase_if(s.ops, [&](const TraceOp& op) {
             if (op.kind != TraceOp::Kind::Alloc || op.origin < 0 || op.key != static_cast<uint32_t>(op.origin))
