@@ -17,6 +17,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 
 using namespace memscope;
 
@@ -51,6 +52,14 @@ std::shared_ptr<const Analysis> attributedFile(const QString& path)
     AnalysisOptions o;
     o.until = AnalysisStage::Attributed;
     return analyze(AnalysisSource::file(path.toStdString()), o);
+}
+
+// Whether building `c` on `m` gives a note containing `text`.
+bool hasNote(const ModelWhatIf& m, const ModelChanges& c, std::string_view text)
+{
+    std::vector<std::string> all;
+    m.build(c, &all);
+    return std::any_of(all.begin(), all.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
 }
 
 // stacksAll: the same base run recorded with stacks="all" (torch's default: native frames,
@@ -293,11 +302,7 @@ private slots:
         const ModelWhatIf m(*a->replay, 0, a->attribution->devices.at(0));
         ModelChanges c;
         c.precision = precisionFromName(to.toStdString());
-        std::vector<std::string> notes;
-        m.build(c, &notes);
-        const bool found = std::any_of(notes.begin(), notes.end(),
-                                       [](const std::string& n) { return n.find("math kernel") != std::string::npos; });
-        QCOMPARE(found, noted);
+        QCOMPARE(hasNote(m, c, "math kernel"), noted);
     }
 
     // A trace that opens mid-run (a real one whose ring buffer overflowed) says the replay
@@ -318,11 +323,7 @@ private slots:
         const ModelWhatIf m(*a->replay, 0, a->attribution->devices.at(0));
         ModelChanges c;
         c.checkpoint = -1;
-        std::vector<std::string> notes;
-        m.build(c, &notes);
-        const bool found = std::any_of(notes.begin(), notes.end(),
-                                       [](const std::string& n) { return n.find("opens mid-run") != std::string::npos; });
-        QCOMPARE(found, noted);
+        QCOMPARE(hasNote(m, c, "opens mid-run"), noted);
     }
 
     // A torch.compile run is read as such (inductor's and AOTAutograd's frames), from either
