@@ -506,11 +506,12 @@ class Qwen(CausalLM):
     name = "qwen"
     vocab = 151936
     seq = 1024
+    layers = 8
 
     def build(self, dtype):
         from transformers import AutoModelForCausalLM, Qwen2Config
 
-        cfg = Qwen2Config(vocab_size=self.vocab, hidden_size=768, intermediate_size=2048, num_hidden_layers=8,
+        cfg = Qwen2Config(vocab_size=self.vocab, hidden_size=768, intermediate_size=2048, num_hidden_layers=self.layers,
                           num_attention_heads=12, num_key_value_heads=4, max_position_embeddings=4096,
                           tie_word_embeddings=True)
         cfg.use_cache = False
@@ -527,16 +528,7 @@ class Qwen16(Qwen):
     activations, not the logits, are most of the peak."""
     name = "qwen16"
     seq = 512
-
-    def build(self, dtype):
-        from transformers import AutoModelForCausalLM, Qwen2Config
-
-        cfg = Qwen2Config(vocab_size=self.vocab, hidden_size=768, intermediate_size=2048, num_hidden_layers=16,
-                          num_attention_heads=12, num_key_value_heads=4, max_position_embeddings=4096,
-                          tie_word_embeddings=True)
-        cfg.use_cache = False
-        torch.manual_seed(0)
-        return AutoModelForCausalLM.from_config(cfg).to(device=DEV, dtype=dtype)
+    layers = 16
 
 
 class PLGPT(NextTokenLM):
