@@ -140,23 +140,34 @@ class NextTokenLM(CausalLM):
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
-class LLM(NextTokenLM):
-    name = "llm"
-    vocab = 8000
+class Qwen2Decoder:
+    """A Qwen2 decoder from a transformers config, its shape in the class's attributes."""
+    hidden = 512
+    intermediate = 1408
+    layers = 4
+    heads = 8
+    kv_heads = 4
+    positions = 2048
+    tied = False
 
     def build(self, dtype):
         from transformers import AutoModelForCausalLM, Qwen2Config
 
-        cfg = Qwen2Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=1408, num_hidden_layers=4,
-                          num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=2048,
-                          tie_word_embeddings=False)
+        cfg = Qwen2Config(vocab_size=self.vocab, hidden_size=self.hidden, intermediate_size=self.intermediate,
+                          num_hidden_layers=self.layers, num_attention_heads=self.heads,
+                          num_key_value_heads=self.kv_heads, max_position_embeddings=self.positions,
+                          tie_word_embeddings=self.tied)
         cfg.use_cache = False
         torch.manual_seed(0)
-        m = AutoModelForCausalLM.from_config(cfg).to(device=DEV, dtype=dtype)
-        return m
+        return AutoModelForCausalLM.from_config(cfg).to(device=DEV, dtype=dtype)
 
     def blocks(self, m):
         return in_order(m.model.layers)
+
+
+class LLM(Qwen2Decoder, NextTokenLM):
+    name = "llm"
+    vocab = 8000
 
 
 class GPT2(CausalLM):
@@ -499,27 +510,19 @@ class HFViT(ImageClassifier):
         return {"pixel_values": torch.randn(3, self.size, self.size), "labels": torch.randint(0, 100, ()).item()}
 
 
-class Qwen(CausalLM):
+class Qwen(Qwen2Decoder, CausalLM):
     """Held out (seventh set), at the scale users run: a Qwen2 decoder of 170M parameters with
     Qwen2's own vocabulary (151,936 tokens, tied embeddings), 1,024 tokens a sequence, its loss
     inside the model, so the logits and the loss's copies of them are most of the peak."""
     name = "qwen"
     vocab = 151936
     seq = 1024
+    hidden = 768
+    intermediate = 2048
     layers = 8
-
-    def build(self, dtype):
-        from transformers import AutoModelForCausalLM, Qwen2Config
-
-        cfg = Qwen2Config(vocab_size=self.vocab, hidden_size=768, intermediate_size=2048, num_hidden_layers=self.layers,
-                          num_attention_heads=12, num_key_value_heads=4, max_position_embeddings=4096,
-                          tie_word_embeddings=True)
-        cfg.use_cache = False
-        torch.manual_seed(0)
-        return AutoModelForCausalLM.from_config(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    heads = 12
+    positions = 4096
+    tied = True
 
 
 class Qwen16(Qwen):
