@@ -317,18 +317,24 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
             using Range = std::pair<size_t, size_t>; // entries [first, second)
             std::vector<Range> ranges;
             std::vector<uint64_t> calleeFunction; // per block: its callee's file and function
+            // a call restarts where its callee's line goes back to one this call has already
+            // run, or far back; a few lines back is one statement's arguments evaluated
+            // before its call (GPT-NeoX: `self.attention(` on 260, `self.input_layernorm(...)` on 261)
+            std::set<int32_t> seen; // the current call's lines
             for (size_t x = 0; x < entries.size(); ++x) {
                 const Entry& e = entries[x];
                 const Frame& callee = snap.frames.frame(FrameId{static_cast<int32_t>(e.callee)});
                 const Entry* prev = x > 0 ? &entries[x - 1] : nullptr;
                 if (!prev || e.pos != prev->pos + 1 ||
                     callee.filename != snap.frames.frame(FrameId{static_cast<int32_t>(prev->callee)}).filename ||
-                    e.calleeLine < prev->calleeLine) {
+                    (e.calleeLine < prev->calleeLine && (seen.count(e.calleeLine) || e.calleeLine + 8 < prev->calleeLine))) {
+                    seen.clear();
                     ranges.push_back({x, x});
                     calleeFunction.push_back((static_cast<uint64_t>(static_cast<uint32_t>(callee.filename.value)) << 32) |
                                              static_cast<uint32_t>(callee.name.value));
                 }
                 ranges.back().second = x + 1;
+                seen.insert(e.calleeLine);
             }
             // the repeated blocks are calls of one function (a decoder layer's forward, an
             // MBConv's): a loop that also runs other modules (a stem's convolution and norm
@@ -741,6 +747,39 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             m_uncastWeight[a] = attribution.allocationCategory[a] == Category::Parameter &&
                                 dr.allocations[a].size >= kWeightCopyMin && gradients.count(dr.allocations[a].size) &&
                                 !products.count(dr.allocations[a].size);
+        // several weights of one size (an untied model's table and head): as many are cast as
+        // an iteration's products make gradients of that size, the first made being the table
+        // (measured: GPT-NeoX, whose table got a copy too, put its checkpointed amp run 9.5% under
+        // on reserved bytes)
+        std::map<uint64_t, std::vector<size_t>> bySize;
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            if (attribution.allocationCategory[a] == Category::Parameter && dr.allocations[a].size >= kWeightCopyMin &&
+                !m_uncastWeight[a] && gradients.count(dr.allocations[a].size))
+                bySize[dr.allocations[a].size].push_back(a);
+        std::erase_if(bySize, [](const auto& kv) { return kv.second.size() < 2; });
+        if (!bySize.empty()) {
+            std::map<std::pair<size_t, uint64_t>, size_t> made; // (iteration, size) -> product-made gradients
+            for (size_t a = 0; a < dr.allocations.size(); ++a) {
+                const Allocation& al = dr.allocations[a];
+                if (attribution.allocationCategory[a] != Category::Gradient || !al.allocEvent.valid() || !bySize.count(al.size) ||
+                    autocastDtypeOf(stacks.op(al.stack)) != AutocastDtype::Low)
+                    continue;
+                for (size_t it = 0; it < attribution.iterations.size(); ++it)
+                    if (al.allocEvent.value >= attribution.iterations[it].firstEvent &&
+                        al.allocEvent.value <= attribution.iterations[it].lastEvent)
+                        ++made[{it, al.size}];
+            }
+            for (auto& [size, weights] : bySize) {
+                size_t cast = 0;
+                for (const auto& [key, n] : made)
+                    if (key.second == size)
+                        cast = std::max(cast, n);
+                if (cast == 0)
+                    continue; // no product gradient of that size recognised: leave them
+                for (size_t j = 0; j + cast < weights.size(); ++j)
+                    m_uncastWeight[weights[j]] = 1;
+            }
+        }
     } else {
         // From Python frames: in a forward that looks tokens up (`embedding`), the largest
         // weight, alone of its size, is the vocabulary table [V, H]. With T tokens (the ids'
@@ -761,6 +800,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             }
         }
         uint64_t lookup = 0; // the first embedding's output
+        uint64_t largestLookup = 0; // the largest allocation an embedding makes (its output, not its indices)
         std::set<uint64_t> products; // sizes of the forward's matrix-product outputs
         for (size_t a = 0; a < dr.allocations.size(); ++a) {
             if (attribution.allocationPhase[a] != Phase::Forward)
@@ -768,9 +808,29 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             if (m_half[a])
                 products.insert(dr.allocations[a].size);
             const auto frames = stacks.frames(dr.allocations[a].stack);
-            for (size_t k = 0; k < frames.size() && k < 2 && !lookup; ++k)
-                if (snap.str(snap.frames.frame(frames[k]).name) == "embedding")
-                    lookup = dr.allocations[a].size;
+            for (size_t k = 0; k < frames.size() && k < 2; ++k)
+                if (snap.str(snap.frames.frame(frames[k]).name) == "embedding") {
+                    lookup = lookup ? lookup : dr.allocations[a].size;
+                    largestLookup = std::max(largestLookup, dr.allocations[a].size);
+                }
+        }
+        // Two tables of one size: the lookup's, the first made, and an untied head whose
+        // product makes the logits. With the lookup's output L = T x H x 4, the table
+        // V x H x 4 and the logits P = T x V x 4, V^2 = table x P / 4L: a product of that
+        // shape tells the head from a second weight of the table's size.
+        if (sameSize == 2 && largestLookup > 0 && tableSize >= kWeightCopyMin) {
+            const uint64_t l = largestLookup;
+            for (uint64_t p : products) {
+                const auto v = static_cast<uint64_t>(std::llround(
+                    std::sqrt(static_cast<double>(tableSize) * static_cast<double>(p) / (4.0 * static_cast<double>(l)))));
+                if (v < 2 || tableSize % (4 * v) != 0)
+                    continue;
+                const uint64_t h = tableSize / (4 * v);
+                if (h == 0 || h == v || l % (4 * h) != 0 || l / (4 * h) * v * 4 != p)
+                    continue;
+                m_uncastWeight[table] = 1;
+                break;
+            }
         }
         if (sameSize == 1 && lookup > 0 && tableSize >= kWeightCopyMin) {
             for (size_t a = 0; a < dr.allocations.size(); ++a) {

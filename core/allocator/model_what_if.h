@@ -31,7 +31,7 @@ class PythonStacks;
  *   workspaces and reductions' accumulators keep their bytes. Inputs above 1 MiB (images, not token ids) follow
  * pure bf16/fp16.
  * - Autocast's weight copies: moving to mixed precision adds, per iteration, a half-size
- *   copy of every weight of 16 KiB or more, made at the forward's start and released at
+ *   copy of every weight of 16 KiB or more but a lookup table, made at the forward's start and released at
  *   the backward's end (the cast cache and the saved tensors hold them); moving away
  *   removes the forward allocations of exactly half a weight's size. A product's fp32 input
  *   gets a half-size copy that takes over its lifetime, the input dying at the cast.
@@ -44,7 +44,7 @@ class PythonStacks;
  *   states are a quarter of a 4-byte one. The step's temporaries of parameter size
  *   (foreach Adam) are dropped for an optimizer that updates in place (SGD).
  * - Checkpointing: the repeated blocks of the forward are found from the stacks (the
- *   frame whose callee's forward restarts at a lower line is a loop over blocks, the one
+ *   frame whose callee's forward restarts, at a line the call ran or far lower, is a loop over blocks, the one
  *   covering the most activation bytes outside its largest block wins; calls the lines cannot
  *   separate are split at a sub-module each calls once). A checkpointed block keeps
  *   only its output (the last activation it allocates); its other activations are freed

@@ -271,6 +271,87 @@ private slots:
         QCOMPARE(found, partials);
     }
 
+    // A decoder's blocks cover its layers end to end: no forward activation lies between two
+    // blocks. Regression: GPT-NeoX's input norm, evaluated on the line after the attention call
+    // it feeds, started a call of its own, was left out of every block and kept whole under
+    // checkpointing (its checkpointed runs 2.7% over on allocated bytes).
+    void blocksLeaveNoActivationBetween_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stacksAll");
+        for (const char* m : {"neox", "llm", "llama", "gpt2", "qwen"}) {
+            QTest::newRow(m) << QString::fromLatin1(m) << false;
+            QTest::newRow(qPrintable(QStringLiteral("all: ") + QLatin1String(m))) << QString::fromLatin1(m) << true;
+        }
+    }
+    void blocksLeaveNoActivationBetween()
+    {
+        QFETCH(QString, model);
+        QFETCH(bool, stacksAll);
+        const auto a = loadAttributed(model + QStringLiteral("_base"), stacksAll);
+        const DeviceAttribution& at = a->attribution->devices.at(0);
+        const DeviceReplay& dr = a->replay->devices.at(0);
+        const ModelWhatIf m(*a->replay, 0, at);
+        QVERIFY(m.blocks().count() >= 2);
+        int checked = 0;
+        for (const auto& blocks : m.blocks().perIteration)
+            for (size_t b = 1; b < blocks.size(); ++b, ++checked)
+                for (int64_t e = blocks[b - 1].lastEvent + 1; e < blocks[b].firstEvent; ++e) {
+                    const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                    QVERIFY2(
+                        !id.valid() || dr.allocation(id).allocEvent.value != e || at.category(id) != Category::Activation,
+                        qPrintable(QStringLiteral("activation at event %1 between blocks %2 and %3").arg(e).arg(b - 1).arg(b)));
+                }
+        QVERIFY(checked > 0);
+    }
+
+    // Moving to autocast copies the head of an untied model, not its lookup table of the
+    // same size; a tied table is the head and is copied once. Regression: GPT-NeoX's table got
+    // a copy too (its checkpointed amp run 9.5% under on reserved bytes).
+    void lookupTableNotCast_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stacksAll");
+        QTest::addColumn<int>("tables"); // parameters of the largest size
+        QTest::newRow("neox (untied)") << QStringLiteral("neox") << false << 2;
+        QTest::newRow("all: neox (untied)") << QStringLiteral("neox") << true << 2;
+        QTest::newRow("llm (untied)") << QStringLiteral("llm") << false << 2;
+        QTest::newRow("all: llm (untied)") << QStringLiteral("llm") << true << 2;
+        QTest::newRow("qwen (tied)") << QStringLiteral("qwen") << false << 1;
+        QTest::newRow("all: qwen (tied)") << QStringLiteral("qwen") << true << 1;
+    }
+    void lookupTableNotCast()
+    {
+        QFETCH(QString, model);
+        QFETCH(bool, stacksAll);
+        QFETCH(int, tables);
+        const auto a = loadAttributed(model + QStringLiteral("_base"), stacksAll);
+        const DeviceAttribution& at = a->attribution->devices.at(0);
+        const DeviceReplay& dr = a->replay->devices.at(0);
+        uint64_t largest = 0;
+        int count = 0;
+        for (size_t i = 0; i < dr.allocations.size(); ++i) {
+            if (at.allocationCategory[i] != Category::Parameter)
+                continue;
+            if (dr.allocations[i].size > largest) {
+                largest = dr.allocations[i].size;
+                count = 0;
+            }
+            count += dr.allocations[i].size == largest ? 1 : 0;
+        }
+        QCOMPARE(count, tables);
+        const ModelWhatIf m(*a->replay, 0, at);
+        ModelChanges c;
+        c.precision = Precision::AmpBf16;
+        std::map<int64_t, int> copies; // per event: copies made of half the table's bytes
+        for (const TraceOp& op : m.build(c).ops)
+            if (op.kind == TraceOp::Kind::Alloc && op.origin < 0 && op.size == largest / 2)
+                ++copies[op.event];
+        QVERIFY(!copies.empty());
+        for (const auto& [event, n] : copies)
+            QVERIFY2(n == 1, qPrintable(QStringLiteral("%1 copies at event %2").arg(n).arg(event)));
+    }
+
     // From a 16-bit recording to fp32, attention may change kernels (flash to math, whose
     // scores the recording does not show): the prediction says so. Not from fp32, nor to bf16,
     // nor where the forward has no attention.
@@ -660,21 +741,15 @@ private slots:
             {"swin_amp_bf16+sgd_momentum+accum2", {0.12, 0.14}},
             {"swin_bf16+ckpt_all+batch_x2", {0.11, 0.16}},
             {"t5_ckpt_all", {0.05, 0.15}},
-            // checkpointed under autocast, the decoders' reserved bytes: the real runs make their
+            // checkpointed under autocast, T5's reserved bytes: the real run makes its
             // logits-sized segments again in the second step (Adam's state took the first ones),
             // the replay finds room for them
-            {"llm_ckpt_all+amp_bf16", {0.05, 0.10}},
             {"t5_ckpt_all+amp_bf16", {0.05, 0.12}},
-            // the fourth held-out set, as first measured (recorded before any change): the
-            // checkpointed GPT-NeoX under autocast reserves one segment more
-            {"neox_ckpt_all+amp_bf16", {0.05, 0.10}},
             // the fifth set (frameworks): transformers' own checkpointing misses where ours does;
             // MobileNetV3's blocks without squeeze-excitation add their residual in place, so
             // nothing on the stacks tells two calls apart (9 blocks found of 15); the Lightning
             // Mistral checkpointed under bf16-mixed reserved 1,023 MB in the truth run and 1,156
             // MB when recorded again (the prediction: 1,155 MB)
-            {"llm_hfckpt+amp_bf16", {0.05, 0.10}},
-            {"neox_hfckpt+amp_bf16", {0.05, 0.10}},
             {"t5_hfckpt", {0.05, 0.15}},
             {"t5_hfckpt_nr", {0.05, 0.15}},
             {"t5_hfckpt+amp_bf16", {0.05, 0.12}},
