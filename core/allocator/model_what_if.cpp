@@ -2,6 +2,7 @@
 
 #include "allocator/autocast_ops.h"
 #include "allocator/conv_workspaces.h"
+#include "allocator/reduction_buffers.h"
 #include "snapshot/python_stacks.h"
 
 #include <algorithm>
@@ -877,6 +878,11 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             prev = a;
         }
     }
+    // a reduction's buffer holds fp32 partial results whatever the dtype (reduction_buffers.h)
+    m_reductions = reductionBuffers(replay, deviceIndex);
+    for (size_t a = 0; a < dr.allocations.size(); ++a)
+        if (m_reductions[a].ctas > 0)
+            m_fixedBytes[a] = 1;
     m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution, stacks);
     m_convolutionalNetwork = isConvolutionalNetwork(replay, deviceIndex, attribution, stacks);
     for (size_t a = 0; a < dr.allocations.size() && !m_attention; ++a)
@@ -1333,7 +1339,7 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     // batch (in an fp32 recording the same test finds activations of half a weight's size)
     double f = scalesWithBatch(m_attribution, dr, id) && !(isAmp(from) && m_weightCopy[static_cast<size_t>(origin)]) &&
                        !m_gradPartial[static_cast<size_t>(origin)]
-                   ? batchFactor
+                   ? reductionBufferFactor(m_reductions[static_cast<size_t>(origin)], batchFactor)
                    : 1.0;
     if (m_quadratic[static_cast<size_t>(origin)])
         f *= seqFactor; // L x L: once more L / L0

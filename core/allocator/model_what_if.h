@@ -1,6 +1,7 @@
 #pragma once
 
 #include "allocator/model_change.h"
+#include "allocator/reduction_buffers.h"
 #include "allocator/trace_ops.h"
 #include "allocator/what_if.h"
 
@@ -240,6 +241,7 @@ private:
     // per allocation: bytes that do not follow the dtype (dropout's bool mask, a backward
     // reduction's fp32 buffer)
     std::vector<uint8_t> m_fixedBytes;
+    std::vector<ReductionBuffer> m_reductions; // per allocation: a reduction's buffer (grows to a cap)
     // per allocation: a forward allocation of half a large weight's bytes that the same call
     // follows with another allocation (autocast's copy, made before the product's output; an
     // fp32 output of that size is the last of its call)

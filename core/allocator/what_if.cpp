@@ -1,6 +1,7 @@
 #include "allocator/what_if.h"
 
 #include "allocator/conv_workspaces.h"
+#include "allocator/reduction_buffers.h"
 
 #include <cmath>
 #include <memory>
@@ -64,11 +65,12 @@ SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const D
     const double factor = batch / recordedBatch;
     options.followRecording = false;
     const DeviceReplay& dr = replay.devices.at(deviceIndex);
-    options.sizeOf = [&attribution, &dr, factor, fixed](AllocationId id, uint64_t recorded) -> uint64_t {
+    auto reductions = std::make_shared<const std::vector<ReductionBuffer>>(reductionBuffers(replay, deviceIndex));
+    options.sizeOf = [&attribution, &dr, factor, fixed, reductions](AllocationId id, uint64_t recorded) -> uint64_t {
         const auto i = static_cast<size_t>(id.value);
         if (!scalesWithBatch(attribution, dr, id) || (fixed && i < fixed->size() && (*fixed)[i]))
             return recorded;
-        const double scaled = std::ceil(static_cast<double>(recorded) * factor);
+        const double scaled = std::ceil(static_cast<double>(recorded) * reductionBufferFactor((*reductions)[i], factor));
         return scaled < 1.0 ? 1 : static_cast<uint64_t>(scaled);
     };
     auto workspaces = std::make_shared<const std::vector<uint8_t>>(

@@ -127,17 +127,10 @@ const QStringList kTruthFiles{
 // the real runs did.
 double sweepSlack(const QString& model, const QString& variant)
 {
-    if (variant != QStringLiteral("ckpt_all"))
-        return 0.0;
-    if (model == QStringLiteral("vit") || model == QStringLiteral("swin"))
-        return 0.05;
-    if (model == QStringLiteral("bert") || model == QStringLiteral("distilbert"))
-        return 0.10;
-    // transformers' ViT under the Trainer: every batch to 512 ran (91% of the cap), 403 is
-    // predicted; between 192 and 384 the model reserves 17% to 26% more than the real runs
-    if (model == QStringLiteral("hfvit"))
-        return 0.22;
-    return model == QStringLiteral("convnext") ? 0.15 : 0.0;
+    // the checkpointed ConvNeXt: 384 ran, 346 is predicted (its layer-scale gradients' reduction
+    // buffers are right now, reduction_buffers.h; its checkpointed reserved bytes run 8% to 13%
+    // over between 64 and 192); every other sweep lies between what ran and what failed
+    return variant == QStringLiteral("ckpt_all") && model == QStringLiteral("convnext") ? 0.10 : 0.0;
 }
 
 // How far over the smallest batch that failed a prediction may lie: the checkpointed
@@ -734,12 +727,12 @@ private slots:
             // a plain function, which Python frames do not name (stacks="all" does: within 3%
             // allocated); T5's checkpointed runs reserve one more logits-sized segment
             {"convnext_ckpt_all+accum2", {0.05, 0.09}},
-            {"convnext_bf16+ckpt_all+batch_x2", {0.13, 0.08}},
-            {"swin_amp_bf16", {0.16, 0.21}},
-            {"swin_amp_fp16", {0.16, 0.17}},
-            {"swin_ckpt_all+amp_bf16", {0.05, 0.11}},
-            {"swin_amp_bf16+sgd_momentum+accum2", {0.12, 0.14}},
-            {"swin_bf16+ckpt_all+batch_x2", {0.11, 0.16}},
+            {"convnext_bf16+ckpt_all+batch_x2", {0.05, 0.09}},
+            {"swin_amp_bf16", {0.16, 0.17}},
+            {"swin_amp_fp16", {0.16, 0.13}},
+            {"swin_ckpt_all+amp_bf16", {0.07, 0.21}},
+            {"swin_amp_bf16+sgd_momentum+accum2", {0.13, 0.15}},
+            {"swin_bf16+ckpt_all+batch_x2", {0.05, 0.09}},
             {"t5_ckpt_all", {0.05, 0.15}},
             // checkpointed under autocast, T5's reserved bytes: the real run makes its
             // logits-sized segments again in the second step (Adam's state took the first ones),
@@ -768,7 +761,6 @@ private slots:
             // rule for k x k kernels reads its pointwise Linear weights as 3 x 3 convolutions)
             {"amp:convnext_adafactor", {0.08, 0.08}},
             {"amp:convnext_batch_x2", {0.05, 0.12}},
-            {"amp:convnext_fp32", {0.05, 0.13}},
             // the eighth set (truth_scale_amp.json), as measured: the Lightning GPT-2 small's
             // accumulation, its reserved bytes; the Qwen2 to fp32, where torch takes the math
             // attention kernel for grouped-query attention, whose L x L scores a 16-bit

@@ -1,0 +1,77 @@
+#include "allocator/reduction_buffers.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace memscope {
+
+namespace {
+
+constexpr int64_t kTargetBlocks = 2112; // SMs x blocks an SM (H100, H200: 132 x 16)
+constexpr uint64_t kMinBuffer = 1 << 20;
+
+int64_t lastPow2(int64_t n)
+{
+    int64_t p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+int64_t divUp(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+std::vector<ReductionBuffer> reductionBuffers(const Replay& replay, size_t deviceIndex)
+{
+    const DeviceReplay& dr = replay.devices.at(deviceIndex);
+    std::vector<ReductionBuffer> out(dr.allocations.size());
+    // the allocations in the order they were made
+    std::vector<int32_t> made;
+    for (size_t e = 0; e < dr.eventAllocation.size(); ++e) {
+        const AllocationId id = dr.eventAllocation[e];
+        if (id.valid() && dr.allocation(id).allocEvent.value == static_cast<int64_t>(e))
+            made.push_back(id.value);
+    }
+    for (size_t k = 1; k + 1 < made.size(); ++k) {
+        const Allocation& output = dr.allocations[static_cast<size_t>(made[k - 1])];
+        const Allocation& buffer = dr.allocations[static_cast<size_t>(made[k])];
+        const Allocation& semaphore = dr.allocations[static_cast<size_t>(made[k + 1])];
+        if (buffer.size < kMinBuffer || semaphore.size == 0 || semaphore.size > 4096 || semaphore.size % 4 != 0 ||
+            !buffer.freeEvent.valid() || !semaphore.freeEvent.valid() || semaphore.freeEvent.value > buffer.freeEvent.value ||
+            (output.freeEvent.valid() && output.freeEvent.value < buffer.freeEvent.value))
+            continue;
+        const auto grid = static_cast<int64_t>(semaphore.size / 4);
+        for (const uint64_t element : {uint64_t{4}, uint64_t{2}}) {
+            if (output.size % element != 0)
+                continue;
+            const auto outputs = static_cast<int64_t>(output.size / element);
+            bool found = false;
+            for (const int64_t vec : {4, 2, 1}) {
+                if (outputs % vec != 0)
+                    continue;
+                const int64_t x = std::min<int64_t>(lastPow2(std::max<int64_t>(1, outputs / vec)), 32) * vec;
+                const auto unit = static_cast<uint64_t>(4 * outputs * x);
+                if (divUp(outputs, x) != grid || buffer.size % unit != 0)
+                    continue;
+                out[static_cast<size_t>(made[k])] = {static_cast<int64_t>(buffer.size / unit), divUp(kTargetBlocks, grid)};
+                found = true;
+                break;
+            }
+            if (found)
+                break;
+        }
+    }
+    return out;
+}
+
+double reductionBufferFactor(const ReductionBuffer& r, double factor)
+{
+    if (r.ctas <= 0 || factor <= 1.0 || r.ctas > r.cap)
+        return factor; // not one; fewer values (linear down); past c1 already (grows as V/256)
+    const double perThread16 = static_cast<double>(r.ctas) * factor; // V/16 at the new batch
+    const double ctas = std::max(std::min(static_cast<double>(r.cap), perThread16), perThread16 / 16.0);
+    return std::max(1.0, ctas / static_cast<double>(r.ctas));
+}
+
+} // namespace memscope

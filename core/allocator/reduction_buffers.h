@@ -1,0 +1,35 @@
+#pragma once
+
+#include "replay/replay.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace memscope {
+
+/*
+ * ATen's reductions (a sum over the batch: the backward's sum_to of a broadcast bias or scale)
+ * split a long reduction across thread blocks and stage their partial results in a global
+ * buffer of 4 B x outputs x X x ctas: X outputs a block covers (32 lanes x a vector of 4,
+ * fewer lanes for few outputs), ctas blocks an output = max(min(c1, V/16), V/256), V the
+ * values a thread reduces (the batch's share), c1 = ceil(T / grid), grid = ceil(outputs / X)
+ * and T = 2112 blocks on an H100/H200 (132 SMs x 16). So the buffer grows with the batch up
+ * to c1 blocks an output, then stays (measured: Swin-T's 96 MB buffer is 138 MB, not 384 MB,
+ * at four times the batch) until V/256 passes c1.
+ *
+ * Found from the trace alone: the reduction's output (outputs x 4 or 2 B), the buffer right
+ * after it, a semaphore of 4 B x grid right after that, and the buffer's size a whole number
+ * of blocks an output for the X the outputs give.
+ */
+struct ReductionBuffer {
+    int64_t ctas = 0; // blocks an output in the recording; 0: not a reduction's buffer
+    int64_t cap = 0; // c1
+};
+
+// Per AllocationId of device `deviceIndex`.
+std::vector<ReductionBuffer> reductionBuffers(const Replay& replay, size_t deviceIndex);
+
+// The factor on a reduction buffer's recorded bytes when what it reduces grows by `factor`.
+double reductionBufferFactor(const ReductionBuffer& r, double factor);
+
+} // namespace memscope
