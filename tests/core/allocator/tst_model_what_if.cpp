@@ -379,6 +379,35 @@ private slots:
         QCOMPARE(hasNote(m, c, "math kernel"), noted);
     }
 
+    // A batch whose reduction buffers reach their cap says the cap is an H100's or H200's;
+    // one whose buffers stay under it, or a smaller batch, does not.
+    void reductionCapNoted_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<double>("batch");
+        QTest::addColumn<bool>("noted");
+        QTest::newRow("swin x4") << QStringLiteral("swin") << 128.0 << true;
+        // its 86 MiB buffer runs 613 of its 704 blocks an output at batch 32: capped from 37 on
+        QTest::newRow("swin 34") << QStringLiteral("swin") << 34.0 << false;
+        QTest::newRow("swin 40") << QStringLiteral("swin") << 40.0 << true;
+        QTest::newRow("swin x0.5") << QStringLiteral("swin") << 16.0 << false;
+        QTest::newRow("llm x2") << QStringLiteral("llm") << 16.0 << false;
+    }
+    void reductionCapNoted()
+    {
+        QFETCH(QString, model);
+        QFETCH(double, batch);
+        QFETCH(bool, noted);
+        const auto a = loadAttributed(model + QStringLiteral("_base"));
+        const ModelWhatIf m = modelFor(*a,
+                                       baseConfig(truth(model == QStringLiteral("swin") ? QStringLiteral("truth_heldout3.json")
+                                                                                        : QStringLiteral("truth.json")),
+                                                  model));
+        ModelChanges c;
+        c.batch = batch;
+        QCOMPARE(hasNote(m, c, "132 SMs"), noted);
+    }
+
     // A trace that opens mid-run (a real one whose ring buffer overflowed) says the replay
     // starts without the real run's segments; a whole one does not.
     void truncatedTraceNoted_data()
