@@ -3,6 +3,7 @@
 #include "command_line.h"
 
 #include "allocator/model_what_if.h"
+#include "allocator/reduction_buffers.h"
 #include "allocator/what_if.h"
 #include "analysis/analysis.h"
 #include "common/format_bytes.h"
@@ -469,6 +470,9 @@ int runWhatIf(const std::vector<std::string>& args)
         what = simulateDevice(replay, index, attribution, whatOptions);
     }
     const double shownBatch = search ? static_cast<double>(search->maxBatch) : batch.value_or(recordedBatch);
+    const std::string capNote = (batch || search)
+                                    ? reductionCapNote(reductionBuffers(replay, index), dr, shownBatch / recordedBatch)
+                                    : std::string();
 
     if (json) {
         std::ostringstream o;
@@ -501,7 +505,10 @@ int runWhatIf(const std::vector<std::string>& args)
         ModelChanges shown;
         if (batch || search)
             shown.batch = shownBatch;
-        o << changesJson(shown) << ",\n  \"oom\": ";
+        o << changesJson(shown) << ",\n  \"notes\": [";
+        if (!capNote.empty())
+            o << jsonString(capNote);
+        o << "],\n  \"oom\": ";
         oomJson(o, what.oom);
         if (search) {
             o << ",\n  \"max_batch\": " << search->maxBatch;
@@ -536,6 +543,8 @@ int runWhatIf(const std::vector<std::string>& args)
     if (batch || search)
         std::cout << "batch: " << shownBatch << " (recorded " << recordedBatch << ")\n";
     printPeaks(what, std::nullopt);
+    if (!capNote.empty())
+        std::cout << "  note: " << capNote << "\n";
     if (search)
         printSearch(*search);
     return 0;

@@ -3,7 +3,6 @@
 #include "allocator/autocast_ops.h"
 #include "allocator/conv_workspaces.h"
 #include "allocator/reduction_buffers.h"
-#include "common/format_bytes.h"
 #include "snapshot/python_stacks.h"
 
 #include <algorithm>
@@ -1478,16 +1477,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
              "30% and 60% of its trace, unchanged: +6% and -12%); the allocated bytes are not affected");
     if (changes.precision && to != from && !m_modelTensors)
         note("no parameters, activations, gradients or optimizer state found: --precision changes nothing");
-    if (batchFactor > 1.0) {
-        uint64_t capped = 0;
-        for (size_t a = 0; a < allocCount; ++a)
-            if (m_reductions[a].ctas > 0 && reductionBufferFactor(m_reductions[a], batchFactor) < batchFactor)
-                capped = std::max(capped, dr.allocations[a].size);
-        if (capped > 0)
-            note("the backward's reduction buffers (up to " + formatBytes(static_cast<int64_t>(capped)) +
-                 " recorded) grow with the batch only up to the blocks 132 SMs run at once (an H100 or H200); on "
-                 "a GPU with fewer SMs they stop sooner");
-    }
+    if (const std::string n = reductionCapNote(m_reductions, dr, batchFactor); !n.empty())
+        note(n);
     if (to == Precision::Fp32 && from != Precision::Fp32 && m_attention)
         note("the recording's attention ran at 16 bits in a fused kernel; in fp32 torch may take the math kernel "
              "(grouped-query attention, masks), whose batch x heads x length x length scores the recording does not "

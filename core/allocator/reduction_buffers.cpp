@@ -1,5 +1,7 @@
 #include "allocator/reduction_buffers.h"
 
+#include "common/format_bytes.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -72,6 +74,21 @@ double reductionBufferFactor(const ReductionBuffer& r, double factor)
     const double perThread16 = static_cast<double>(r.ctas) * factor; // V/16 at the new batch
     const double ctas = std::max(std::min(static_cast<double>(r.cap), perThread16), perThread16 / 16.0);
     return std::max(1.0, ctas / static_cast<double>(r.ctas));
+}
+
+std::string reductionCapNote(const std::vector<ReductionBuffer>& buffers, const DeviceReplay& replay, double factor)
+{
+    if (!(factor > 1.0))
+        return {};
+    uint64_t capped = 0;
+    for (size_t a = 0; a < buffers.size() && a < replay.allocations.size(); ++a)
+        if (buffers[a].ctas > 0 && reductionBufferFactor(buffers[a], factor) < factor)
+            capped = std::max(capped, replay.allocations[a].size);
+    if (capped == 0)
+        return {};
+    return "the backward's reduction buffers (up to " + formatBytes(static_cast<int64_t>(capped)) +
+           " recorded) grow with the batch only up to the blocks 132 SMs run at once (an H100 or H200); on a GPU with "
+           "fewer SMs they stop sooner";
 }
 
 } // namespace memscope

@@ -3,6 +3,7 @@
 #include "replay/replay.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace memscope {
@@ -31,5 +32,10 @@ std::vector<ReductionBuffer> reductionBuffers(const Replay& replay, size_t devic
 
 // The factor on a reduction buffer's recorded bytes when what it reduces grows by `factor`.
 double reductionBufferFactor(const ReductionBuffer& r, double factor);
+
+// What a prediction at `factor` times the batch says when one of `buffers` (per AllocationId of
+// `replay`) reaches its cap there: the cap is an H100's or H200's, which the trace cannot tell
+// ("": none does).
+std::string reductionCapNote(const std::vector<ReductionBuffer>& buffers, const DeviceReplay& replay, double factor);
 
 } // namespace memscope
