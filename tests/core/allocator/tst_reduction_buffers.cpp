@@ -127,6 +127,33 @@ private slots:
             recorded.erase(near);
         }
     }
+
+    // The note on a prediction whose buffers reach their cap names the largest recorded one.
+    void capNoted_data()
+    {
+        QTest::addColumn<QString>("base");
+        QTest::addColumn<double>("factor");
+        QTest::addColumn<QString>("largest"); // "" no note
+        QTest::newRow("swin x4") << QStringLiteral("whatif_swin_base") << 4.0 << QStringLiteral("96.00 MiB");
+        QTest::newRow("swin x1") << QStringLiteral("whatif_swin_base") << 1.0 << QString();
+        QTest::newRow("swin x0.5") << QStringLiteral("whatif_swin_base") << 0.5 << QString();
+        QTest::newRow("llm x2") << QStringLiteral("whatif_llm_base") << 2.0 << QString();
+        QTest::newRow("llm x32") << QStringLiteral("whatif_llm_base") << 32.0 << QStringLiteral("8.00 MiB");
+    }
+    void capNoted()
+    {
+        QFETCH(QString, base);
+        QFETCH(double, factor);
+        QFETCH(QString, largest);
+        const auto a = load(kDir + QLatin1Char('/') + base + QStringLiteral(".pickle.gz"));
+        const QString note = QString::fromStdString(
+            reductionCapNote(reductionBuffers(*a->replay, 0), a->replay->devices.at(0), factor));
+        QCOMPARE(note.isEmpty(), largest.isEmpty());
+        if (!largest.isEmpty()) {
+            QVERIFY2(note.contains(QStringLiteral("up to ") + largest), qPrintable(note));
+            QVERIFY(note.contains(QStringLiteral("132 SMs")));
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TstReductionBuffers)
