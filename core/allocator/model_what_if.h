@@ -20,22 +20,23 @@ class PythonStacks;
  * --seq`): each change edits the recorded stream of allocations (trace_ops.h) and the edited
  * stream is replayed through the allocator model; no formula is applied to totals.
  *
- * - Sizes first. Batch and sequence scale what grows with the batch (what_if.h) by
- *   B/B0 x L/L0, divided by the accumulation steps. Precision scales each allocation by
- *   the bytes its dtype takes in the target mode over the recorded one: parameters,
- *   gradients, optimizer state and the step's temporaries follow the weights (4 B in fp32
- *   and mixed precision, 2 B in bf16/fp16); forward tensors follow the op that made them:
- *   under autocast the outputs of matrix products, convolutions and attention (the
- *   innermost frames name the module or function) are 2 B, the others (norms, softmax,
- *   the loss, element-wise ops on fp32 inputs) stay 4 B; a backward tensor takes the
- *   forward activations' average, the loss's own gradients their loss's dtype; masks,
- *   workspaces and reductions' accumulators keep their bytes. Inputs above 1 MiB (images, not token ids) follow
- * pure bf16/fp16.
+ * - Sizes first. Batch and sequence scale what grows with the batch (what_if.h) by B/B0 x
+ *   L/L0, divided by the accumulation steps (a reduction's global buffer only up to its cap:
+ *   reduction_buffers.h). Precision scales each allocation by the bytes its dtype takes in
+ *   the target mode over the recorded one: parameters, gradients, optimizer state and the
+ *   step's temporaries follow the weights (4 B in fp32 and mixed precision, 2 B in
+ *   bf16/fp16); forward tensors follow the op that made them: under autocast the outputs of
+ *   matrix products, convolutions and attention (the innermost frames name the module or
+ *   function) are 2 B, the others (norms, softmax, the loss, element-wise ops on fp32
+ *   inputs) stay 4 B; a backward tensor takes the forward activations' average, the loss's
+ *   own gradients their loss's dtype; masks, workspaces and reductions' accumulators keep
+ *   their bytes. Inputs above 1 MiB (images, not token ids) follow pure bf16/fp16.
  * - Autocast's weight copies: moving to mixed precision adds, per iteration, a half-size
- *   copy of every weight of 16 KiB or more but a lookup table, made at the forward's start and released at
- *   the backward's end (the cast cache and the saved tensors hold them); moving away
- *   removes the forward allocations of exactly half a weight's size. A product's fp32 input
- *   gets a half-size copy that takes over its lifetime, the input dying at the cast.
+ *   copy of every weight of 16 KiB or more but a lookup table, made at the forward's start
+ *   and released at the backward's end (the cast cache and the saved tensors hold them);
+ *   moving away removes the forward allocations of exactly half a weight's size. A product's
+ *   fp32 input gets a half-size copy that takes over its lifetime, the input dying at the
+ *   cast.
  * - Attention: at 16 bits the flash kernel replaces a math kernel that built its own causal
  *   mask (its tensors go but the output; its inputs are saved instead); with a mask passed
  *   in the math kernel runs again, in fp32. A 16-bit RMS norm saves an fp32 copy of its input.
@@ -44,14 +45,14 @@ class PythonStacks;
  *   (from a stateless recording) allocates K' x each parameter at the first step; 8-bit
  *   states are a quarter of a 4-byte one. The step's temporaries of parameter size
  *   (foreach Adam) are dropped for an optimizer that updates in place (SGD).
- * - Checkpointing: the repeated blocks of the forward are found from the stacks (the
- *   frame whose callee's forward restarts, at a line the call ran or far lower, is a loop over blocks, the one
- *   covering the most activation bytes outside its largest block wins; calls the lines cannot
- *   separate are split at a sub-module each calls once). A checkpointed block keeps
- *   only its output (the last activation it allocates); its other activations are freed
- *   at the block's end and allocated again, with its forward temporaries, right before
- *   its backward starts (after the backward has freed the activations of what came after
- *   it), where the recorded backward frees them.
+ * - Checkpointing: the repeated blocks of the forward are found from the stacks (the frame
+ *   whose callee's forward restarts, at a line the call ran or far lower, is a loop over
+ *   blocks, the one covering the most activation bytes outside its largest block wins; calls
+ *   the lines cannot separate are split at a sub-module each calls once). A checkpointed
+ *   block keeps only its output (the last activation it allocates); its other activations
+ *   are freed at the block's end and allocated again, with its forward temporaries, right
+ *   before its backward starts (after the backward has freed the activations of what came
+ *   after it), where the recorded backward frees them.
  * - Accumulation K: each iteration's forward and backward are repeated K times at B/K;
  *   the first backward makes the gradients, later ones add into them (their gradient
  *   buffers become temporaries); what the forward keeps past the backward lives until
