@@ -762,13 +762,11 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             std::map<std::pair<size_t, uint64_t>, size_t> made; // (iteration, size) -> product-made gradients
             for (size_t a = 0; a < dr.allocations.size(); ++a) {
                 const Allocation& al = dr.allocations[a];
-                if (attribution.allocationCategory[a] != Category::Gradient || !al.allocEvent.valid() || !bySize.count(al.size) ||
+                const int32_t it = attribution.allocationIteration[a];
+                if (attribution.allocationCategory[a] != Category::Gradient || it < 0 || !bySize.count(al.size) ||
                     autocastDtypeOf(stacks.op(al.stack)) != AutocastDtype::Low)
                     continue;
-                for (size_t it = 0; it < attribution.iterations.size(); ++it)
-                    if (al.allocEvent.value >= attribution.iterations[it].firstEvent &&
-                        al.allocEvent.value <= attribution.iterations[it].lastEvent)
-                        ++made[{it, al.size}];
+                ++made[{static_cast<size_t>(it), al.size}];
             }
             for (auto& [size, weights] : bySize) {
                 size_t cast = 0;
@@ -1193,13 +1191,6 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // are parameters with neither gradient nor state.
     int64_t trainableBytes = 0;
     {
-        auto iterationOf = [&](const Allocation& al) -> int64_t {
-            for (size_t it = 0; it < attribution.iterations.size(); ++it)
-                if (al.allocEvent.value >= attribution.iterations[it].firstEvent &&
-                    al.allocEvent.value <= attribution.iterations[it].lastEvent)
-                    return static_cast<int64_t>(it);
-            return -1;
-        };
         auto isGradient = [&](size_t a) {
             return attribution.allocationCategory[a] == Category::Gradient && !m_persistentWorkspace[a] &&
                    dr.allocations[a].allocEvent.valid();
@@ -1207,14 +1198,14 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         std::vector<int64_t> bytes(attribution.iterations.size(), 0);
         for (size_t a = 0; a < dr.allocations.size(); ++a)
             if (isGradient(a))
-                if (const int64_t it = iterationOf(dr.allocations[a]); it >= 0)
+                if (const int32_t it = attribution.allocationIteration[a]; it >= 0)
                     bytes[static_cast<size_t>(it)] += static_cast<int64_t>(dr.allocations[a].size);
         const auto most = std::max_element(bytes.begin(), bytes.end());
         if (most != bytes.end() && *most > 0) {
             const int64_t chosen = most - bytes.begin();
             trainableBytes = *most;
             for (size_t a = 0; a < dr.allocations.size(); ++a)
-                if (isGradient(a) && iterationOf(dr.allocations[a]) == chosen)
+                if (isGradient(a) && attribution.allocationIteration[a] == chosen)
                     ++m_gradientSizes[dr.allocations[a].size];
         }
     }
