@@ -57,26 +57,52 @@ int64_t batchBytesAtPeak(const DeviceAttribution& attribution, const DeviceRepla
     return bytes;
 }
 
+namespace {
+
+// What a batch replay reads besides the sizes, found once per trace (findMaxBatch replays it
+// at every probe): reductions' buffers and convolutions' workspaces.
+struct BatchTraits {
+    std::shared_ptr<const std::vector<ReductionBuffer>> reductions;
+    std::shared_ptr<const std::vector<uint8_t>> workspaces;
+};
+
+BatchTraits batchTraits(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution)
+{
+    return {std::make_shared<const std::vector<ReductionBuffer>>(reductionBuffers(replay, deviceIndex)),
+            std::make_shared<const std::vector<uint8_t>>(
+                convolutionWorkspaces(replay, deviceIndex, attribution, PythonStacks(*replay.snapshot)))};
+}
+
 SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
-                               SimulationOptions options, double batch, double recordedBatch, const std::vector<uint8_t>* fixed)
+                               SimulationOptions options, double batch, double recordedBatch, const std::vector<uint8_t>* fixed,
+                               const BatchTraits& traits)
 {
     if (!(batch > 0) || !(recordedBatch > 0))
         throw std::invalid_argument("batch sizes must be > 0");
     const double factor = batch / recordedBatch;
     options.followRecording = false;
     const DeviceReplay& dr = replay.devices.at(deviceIndex);
-    auto reductions = std::make_shared<const std::vector<ReductionBuffer>>(reductionBuffers(replay, deviceIndex));
-    options.sizeOf = [&attribution, &dr, factor, fixed, reductions](AllocationId id, uint64_t recorded) -> uint64_t {
+    options.sizeOf = [&attribution, &dr, factor, fixed, reductions = traits.reductions](AllocationId id,
+                                                                                        uint64_t recorded) -> uint64_t {
         const auto i = static_cast<size_t>(id.value);
         if (!scalesWithBatch(attribution, dr, id) || (fixed && i < fixed->size() && (*fixed)[i]))
             return recorded;
         const double scaled = std::ceil(static_cast<double>(recorded) * reductionBufferFactor((*reductions)[i], factor));
         return scaled < 1.0 ? 1 : static_cast<uint64_t>(scaled);
     };
-    auto workspaces = std::make_shared<const std::vector<uint8_t>>(
-        convolutionWorkspaces(replay, deviceIndex, attribution, PythonStacks(*replay.snapshot)));
-    options.optional = [workspaces](AllocationId id) { return (*workspaces)[static_cast<size_t>(id.value)] != 0; };
+    options.optional = [workspaces = traits.workspaces](AllocationId id) {
+        return (*workspaces)[static_cast<size_t>(id.value)] != 0;
+    };
     return simulateDevice(replay, deviceIndex, &attribution, options);
+}
+
+} // namespace
+
+SimulationResult simulateBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
+                               SimulationOptions options, double batch, double recordedBatch, const std::vector<uint8_t>* fixed)
+{
+    return simulateBatch(replay, deviceIndex, attribution, std::move(options), batch, recordedBatch, fixed,
+                         batchTraits(replay, deviceIndex, attribution));
 }
 
 MaxBatchResult findMaxBatch(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution,
@@ -87,9 +113,10 @@ MaxBatchResult findMaxBatch(const Replay& replay, size_t deviceIndex, const Devi
         throw std::invalid_argument("the largest batch needs a capacity");
     MaxBatchResult r;
     std::optional<SimulationResult> best;
+    const BatchTraits traits = batchTraits(replay, deviceIndex, attribution);
     auto probe = [&](int64_t b) {
         SimulationResult s = simulateBatch(replay, deviceIndex, attribution, options, static_cast<double>(b), recordedBatch,
-                                           fixed);
+                                           fixed, traits);
         const bool fits = !s.oom;
         r.probes.push_back({b, fits, s.reservedPeak});
         if (fits && (!best || b > r.maxBatch)) {
