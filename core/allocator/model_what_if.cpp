@@ -512,10 +512,12 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     });
     m_quadratic.assign(dr.allocations.size(), 0);
     m_mathAttention.assign(dr.allocations.size(), 0);
+    std::vector<std::pair<std::vector<size_t>, int64_t>> fused; // a fused kernel's calls, the allocation after each
     // attention's L x L scores: in a run of attention allocations, those at least twice the
     // run's most common size (its B x L x H tensors)
     {
         std::vector<size_t> run;
+        int64_t next = -1; // the allocation after the run (-1: none)
         auto flush = [&] {
             std::map<uint64_t, int> count;
             for (size_t a : run)
@@ -593,6 +595,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                         m_flashCalls.push_back(std::move(fc));
                 }
             }
+            if (!scores && !run.empty())
+                fused.push_back({run, next});
             run.clear();
         };
         for (size_t a = 0; a < dr.allocations.size(); ++a) {
@@ -600,10 +604,71 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 continue;
             if (isAttention(dr.allocations[a].stack) && !dr.allocations[a].aliveAtEnd())
                 run.push_back(a);
-            else if (dr.allocations[a].size >= 4096 && !run.empty())
+            else if (dr.allocations[a].size >= 4096 && !run.empty()) {
+                next = static_cast<int64_t>(a);
                 flush();
+            }
         }
+        next = -1;
         flush();
+    }
+    for (size_t a = 0; a < dr.allocations.size(); ++a)
+        if (attribution.allocationCategory[a] == Category::Input && dr.allocations[a].size % 8 == 0 &&
+            std::find(m_inputSizes.begin(), m_inputSizes.end(), dr.allocations[a].size) == m_inputSizes.end())
+            m_inputSizes.push_back(dr.allocations[a].size);
+    // A fused kernel's call (no scores) with grouped-query attention: its projections before
+    // it make one size twice (k and v) that divides the query's (the output's) size
+    {
+        int64_t previousOutput = -1;
+        for (const auto& [call, next] : fused) {
+            size_t out = call.front();
+            for (size_t a : call)
+                if (dr.allocations[a].size >= dr.allocations[out].size)
+                    out = a;
+            const uint64_t o = dr.allocations[out].size;
+            GqaCall g;
+            g.output = static_cast<int32_t>(out);
+            g.after = next >= 0 ? dr.allocations[static_cast<size_t>(next)].allocEvent.value : -1;
+            for (size_t a : call) {
+                if (a == out)
+                    continue;
+                const Allocation& al = dr.allocations[a];
+                g.others.push_back(static_cast<int32_t>(a));
+                const bool freedInBackward = al.freeEvent.valid() &&
+                                             attribution.eventPhase[static_cast<size_t>(al.freeEvent.value)] == Phase::Backward;
+                if (!freedInBackward)
+                    continue;
+                if (g.backwardAt < 0 || al.freeEvent.value < g.backwardAt)
+                    g.backwardAt = al.freeEvent.value;
+                // the log-sum-exp: B x H x L fp32 beside the B x L x H x D output (D/2 = 8..256 at 16 bits)
+                if (al.size > 0 && o % al.size == 0 && o / al.size >= 8 && o / al.size <= 256)
+                    g.logSumExp = std::max(g.logSumExp, al.size);
+            }
+            std::map<uint64_t, int> smaller;
+            bool query = false;
+            for (int64_t a = static_cast<int64_t>(call.front()) - 1; a > previousOutput; --a) {
+                const Allocation& al = dr.allocations[static_cast<size_t>(a)];
+                if (attribution.allocationPhase[static_cast<size_t>(a)] != Phase::Forward)
+                    break;
+                // a product's output: its call's last tensor (autocast's copies of the weight and
+                // input come before it), not a cuBLAS workspace
+                if (classify(al.stack) != kLow || al.size < 4096 || al.aliveAtEnd())
+                    continue;
+                size_t later = static_cast<size_t>(a) + 1; // the next tensor of the forward, workspaces aside
+                while (later + 1 < call.front() && dr.allocations[later].aliveAtEnd())
+                    ++later;
+                if (dr.allocations[later].stack == al.stack)
+                    continue;
+                query = query || al.size == o;
+                if (al.size < o && o % al.size == 0)
+                    ++smaller[al.size];
+            }
+            previousOutput = static_cast<int64_t>(out);
+            const bool grouped = query &&
+                                 std::any_of(smaller.begin(), smaller.end(), [](const auto& kv) { return kv.second >= 2; });
+            if (grouped && g.logSumExp > 0 && g.backwardAt >= 0 && dr.allocations[out].freeEvent.valid())
+                m_gqaCalls.push_back(std::move(g));
+        }
     }
     // A hand-written element-wise formula: one line of a forward that makes kFormulaRun or
     // more tensors in a row (GPT-2's tanh GELU, `0.5 * x * (1 + tanh(c * (x + 0.044715 *
@@ -1080,6 +1145,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // the norms found squaring their input, and those squaring a copy of it made just before
     // (a 16-bit recording's `.to(torch.float32)`): read for the recorded precision below
     int normsSquared = 0, normsUpcast = 0;
+    m_normCopy.assign(dr.allocations.size(), 0);
     for (const Iteration& it : attribution.iterations) {
         std::vector<size_t> fwd; // the iteration's forward allocations, in order
         for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
@@ -1105,11 +1171,14 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 const auto copyFrames = stacks.frames(copy.stack);
                 const Frame& sf = snap.frames.frame(sqFrames[0]);
                 // made by the same call of the norm: its function, the same callers
-                normsUpcast += copy.size == sq.size && copyFrames.size() == sqFrames.size() &&
-                               snap.frames.frame(copyFrames[0]).filename == sf.filename &&
-                               snap.frames.frame(copyFrames[0]).name == sf.name &&
-                               snap.frames.frame(copyFrames[0]).line <= sf.line &&
-                               std::equal(copyFrames.begin() + 1, copyFrames.end(), sqFrames.begin() + 1);
+                const bool upcast = copy.size == sq.size && copyFrames.size() == sqFrames.size() &&
+                                    snap.frames.frame(copyFrames[0]).filename == sf.filename &&
+                                    snap.frames.frame(copyFrames[0]).name == sf.name &&
+                                    snap.frames.frame(copyFrames[0]).line <= sf.line &&
+                                    std::equal(copyFrames.begin() + 1, copyFrames.end(), sqFrames.begin() + 1);
+                normsUpcast += upcast;
+                if (upcast)
+                    m_normCopy[fwd[k - 1]] = 1;
             }
             // the normalized output: the next tensor of the input's size made in the same file.
             // The copy is saved as long as the norm's backward needs it: as long as that output
@@ -1338,7 +1407,9 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         return f;
     if ((c == Category::Intermediate && keptToEnd(m_attribution, dr.allocation(id))) ||
         m_persistentWorkspace[static_cast<size_t>(origin)] || m_fixedBytes[static_cast<size_t>(origin)] ||
-        m_mathAttention[static_cast<size_t>(origin)])
+        m_mathAttention[static_cast<size_t>(origin)] ||
+        (m_normCopy[static_cast<size_t>(origin)] && (from == Precision::Bf16 || from == Precision::Fp16) &&
+         to == Precision::Fp32))
         return f; // a library's workspace (cuBLAS), a mask, a reduction's buffer, fp32 math: bytes, not elements
     // cuDNN's 16-bit convolution algorithms ask for workspaces at least as large as the fp32
     // ones recorded (EfficientNet's bf16 backward makes a 50 MiB one at its peak): in a pure 16-bit
@@ -1470,10 +1541,32 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         note("no parameters, activations, gradients or optimizer state found: --precision changes nothing");
     if (const std::string n = reductionCapNote(m_reductions, dr, batchFactor); !n.empty())
         note(n);
-    if (to == Precision::Fp32 && from != Precision::Fp32 && m_attention)
-        note("the recording's attention ran at 16 bits in a fused kernel; in fp32 torch may take the math kernel "
-             "(grouped-query attention, masks), whose batch x heads x length x length scores the recording does not "
-             "show: the prediction may be low (a Qwen2 from an autocast recording: -11.7%)");
+    // the sequence length of the grouped-query attention calls that fp32 moves to the math kernel
+    uint64_t gqaSeq = 0;
+    if (to == Precision::Fp32 && from != Precision::Fp32 && !m_gqaCalls.empty() && !changes.checkpoint) {
+        const uint64_t lse = m_gqaCalls.front().logSumExp;
+        const auto b = static_cast<uint64_t>(std::llround(m_recorded.batch));
+        if (m_recorded.seqKnown)
+            gqaSeq = static_cast<uint64_t>(std::llround(m_recorded.seq));
+        else if (m_recorded.batchKnown && b > 0)
+            // the ids, or the ids of a next-token loss with one more token (shifted by one)
+            for (uint64_t ids : m_inputSizes)
+                for (uint64_t l : {ids / 8 / b, ids / 8 / b - 1})
+                    if (gqaSeq == 0 && (ids / 8) % b == 0 && l > 0 && (lse / 4) % (b * l) == 0)
+                        gqaSeq = l;
+        for (const GqaCall& g : m_gqaCalls)
+            if (gqaSeq == 0 || g.logSumExp % (4 * gqaSeq) != 0)
+                gqaSeq = 0;
+    }
+    const bool gqaMath = gqaSeq > 0;
+    if (to == Precision::Fp32 && from != Precision::Fp32 && !m_gqaCalls.empty() && !gqaMath)
+        note(changes.checkpoint
+                 ? "the recording's grouped-query attention ran at 16 bits in a fused kernel; in fp32 torch takes the "
+                   "math kernel, whose batch x heads x length x length scores a checkpointed block also makes again in "
+                   "the backward: not modelled, the prediction may be low (a Qwen2 without them: -11.7%)"
+                 : "the recording's grouped-query attention ran at 16 bits in a fused kernel; in fp32 torch takes the "
+                   "math kernel, whose batch x heads x length x length scores need the sequence length: give "
+                   "--recorded-seq (without them the prediction may be low: a Qwen2, -11.7%)");
     // --- attention at 16 bits runs the flash kernel: none of the math kernel's tensors but its
     // output, and its inputs saved for the backward
     if (from == Precision::Fp32 && to != Precision::Fp32 && !m_flashCalls.empty()) {
@@ -1515,6 +1608,63 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     for (TraceOp& op : s.ops)
         if (op.kind == TraceOp::Kind::Alloc)
             op.size = scaled(op.size, sizeFactor(op.origin, from, to, batchFactor, seqFactor));
+
+    // --- grouped-query attention recorded in a fused kernel at 16 bits (m_gqaCalls) runs the
+    // math kernel in fp32: per call, k and v repeated to every head, the query and key scaled
+    // and the value kept for the backward, the B x H x L x L scores and their softmax (kept),
+    // a bool mask of the scores; the output is not saved. Its backward makes three tensors of
+    // the scores' size while the softmax lives (measured on a Qwen2's fp32 run). L comes from
+    // --recorded-seq, else from the token ids (B x L x 8 bytes) and the log-sum-exp (B x H x L x 4).
+    if (gqaMath) {
+        std::vector<TraceOp> extra;
+        std::set<uint32_t> drop;
+        std::map<uint32_t, int64_t> movedFrees;
+        for (const GqaCall& g : m_gqaCalls) {
+            const Allocation& out = dr.allocations[static_cast<size_t>(g.output)];
+            const uint64_t t = scaled(out.size, sizeFactor(g.output, from, to, batchFactor, seqFactor));
+            const auto sc = static_cast<uint64_t>(static_cast<double>(g.logSumExp) * static_cast<double>(gqaSeq) * batchFactor *
+                                                  seqFactor);
+            const int64_t e = out.allocEvent.value;
+            auto alloc = [&](Category c, uint64_t bytes, int64_t at) {
+                const uint32_t key = s.newKey();
+                extra.push_back({TraceOp::Kind::Alloc, c, key, -1, bytes, out.stream, at});
+                return key;
+            };
+            auto release = [&](uint32_t key, int64_t at) {
+                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, out.stream, at});
+            };
+            const uint32_t repeatedK = alloc(Category::Intermediate, t, e - 1);
+            const uint32_t repeatedV = alloc(Category::Intermediate, t, e - 1);
+            const uint32_t saved[3] = {alloc(Category::Activation, t, e - 1), alloc(Category::Activation, t, e - 1),
+                                       alloc(Category::Activation, t, e - 1)};
+            const uint32_t scores = alloc(Category::Intermediate, sc, e - 1);
+            const uint32_t softmax = alloc(Category::Activation, sc, e - 1);
+            const uint32_t masked = alloc(Category::Intermediate, sc / 4, e - 1);
+            release(masked, e - 1);
+            release(scores, e - 1);
+            release(repeatedV, e);
+            release(repeatedK, e);
+            const int64_t b = g.backwardAt - 1;
+            const uint32_t g1 = alloc(Category::Intermediate, sc, b);
+            const uint32_t g2 = alloc(Category::Intermediate, sc, b);
+            const uint32_t g3 = alloc(Category::Intermediate, sc, b);
+            release(g3, b);
+            release(g1, b);
+            release(softmax, b);
+            for (uint32_t k : saved)
+                release(k, b);
+            release(g2, b);
+            for (int32_t o : g.others)
+                drop.insert(static_cast<uint32_t>(o));
+            if (g.after >= 0)
+                movedFrees[static_cast<uint32_t>(g.output)] = g.after;
+        }
+        std::erase_if(s.ops, [&](const TraceOp& op) {
+            return op.origin >= 0 && static_cast<uint32_t>(op.origin) == op.key && drop.count(op.key);
+        });
+        takeFrees(s.ops, movedFrees, extra);
+        insertAfterEvents(s.ops, std::move(extra));
+    }
 
     // --- transformers' loss upcasts 16-bit logits (`logits.float()`, a no-op in an fp32
     // recording): an fp32 copy lives while the log-softmax is made, and the backward casts

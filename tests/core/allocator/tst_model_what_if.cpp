@@ -345,9 +345,11 @@ private slots:
             QVERIFY2(n == 1, qPrintable(QStringLiteral("%1 copies at event %2").arg(n).arg(event)));
     }
 
-    // From a 16-bit recording to fp32, attention may change kernels (flash to math, whose
-    // scores the recording does not show): the prediction says so. Not from fp32, nor to bf16,
-    // nor where the forward has no attention.
+    // From a 16-bit recording to fp32, grouped-query attention changes kernels (flash to math,
+    // whose scores the recording does not show): where the sequence length is unknown (these
+    // models know no batch, so the token ids tell nothing) the prediction says so. Not for
+    // attention with as many key heads as query heads (the Lightning GPT-2: fp32 runs a fused
+    // kernel, its fp32 row is within 4%), not from fp32, nor to bf16, nor without attention.
     void sixteenBitAttentionToFp32Noted_data()
     {
         QTest::addColumn<QString>("model");
@@ -357,7 +359,7 @@ private slots:
         QTest::newRow("qwen amp -> fp32") << QStringLiteral("qwen") << QStringLiteral("amp_base") << QStringLiteral("fp32")
                                           << true;
         QTest::newRow("plgpt amp -> fp32") << QStringLiteral("plgpt") << QStringLiteral("amp_base") << QStringLiteral("fp32")
-                                           << true;
+                                           << false;
         QTest::newRow("all: qwen amp -> fp32")
             << QStringLiteral("qwen") << QStringLiteral("amp_base/stacks_all") << QStringLiteral("fp32") << true;
         QTest::newRow("qwen amp -> bf16") << QStringLiteral("qwen") << QStringLiteral("amp_base") << QStringLiteral("bf16")
@@ -604,7 +606,8 @@ private slots:
     // fp32 copy of its input, a tensor only where the input is 16-bit); GPT-2's LayerNorm makes
     // none, and its bf16 run is taken for fp32. Predicted from there, against the real runs at
     // the other precisions, within what was measured: the model's rules are written from fp32
-    // (the norms' copies and T5's fp32 attention math are not taken back out going to fp32).
+    // (going to fp32 the norms' copies keep their bytes and grouped-query attention gets the
+    // math kernel's scores back; T5's fp32 attention math is doubled with the rest: +19.7%).
     void sixteenBitRecordings_data()
     {
         QTest::addColumn<QString>("recording");
@@ -616,32 +619,32 @@ private slots:
         QTest::newRow("llm bf16 -> fp32") << "llm_bf16"
                                           << "bf16"
                                           << "truth.json"
-                                          << "llm_base" << 0.06 << 0.08; // -5.1%, -2.0%
+                                          << "llm_base" << 0.05 << 0.08; // +1.6%, +3.3%
         QTest::newRow("llm bf16 -> amp-bf16") << "llm_bf16"
                                               << "bf16"
                                               << "truth.json"
-                                              << "llm_amp_bf16" << 0.05 << 0.08; // -0.1%, +1.8%
+                                              << "llm_amp_bf16" << 0.05 << 0.08; // +0.2%, +0.3%
         QTest::newRow("llama bf16 -> fp32") << "llama_bf16"
                                             << "bf16"
                                             << "truth_heldout2.json"
-                                            << "llama_base" << 0.05 << 0.08; // +2.4%, +3.0%
+                                            << "llama_base" << 0.05 << 0.08; // 0.0%, +1.3%
         QTest::newRow("llama bf16 -> amp-bf16") << "llama_bf16"
                                                 << "bf16"
                                                 << "truth_heldout2.json"
-                                                << "llama_amp_bf16" << 0.17 << 0.15; // +15.9%, +14.4%
+                                                << "llama_amp_bf16" << 0.17 << 0.15; // +15.8%, +14.4%
         QTest::newRow("t5 bf16 -> fp32") << "t5_bf16"
                                          << "bf16"
                                          << "truth_heldout3.json"
-                                         << "t5_base" << 0.24 << 0.20; // +23.4%, +19.9%
+                                         << "t5_base" << 0.20 << 0.18; // +19.7%, +17.1%
         QTest::newRow("t5 bf16 -> amp-bf16") << "t5_bf16"
                                              << "bf16"
                                              << "truth_heldout3.json"
-                                             << "t5_amp_bf16" << 0.08 << 0.08; // +7.9%, +1.8%
+                                             << "t5_amp_bf16" << 0.05 << 0.08; // +4.9%, -7.3%
         // stacks="all": the same runs recorded with native frames (the square's op `pow`)
         QTest::newRow("all: llm bf16 -> fp32") << "all:llm_bf16"
                                                << "bf16"
                                                << "truth.json"
-                                               << "llm_base" << 0.06 << 0.08;
+                                               << "llm_base" << 0.05 << 0.08;
         QTest::newRow("all: llama bf16 -> fp32") << "all:llama_bf16"
                                                  << "bf16"
                                                  << "truth_heldout2.json"
@@ -727,6 +730,72 @@ private slots:
     // one with stacks="all":
     // allocated within 5% and reserved within 8%, except the rows listed with their
     // measured miss (docs/ALLOCATOR.md says why).
+    // A decoder with grouped-query attention recorded under autocast runs the flash kernel; in
+    // fp32 torch runs the math kernel. The edited stream makes the math kernel's B x H x L x L
+    // tensors exactly as often, and at exactly the size, as the model's real fp32 run did (two
+    // per call in the forward, three in the backward), with L from the truth's config or read
+    // off the token ids (the Lightning Mistral's ids have one token more: its loss shifts them).
+    void groupedQueryAttentionInFp32_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("sub");
+        QTest::addColumn<bool>("seqKnown");
+        QTest::newRow("qwen") << "truth_scale_amp.json"
+                              << "qwen"
+                              << "amp_base" << true;
+        QTest::newRow("qwen, L from the ids") << "truth_scale_amp.json"
+                                              << "qwen"
+                                              << "amp_base" << false;
+        QTest::newRow("qwen, C++ frames") << "truth_scale_amp.json"
+                                          << "qwen"
+                                          << "amp_base/stacks_all" << false;
+        QTest::newRow("Lightning Mistral, L from the ids") << "truth_amp.json"
+                                                           << "plmistral"
+                                                           << "amp_base" << false;
+    }
+    void groupedQueryAttentionInFp32()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, model);
+        QFETCH(QString, sub);
+        QFETCH(bool, seqKnown);
+        const auto a = loadAttributed(model + QStringLiteral("_base"), false, sub);
+        ModelWhatIf m = modelFor(*a, baseConfig(truth(file), model));
+        RecordedSetup r = m.recorded();
+        QCOMPARE(r.precision, Precision::AmpBf16);
+        if (!seqKnown) {
+            r.seq = 1;
+            r.seqKnown = false;
+            m.setRecorded(r);
+        }
+        ModelChanges c;
+        c.precision = Precision::Fp32;
+        std::vector<std::string> notes;
+        const OpStream s = m.build(c, &notes);
+        uint64_t scores = 0;
+        for (const TraceOp& op : s.ops)
+            if (op.kind == TraceOp::Kind::Alloc && op.origin < 0)
+                scores = std::max(scores, op.size);
+        int predicted = 0;
+        for (const TraceOp& op : s.ops)
+            predicted += op.kind == TraceOp::Kind::Alloc && op.size == scores ? 1 : 0;
+        // the model's base run recorded in fp32
+        const auto real = loadAttributed(model + QStringLiteral("_base"));
+        int made = 0;
+        for (const Allocation& al : real->replay->devices.at(0).allocations)
+            made += al.size == scores ? 1 : 0;
+        qInfo("%s: %d tensors of %llu bytes, the fp32 run made %d", qPrintable(model), predicted,
+              static_cast<unsigned long long>(scores), made);
+        QVERIFY(scores >= (16u << 20));
+        QCOMPARE(predicted, made);
+        for (const std::string& n : notes)
+            QVERIFY2(n.find("math kernel") == std::string::npos, n.c_str());
+        // checkpointed, the recomputation is not modelled: the note says the prediction may be low
+        c.checkpoint = -1;
+        QVERIFY(hasNote(m, c, "math kernel"));
+    }
+
     void changesAgainstTruth_data()
     {
         QTest::addColumn<QString>("model");
@@ -791,11 +860,8 @@ private slots:
             {"amp:convnext_adafactor", {0.08, 0.08}},
             {"amp:convnext_batch_x2", {0.05, 0.12}},
             // the eighth set (truth_scale_amp.json), as measured: the Lightning GPT-2 small's
-            // accumulation, its reserved bytes; the Qwen2 to fp32, where torch takes the math
-            // attention kernel for grouped-query attention, whose L x L scores a 16-bit
-            // recording does not show (a note says so)
+            // accumulation, its reserved bytes
             {"amp:plgpt_accum2", {0.05, 0.10}},
-            {"amp:qwen_fp32", {0.12, 0.11}},
         };
         for (const bool all : {false, true})
             for (const QString& file :
