@@ -6,6 +6,7 @@
 #include "snapshot/python_stacks.h"
 
 #include <algorithm>
+#include <deque>
 #include <cmath>
 #include <map>
 #include <set>
@@ -925,6 +926,13 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 dropout = contains(snap.str(snap.frames.frame(frames[k]).name), "dropout");
             return dropout;
         });
+        auto isMaxPool = memoByStack([&](StackId st) {
+            bool pool = contains(stacks.op(st), "max_pool");
+            const auto frames = stacks.frames(st);
+            for (size_t k = 0; k < frames.size() && k < 2 && !pool; ++k)
+                pool = contains(snap.str(snap.frames.frame(frames[k]).name), "max_pool");
+            return pool;
+        });
         size_t prev = dr.allocations.size();
         for (int64_t e = 0; e < static_cast<int64_t>(dr.eventAllocation.size()); ++e) {
             const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
@@ -938,6 +946,13 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 (dr.allocations[prev].size * 4 == dr.allocations[a].size ||
                  dr.allocations[prev].size * 2 == dr.allocations[a].size))
                 m_fixedBytes[prev] = 1;
+            // max pooling's int64 indices, made right after its output: twice an fp32 output's
+            // bytes, four times a 16-bit one's
+            if (prev < dr.allocations.size() && dr.allocations[prev].stack == dr.allocations[a].stack &&
+                attribution.allocationPhase[a] == Phase::Forward && isMaxPool(dr.allocations[a].stack) &&
+                (dr.allocations[prev].size * 2 == dr.allocations[a].size ||
+                 dr.allocations[prev].size * 4 == dr.allocations[a].size))
+                m_fixedBytes[a] = 1;
             prev = a;
         }
     }
@@ -1781,12 +1796,29 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             if (unsaved && m_recorded.lightning)
                 continue;
             const int64_t end = unsaved ? r.backwardStart - 1 : r.backwardEnd >= 0 ? r.backwardEnd : r.forwardStart;
+            // Saved by the op that used it, a copy dies when that op's backward has run: where
+            // the backward makes a gradient of its weight's size (copies of one size are
+            // interchangeable), not at the backward's end (measured: a ResNet-18's copies go
+            // one by one, in reverse, through its backward). Checkpointing recomputes the ops.
+            std::map<uint64_t, std::deque<int64_t>> gradientsAt; // weight bytes -> the backward's gradients of that size
+            if (!changes.checkpoint && r.backwardStart >= 0)
+                for (int64_t e = r.backwardStart; e <= r.backwardEnd; ++e) {
+                    const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                    if (id.valid() && dr.allocation(id).allocEvent.value == e &&
+                        at.allocationCategory[static_cast<size_t>(id.value)] == Category::Gradient)
+                        gradientsAt[dr.allocation(id).size].push_back(e);
+                }
             for (const Weight& w : weights) {
                 if (unsaved && w.frozen) // a LoRA's frozen base: no cache, and inside the blocks nothing saves its casts
                     continue;
+                int64_t dies = end;
+                if (auto g = gradientsAt.find(2 * w.half); g != gradientsAt.end() && !g->second.empty()) {
+                    dies = g->second.front();
+                    g->second.pop_front();
+                }
                 const uint32_t key = s.newKey();
                 extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, w.half, w.stream, r.forwardStart});
-                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, w.stream, end});
+                extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, w.stream, dies});
             }
         }
         // a formula's fp32 result, read by one matrix product that saves its own copy, is

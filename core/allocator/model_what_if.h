@@ -29,14 +29,15 @@ class PythonStacks;
  *   matrix products, convolutions and attention (the innermost frames name the module or
  *   function) are 2 B, the others (norms, softmax, the loss, element-wise ops on fp32
  *   inputs) stay 4 B; a backward tensor takes the forward activations' average, the loss's
- *   own gradients their loss's dtype; masks, workspaces and reductions' accumulators keep
- *   their bytes. Inputs above 1 MiB (images, not token ids) follow pure bf16/fp16.
+ *   own gradients their loss's dtype; masks, max pooling's int64 indices, workspaces and
+ *   reductions' accumulators keep their bytes. Inputs above 1 MiB (images, not token ids)
+ *   follow pure bf16/fp16.
  * - Autocast's weight copies: moving to mixed precision adds, per iteration, a half-size
  *   copy of every weight of 16 KiB or more but a lookup table, made at the forward's start
- *   and released at the backward's end (the cast cache and the saved tensors hold them);
- *   moving away removes the forward allocations of exactly half a weight's size. A product's
- *   fp32 input gets a half-size copy that takes over its lifetime, the input dying at the
- *   cast.
+ *   and released where the backward makes a gradient of its weight's size (the op that saved
+ *   it has run its backward), else at the backward's end; moving away removes the forward
+ *   allocations of exactly half a weight's size. A product's fp32 input gets a half-size
+ *   copy that takes over its lifetime, the input dying at the cast.
  * - Attention: at 16 bits the flash kernel replaces a math kernel that built its own causal
  *   mask (its tensors go but the output; its inputs are saved instead); with a mask passed
  *   in the math kernel runs again, in fp32. Grouped-query attention recorded in the flash

@@ -6,6 +6,7 @@
 #include "allocator/conv_workspaces.h"
 #include "allocator/model_what_if.h"
 #include "analysis/analysis.h"
+#include "snapshot/python_stacks.h"
 #include "support/cli_run.h"
 
 #include <QFile>
@@ -796,6 +797,111 @@ private slots:
         QVERIFY(hasNote(m, c, "math kernel"));
     }
 
+    // Max pooling's indices are int64 whatever the dtype: predicted at 16 bits from the fp32
+    // ResNet-18, its two tensors per forward are the real autocast run's (4 MiB of bf16 output,
+    // 16 MiB of indices), from either recording; before, the indices were halved.
+    void maxPoolIndicesKeepTheirBytes_data()
+    {
+        QTest::addColumn<bool>("stacksAll");
+        QTest::addColumn<QString>("to");
+        QTest::newRow("amp-bf16") << false << QStringLiteral("amp-bf16");
+        QTest::newRow("all: amp-bf16") << true << QStringLiteral("amp-bf16");
+        QTest::newRow("bf16") << false << QStringLiteral("bf16");
+    }
+    void maxPoolIndicesKeepTheirBytes()
+    {
+        QFETCH(bool, stacksAll);
+        QFETCH(QString, to);
+        // the max pool's allocations of the first iteration's forward, in order
+        auto pooled = [](const Analysis& a) {
+            const PythonStacks stacks(*a.replay->snapshot);
+            const Snapshot& snap = *a.replay->snapshot;
+            const DeviceAttribution& at = a.attribution->devices.at(0);
+            const Iteration& it = at.iterations.at(0);
+            std::vector<int32_t> out;
+            const auto& allocations = a.replay->devices.at(0).allocations;
+            for (size_t k = 0; k < allocations.size(); ++k) {
+                const Allocation& al = allocations[k];
+                if (at.allocationPhase[k] != Phase::Forward || al.allocEvent.value < it.firstEvent ||
+                    al.allocEvent.value > it.lastEvent)
+                    continue;
+                bool pool = stacks.op(al.stack).find("max_pool") != std::string_view::npos;
+                const auto frames = stacks.frames(al.stack);
+                for (size_t f = 0; f < frames.size() && f < 2; ++f)
+                    pool = pool || snap.str(snap.frames.frame(frames[f]).name).find("max_pool") != std::string_view::npos;
+                if (pool)
+                    out.push_back(static_cast<int32_t>(k));
+            }
+            return out;
+        };
+        const auto real = attributedFile(kDir + QStringLiteral("/changed/cnn_amp_bf16.pickle.gz"));
+        std::vector<uint64_t> made;
+        for (int32_t k : pooled(*real))
+            made.push_back(real->replay->devices.at(0).allocations[static_cast<size_t>(k)].size);
+        QCOMPARE(made.size(), size_t{2});
+        const auto a = loadAttributed(QStringLiteral("cnn_base"), stacksAll);
+        const ModelWhatIf m = modelFor(*a, baseConfig(truth(), QStringLiteral("cnn")));
+        ModelChanges c;
+        c.precision = precisionFromName(to.toStdString());
+        const auto recorded = pooled(*a);
+        std::vector<uint64_t> predicted;
+        for (const TraceOp& op : m.build(c).ops)
+            if (op.kind == TraceOp::Kind::Alloc && std::find(recorded.begin(), recorded.end(), op.origin) != recorded.end())
+                predicted.push_back(op.size);
+        QCOMPARE(predicted, made);
+    }
+
+    // Autocast's copy of a weight is saved by the op that used it and dies when that op's
+    // backward has run: the real ResNet-18 under autocast frees its 21 convolution and linear
+    // weights' copies one by one through the backward, last layer first. Predicted from the
+    // fp32 recording, the copies die in the same order of sizes (before, all at the backward's
+    // end: the amp row was +3.9% allocated, +5.9% once max pooling's indices kept their bytes).
+    void weightCopiesDieThroughTheBackward_data()
+    {
+        QTest::addColumn<bool>("stacksAll");
+        QTest::newRow("python frames") << false;
+        QTest::newRow("all: C++ frames") << true;
+    }
+    void weightCopiesDieThroughTheBackward()
+    {
+        QFETCH(bool, stacksAll);
+        const auto real = attributedFile(kDir + QStringLiteral("/changed/cnn_amp_bf16.pickle.gz"));
+        const ModelWhatIf rm(*real->replay, 0, real->attribution->devices.at(0));
+        QCOMPARE(rm.recorded().precision, Precision::AmpBf16);
+        const Iteration& rit = real->attribution->devices.at(0).iterations.at(0);
+        std::vector<std::pair<int64_t, uint64_t>> dies; // free event, bytes
+        const auto& rall = real->replay->devices.at(0).allocations;
+        for (size_t k = 0; k < rall.size(); ++k)
+            if (rm.weightCopies()[k] && rall[k].allocEvent.value >= rit.firstEvent && rall[k].allocEvent.value <= rit.lastEvent &&
+                rall[k].freeEvent.valid())
+                dies.push_back({rall[k].freeEvent.value, rall[k].size});
+        std::sort(dies.begin(), dies.end());
+        std::vector<uint64_t> made;
+        for (const auto& d : dies)
+            made.push_back(d.second);
+        QVERIFY(made.size() >= 20);
+
+        const auto a = loadAttributed(QStringLiteral("cnn_base"), stacksAll);
+        const ModelWhatIf m = modelFor(*a, baseConfig(truth(), QStringLiteral("cnn")));
+        ModelChanges c;
+        c.precision = Precision::AmpBf16;
+        const Iteration& it = a->attribution->devices.at(0).iterations.at(0);
+        std::set<uint64_t> halves;
+        for (const Allocation& al : a->replay->devices.at(0).allocations)
+            if (al.size >= (16u << 10))
+                halves.insert(al.size / 2);
+        std::map<uint32_t, uint64_t> copies; // added key -> bytes
+        std::vector<uint64_t> predicted;
+        for (const TraceOp& op : m.build(c).ops) {
+            if (op.kind == TraceOp::Kind::Alloc && op.origin < 0 && halves.count(op.size) && op.event >= it.firstEvent &&
+                op.event <= it.lastEvent)
+                copies[op.key] = op.size;
+            else if (op.kind == TraceOp::Kind::Free && copies.count(op.key))
+                predicted.push_back(copies[op.key]);
+        }
+        QCOMPARE(predicted, made);
+    }
+
     void changesAgainstTruth_data()
     {
         QTest::addColumn<QString>("model");
@@ -808,10 +914,6 @@ private slots:
         // measured misses, rounded up (docs/ALLOCATOR.md says why), the larger of the two
         // recordings of the base run
         const std::map<QString, std::pair<double, double>> misses{
-            // the ResNet-18 in pure bf16, checkpointed, at twice the batch: -5.8% since a block is
-            // recomputed after the temporaries of the later block's backward (ViT's row of the
-            // same changes went from -9.4% to -0.6% reserved)
-            {"cnn_bf16+ckpt_all+batch_x2", {0.06, 0.08}},
             // EfficientNet: cuDNN's 16-bit backward takes other workspaces than its fp32 one,
             // and its checkpointed 16-bit runs reserve other segments
             {"effnet_bf16", {0.06, 0.10}},
@@ -826,8 +928,8 @@ private slots:
             // allocated); T5's checkpointed runs reserve one more logits-sized segment
             {"convnext_ckpt_all+accum2", {0.05, 0.09}},
             {"convnext_bf16+ckpt_all+batch_x2", {0.05, 0.09}},
-            {"swin_amp_bf16", {0.16, 0.17}},
-            {"swin_amp_fp16", {0.16, 0.13}},
+            {"swin_amp_bf16", {0.16, 0.25}},
+            {"swin_amp_fp16", {0.16, 0.21}},
             {"swin_ckpt_all+amp_bf16", {0.07, 0.21}},
             {"swin_amp_bf16+sgd_momentum+accum2", {0.13, 0.15}},
             {"swin_bf16+ckpt_all+batch_x2", {0.05, 0.09}},
