@@ -322,21 +322,77 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
             // a call restarts where its callee's line goes back to one this call has already
             // run, or far back; a few lines back is one statement's arguments evaluated
             // before its call (GPT-NeoX: `self.attention(` on 260, `self.input_layernorm(...)` on 261)
-            std::set<int32_t> seen; // the current call's lines
-            for (size_t x = 0; x < entries.size(); ++x) {
-                const Entry& e = entries[x];
-                const Frame& callee = snap.frames.frame(FrameId{static_cast<int32_t>(e.callee)});
-                const Entry* prev = x > 0 ? &entries[x - 1] : nullptr;
-                if (!prev || e.pos != prev->pos + 1 ||
-                    callee.filename != snap.frames.frame(FrameId{static_cast<int32_t>(prev->callee)}).filename ||
-                    (e.calleeLine < prev->calleeLine && (seen.count(e.calleeLine) || e.calleeLine + 8 < prev->calleeLine))) {
-                    seen.clear();
-                    ranges.push_back({x, x});
-                    calleeFunction.push_back((static_cast<uint64_t>(static_cast<uint32_t>(callee.filename.value)) << 32) |
-                                             static_cast<uint32_t>(callee.name.value));
+            // A call also restarts where a statement it has finished (its line made its own
+            // tensor: MobileNetV2's and RegNet's `x + self.conv(x)`) begins again the way it
+            // began (the same sub-module), or where the call's first sub-module comes again at
+            // a line a few lines back that it has not run (the other branch of an if:
+            // MobileNetV2's `return self.conv(x)` two lines below `return x + self.conv(x)`).
+            // A line whose statement is seen beginning again right after its own tensor ends
+            // calls, and so does one whose own tensor comes after the same sub-module's (RegNet's
+            // first block of a stage, `self.proj(x) + self.f(x)`): what follows it begins a call
+            // where it is at a line some call began at without this rule (MobileNetV2's block
+            // without the add, after one with it; not ConvNeXt's stochastic depth, after its
+            // `self.layer_scale * self.block(input)`).
+            std::set<int32_t> ends;
+            std::map<int32_t, std::set<uint64_t>> lastSub; // line -> the sub-modules right before its own tensors
+            for (size_t x = 1; x < entries.size(); ++x) {
+                if (entries[x].sub == 0 && entries[x - 1].sub != 0 && entries[x - 1].calleeLine == entries[x].calleeLine)
+                    lastSub[entries[x].calleeLine].insert(entries[x - 1].sub);
+                if (entries[x - 1].sub != 0 || entries[x].sub == 0 || entries[x].calleeLine != entries[x - 1].calleeLine ||
+                    entries[x].pos != entries[x - 1].pos + 1)
+                    continue;
+                size_t begin = x - 1; // the statement's first entry before its own tensor
+                while (begin > 0 && entries[begin - 1].calleeLine == entries[x].calleeLine &&
+                       entries[begin - 1].pos + 1 == entries[begin].pos)
+                    --begin;
+                if (entries[begin].sub == entries[x].sub)
+                    ends.insert(entries[x].calleeLine);
+            }
+            {
+                std::set<uint64_t> endingSubs;
+                for (int32_t line : ends)
+                    endingSubs.insert(lastSub[line].begin(), lastSub[line].end());
+                for (const auto& [line, subs] : lastSub)
+                    for (uint64_t sub : subs)
+                        if (endingSubs.count(sub))
+                            ends.insert(line);
+            }
+            std::set<int32_t> startLines; // where calls began, without the rule of `ends`
+            for (const bool endsRule : {false, true}) {
+                ranges.clear();
+                calleeFunction.clear();
+                std::set<int32_t> seen; // the current call's lines
+                std::map<int32_t, uint64_t> began; // the current call's lines -> the sub-module each began with
+                for (size_t x = 0; x < entries.size(); ++x) {
+                    const Entry& e = entries[x];
+                    const Frame& callee = snap.frames.frame(FrameId{static_cast<int32_t>(e.callee)});
+                    const Entry* prev = x > 0 ? &entries[x - 1] : nullptr;
+                    const Entry* first = ranges.empty() ? nullptr : &entries[ranges.back().first];
+                    const auto statement = began.find(e.calleeLine);
+                    const bool beginsAgain =
+                        prev && first && e.sub != 0 &&
+                        ((prev->sub == 0 && prev->calleeLine == e.calleeLine && statement != began.end() &&
+                          statement->second == e.sub) ||
+                         (endsRule && prev->sub == 0 && ends.count(prev->calleeLine) && startLines.count(e.calleeLine)) ||
+                         (e.sub == first->sub && e.calleeLine < prev->calleeLine && !seen.count(e.calleeLine)));
+                    if (!prev || e.pos != prev->pos + 1 ||
+                        callee.filename != snap.frames.frame(FrameId{static_cast<int32_t>(prev->callee)}).filename ||
+                        (e.calleeLine < prev->calleeLine && (seen.count(e.calleeLine) || e.calleeLine + 8 < prev->calleeLine)) ||
+                        beginsAgain) {
+                        seen.clear();
+                        began.clear();
+                        ranges.push_back({x, x});
+                        calleeFunction.push_back((static_cast<uint64_t>(static_cast<uint32_t>(callee.filename.value)) << 32) |
+                                                 static_cast<uint32_t>(callee.name.value));
+                        if (!endsRule)
+                            startLines.insert(e.calleeLine);
+                    }
+                    ranges.back().second = x + 1;
+                    seen.insert(e.calleeLine);
+                    began.try_emplace(e.calleeLine, e.sub);
                 }
-                ranges.back().second = x + 1;
-                seen.insert(e.calleeLine);
+                if (ends.empty())
+                    break;
             }
             // the repeated blocks are calls of one function (a decoder layer's forward, an
             // MBConv's): a loop that also runs other modules (a stem's convolution and norm
@@ -359,8 +415,12 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                 const int32_t line = std::max_element(firstLines.begin(), firstLines.end(), [](const auto& a, const auto& b) {
                                          return a.second < b.second;
                                      })->first;
+                // (a call starting a few lines from it runs the other branch of an if: MobileNetV2's
+                // blocks without a residual add)
                 for (size_t b = ranges.size(); b-- > 0;) {
                     size_t x = ranges[b].first;
+                    if (std::abs(entries[x].calleeLine - line) <= 8)
+                        continue;
                     while (x < ranges[b].second && entries[x].calleeLine != line)
                         ++x;
                     if (x == ranges[b].second)

@@ -51,12 +51,13 @@ class PythonStacks;
  *   (foreach Adam) are dropped for an optimizer that updates in place (SGD).
  * - Checkpointing: the repeated blocks of the forward are found from the stacks (the frame
  *   whose callee's forward restarts, at a line the call ran or far lower, is a loop over
- *   blocks, the one covering the most activation bytes outside its largest block wins; calls
- *   the lines cannot separate are split at a sub-module each calls once). A checkpointed
- *   block keeps only its output (the last activation it allocates); its other activations
- *   are freed at the block's end and allocated again, with its forward temporaries, right
- *   before its backward starts (after the backward has freed the activations of what came
- *   after it), where the recorded backward frees them.
+ *   blocks, the one covering the most activation bytes outside its largest block wins; a
+ *   call also restarts where a statement that ends calls, its line's own tensor made (a
+ *   residual add), begins again; calls the lines cannot separate are split at a sub-module
+ *   each calls once). A checkpointed block keeps only its output (the last activation it
+ *   allocates); its other activations are freed at the block's end and allocated again,
+ *   with its forward temporaries, right before its backward starts (after the backward has
+ *   freed the activations of what came after it), where the recorded backward frees them.
  * - Accumulation K: each iteration's forward and backward are repeated K times at B/K;
  *   the first backward makes the gradients, later ones add into them (their gradient
  *   buffers become temporaries); what the forward keeps past the backward lives until

@@ -36,6 +36,9 @@ bases under autocast at that scale: a GPT-2 small trained by Lightning (bf16-mix
 training_step) and the Qwen2 above (bases in amp_base/).
 TRUTH_MODELS=qwen16 TRUTH_FILE=truth_scale16.json records the ninth, shaped like the issue's hidden
 run: a 220M Qwen2 of 16 layers at 8 x 512 tokens.
+TRUTH_MODELS=qwen3,mnv2,regnet TRUTH_FILE=truth_heldout5.json records the tenth, held out like the
+fourth (recorded before any of its runs was looked at): a Qwen3 decoder, torchvision's MobileNetV2
+and RegNetY-400MF.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -564,10 +567,59 @@ class QwenTrainer(Qwen):
         return {"input_ids": ids, "labels": ids}
 
 
+class Qwen3(CausalLM):
+    """Held out (sixth set): a Qwen3 decoder from a transformers config (grouped-query attention,
+    RMS norms on each head's queries and keys), its loss inside the model."""
+    name = "qwen3"
+    vocab = 16000
+
+    def build(self, dtype):
+        from transformers import Qwen3Config, Qwen3ForCausalLM
+
+        cfg = Qwen3Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=1536, num_hidden_layers=4,
+                          num_attention_heads=8, num_key_value_heads=2, head_dim=64, max_position_embeddings=2048,
+                          tie_word_embeddings=False, use_cache=False)
+        torch.manual_seed(0)
+        return Qwen3ForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class MobileNetV2(ImageClassifier):
+    """Held out (sixth set): torchvision's MobileNetV2 (inverted residuals, depthwise
+    convolutions, ReLU6, residual adds of their own)."""
+    name = "mnv2"
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.mobilenet_v2(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.features)[1:-1]
+
+
+class RegNet(ImageClassifier):
+    """Held out (sixth set): torchvision's RegNetY-400MF (grouped convolutions,
+    squeeze-excitation, residual bottlenecks in four stages)."""
+    name = "regnet"
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.regnet_y_400mf(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(*m.trunk_output)
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
-                                LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16())}
+                                LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16(), Qwen3(), MobileNetV2(), RegNet())}
 
 
 # ---------------------------------------------------------------- one run
