@@ -6,8 +6,9 @@
 #include "snapshot/python_stacks.h"
 
 #include <algorithm>
-#include <deque>
 #include <cmath>
+#include <cstdlib>
+#include <deque>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -1625,10 +1626,13 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             gqaSeq = static_cast<uint64_t>(std::llround(m_recorded.seq));
         else if (m_recorded.batchKnown && b > 0)
             // the ids, or the ids of a next-token loss with one more token (shifted by one)
-            for (uint64_t ids : m_inputSizes)
+            for (uint64_t ids : m_inputSizes) {
+                if ((ids / 8) % b != 0 || ids / 8 / b < 2)
+                    continue;
                 for (uint64_t l : {ids / 8 / b, ids / 8 / b - 1})
-                    if (gqaSeq == 0 && (ids / 8) % b == 0 && l > 0 && (lse / 4) % (b * l) == 0)
+                    if (gqaSeq == 0 && (lse / 4) % (b * l) == 0)
                         gqaSeq = l;
+            }
         for (const GqaCall& g : m_gqaCalls)
             if (gqaSeq == 0 || g.logSumExp % (4 * gqaSeq) != 0)
                 gqaSeq = 0;
