@@ -119,19 +119,12 @@ SimulationResult simulateDevice(const Replay& replay, size_t deviceIndex, const 
     }
     // What-ifs take the recorded addresses too, in the order the recording got them, for
     // segments of a size it also got (best fit breaks ties by address); others are modelled.
-    std::map<uint64_t, std::vector<uint64_t>> recordedAddresses; // size -> addresses, last first
     if (!follow) {
-        for (size_t j = n; j-- > 0;)
+        std::vector<std::pair<uint64_t, uint64_t>> recorded;
+        for (size_t j = 0; j < n; ++j)
             if (ev.action[j] == Action::SegmentAlloc)
-                recordedAddresses[ev.size[j]].push_back(ev.addr[j]);
-        hooks.segmentAddress = [&](uint64_t bytes, bool expandable) -> std::optional<uint64_t> {
-            auto it = recordedAddresses.find(bytes);
-            if (expandable || it == recordedAddresses.end() || it->second.empty())
-                return std::nullopt;
-            const uint64_t addr = it->second.back();
-            it->second.pop_back();
-            return addr;
-        };
+                recorded.emplace_back(ev.size[j], ev.addr[j]);
+        hooks.segmentAddress = CachingAllocatorModel::Hooks::recordedAddresses(recorded);
     }
     CachingAllocatorModel model(mo, hooks);
     modelPtr = &model;

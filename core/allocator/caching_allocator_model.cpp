@@ -294,6 +294,22 @@ bool CachingAllocatorModel::deviceGrants(uint64_t bytes)
     return m_options.capacity == AllocatorSettings::kNoLimit || static_cast<uint64_t>(m_reserved) + bytes <= m_options.capacity;
 }
 
+std::function<std::optional<uint64_t>(uint64_t, bool)>
+CachingAllocatorModel::Hooks::recordedAddresses(const std::vector<std::pair<uint64_t, uint64_t>>& recorded)
+{
+    std::map<uint64_t, std::vector<uint64_t>> bySize; // size -> addresses, last first
+    for (size_t j = recorded.size(); j-- > 0;)
+        bySize[recorded[j].first].push_back(recorded[j].second);
+    return [bySize = std::move(bySize)](uint64_t bytes, bool expandable) mutable -> std::optional<uint64_t> {
+        auto it = bySize.find(bytes);
+        if (expandable || it == bySize.end() || it->second.empty())
+            return std::nullopt;
+        const uint64_t addr = it->second.back();
+        it->second.pop_back();
+        return addr;
+    };
+}
+
 uint64_t CachingAllocatorModel::segmentAddress(uint64_t bytes, bool expandable)
 {
     std::optional<uint64_t> given;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace memscope {
@@ -71,6 +72,13 @@ public:
         std::function<bool(uint64_t bytes)> failDeviceAlloc;
         // The address a new segment (or a new expandable range) gets; nullopt: the model picks.
         std::function<std::optional<uint64_t>(uint64_t bytes, bool expandable)> segmentAddress;
+
+        // A segmentAddress giving a new segment the address a recording got for one of its size,
+        // in the order the recording got them (best fit breaks ties by address); the model picks
+        // for other sizes and for expandable ranges. `recorded`: the recording's segment_alloc
+        // entries (size, address) in order.
+        static std::function<std::optional<uint64_t>(uint64_t, bool)>
+        recordedAddresses(const std::vector<std::pair<uint64_t, uint64_t>>& recorded);
     };
 
     // A segment event the model caused, as torch records it in the trace.

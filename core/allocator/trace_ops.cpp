@@ -91,18 +91,8 @@ SimulationResult simulateOps(const OpStream& stream, const DeviceAttribution* at
     mo.deviceTotal = options.deviceTotal                               ? options.deviceTotal
                      : options.capacity != AllocatorSettings::kNoLimit ? options.capacity
                                                                        : 150ull << 30;
-    std::map<uint64_t, std::vector<uint64_t>> recordedAddresses; // size -> addresses, last first
-    for (size_t j = stream.recordedSegments.size(); j-- > 0;)
-        recordedAddresses[stream.recordedSegments[j].first].push_back(stream.recordedSegments[j].second);
     CachingAllocatorModel::Hooks hooks;
-    hooks.segmentAddress = [&](uint64_t bytes, bool expandable) -> std::optional<uint64_t> {
-        auto it = recordedAddresses.find(bytes);
-        if (expandable || it == recordedAddresses.end() || it->second.empty())
-            return std::nullopt;
-        const uint64_t addr = it->second.back();
-        it->second.pop_back();
-        return addr;
-    };
+    hooks.segmentAddress = CachingAllocatorModel::Hooks::recordedAddresses(stream.recordedSegments);
     CachingAllocatorModel model(mo, hooks);
     std::vector<CachingAllocatorModel::BlockRef> blockOf(stream.keyCount, -1);
     std::vector<std::pair<uint64_t, Category>> liveOf; // with keepCurve: bytes and category per key

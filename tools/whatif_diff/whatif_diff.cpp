@@ -153,22 +153,9 @@ int main(int argc, char** argv)
                         static_cast<long long>(op.event));
     }
     if (occupancyAt >= 0) {
-        // the allocator model with the base recording's segment addresses, as simulateOps
-        // gives them (by size, in the order the recording got them)
-        const EventTable& bev = base->snapshot->devices.at(0).events;
-        std::map<uint64_t, std::vector<uint64_t>> recordedAddresses;
-        for (size_t j = bev.count(); j-- > 0;)
-            if (bev.action[j] == Action::SegmentAlloc)
-                recordedAddresses[bev.size[j]].push_back(bev.addr[j]);
+        // the allocator model with the base recording's segment addresses, as simulateOps gives them
         CachingAllocatorModel::Hooks hooks;
-        hooks.segmentAddress = [&](uint64_t bytes, bool expandable) -> std::optional<uint64_t> {
-            auto it = recordedAddresses.find(bytes);
-            if (expandable || it == recordedAddresses.end() || it->second.empty())
-                return std::nullopt;
-            const uint64_t addr = it->second.back();
-            it->second.pop_back();
-            return addr;
-        };
+        hooks.segmentAddress = CachingAllocatorModel::Hooks::recordedAddresses(s.recordedSegments);
         CachingAllocatorModel m({}, hooks);
         std::unordered_map<uint32_t, CachingAllocatorModel::BlockRef> refs;
         std::unordered_map<uint64_t, std::pair<int64_t, Category>> madeBy; // block address -> op, category
