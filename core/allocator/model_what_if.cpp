@@ -980,20 +980,18 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // tensors' dtype (known where the recording names its operators).
     m_fixedBytes.assign(dr.allocations.size(), 0);
     {
-        auto isDropout = memoByStack([&](StackId st) {
-            bool dropout = contains(stacks.op(st), "dropout");
-            const auto frames = stacks.frames(st);
-            for (size_t k = 0; k < frames.size() && k < 2 && !dropout; ++k)
-                dropout = contains(snap.str(snap.frames.frame(frames[k]).name), "dropout");
-            return dropout;
-        });
-        auto isMaxPool = memoByStack([&](StackId st) {
-            bool pool = contains(stacks.op(st), "max_pool");
-            const auto frames = stacks.frames(st);
-            for (size_t k = 0; k < frames.size() && k < 2 && !pool; ++k)
-                pool = contains(snap.str(snap.frames.frame(frames[k]).name), "max_pool");
-            return pool;
-        });
+        // made by an op whose name (or its two innermost Python functions' names) holds `word`
+        auto named = [&](std::string_view word) {
+            return memoByStack([&stacks, &snap, word](StackId st) {
+                bool found = contains(stacks.op(st), word);
+                const auto frames = stacks.frames(st);
+                for (size_t k = 0; k < frames.size() && k < 2 && !found; ++k)
+                    found = contains(snap.str(snap.frames.frame(frames[k]).name), word);
+                return found;
+            });
+        };
+        auto isDropout = named("dropout");
+        auto isMaxPool = named("max_pool");
         size_t prev = dr.allocations.size();
         for (int64_t e = 0; e < static_cast<int64_t>(dr.eventAllocation.size()); ++e) {
             const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
