@@ -101,7 +101,7 @@ class Agent:
         except Exception as e:
             end = {"reason": "exit", "error": "%s: %s" % (type(e).__name__, e)}
         self.journal.close(P.json_message(P.END, end))
-        self.server.finish(timeout=linger)
+        self.server.finish(timeout=linger, await_first=os.environ.get("MEMSCOPE_AGENT_RECORDER") == "1")
 
 
 def _torch_version(text):

@@ -356,9 +356,14 @@ class Server:
                 return False
             time.sleep(0.01)
 
-    def finish(self, timeout=10.0):
-        """After the journal is closed: give clients up to ``timeout`` to receive it."""
+    def finish(self, timeout=10.0, await_first=False):
+        """After the journal is closed: give clients up to ``timeout`` to receive it. With
+        ``await_first`` (a recorder launched this program and is attaching), a program that
+        ends before its first client came waits for one within the same ``timeout``: a short
+        run would otherwise end unrecorded."""
         deadline = time.monotonic() + timeout
+        if await_first:
+            self.wait_for_client(timeout)
         while time.monotonic() < deadline:
             with self.lock:
                 threads = list(self.clients)

@@ -64,7 +64,7 @@ std::vector<std::string> agentEnvironment(const std::vector<std::string>& parent
             continue;
         }
         if (startsWith(kv, "MEMSCOPE_AGENT=") || startsWith(kv, "MEMSCOPE_AGENT_SOCKET=") ||
-            startsWith(kv, "MEMSCOPE_AGENT_JOB="))
+            startsWith(kv, "MEMSCOPE_AGENT_JOB=") || startsWith(kv, "MEMSCOPE_AGENT_RECORDER="))
             continue;
         if (launch.stacks != AgentStacks::Full &&
             (startsWith(kv, "MEMSCOPE_AGENT_LIGHT=") || startsWith(kv, "MEMSCOPE_AGENT_MARKERS=") ||
@@ -80,6 +80,8 @@ std::vector<std::string> agentEnvironment(const std::vector<std::string>& parent
         env.push_back("MEMSCOPE_AGENT=ranks");
         env.push_back("MEMSCOPE_AGENT_JOB=" + launch.job);
     }
+    // The recorder attaches after the start: a program that ends first waits for it (LIVE.md).
+    env.push_back("MEMSCOPE_AGENT_RECORDER=1");
     if (launch.stacks == AgentStacks::Light)
         env.push_back("MEMSCOPE_AGENT_LIGHT=1");
     else if (launch.stacks == AgentStacks::Markers)

@@ -378,6 +378,41 @@ class StartModesTest(unittest.TestCase):
         finally:
             shutil.rmtree(d)
 
+    def test_a_run_that_ends_before_its_recorder_attaches_waits_for_it(self):
+        # Regression (CI, tst_live_job): `memscope record` attaches after the launch; a rank
+        # that ended first left with its whole stream unsent and the recorder wrote no file.
+        # MEMSCOPE_AGENT_RECORDER=1 (what record sets) makes the exit wait for the first client;
+        # without it (no recorder) the program ends at once.
+        d = tempfile.mkdtemp(prefix="msa-")
+        script = os.path.join(d, "train.py")
+        with open(script, "w") as f:
+            f.write("import memscope_agent\nmemscope_agent.running().source.done.wait(60)\nprint('trained', flush=True)\n")
+        try:
+            for recorder in ("1", None):
+                sock = os.path.join(d, "r%s.sock" % recorder)
+                env = agent_env(MEMSCOPE_AGENT="1", MEMSCOPE_AGENT_SOCKET=sock, MEMSCOPE_AGENT_LINGER="30",
+                                MEMSCOPE_AGENT_REPLAY=os.path.join(SAMPLES, "release.pickle"), MEMSCOPE_AGENT_SPEED="0")
+                if recorder:
+                    env["MEMSCOPE_AGENT_RECORDER"] = recorder
+                proc = subprocess.Popen([sys.executable, script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                try:
+                    self.assertEqual(proc.stdout.readline(), b"trained\n")
+                    if not recorder:
+                        self.assertEqual(proc.wait(10), 0)  # nobody to wait for
+                        continue
+                    time.sleep(1.0)
+                    self.assertIsNone(proc.poll(), "the run ended before its recorder attached")
+                    got = client.receive(client.connect(sock, timeout=30), timeout=60)
+                    self.assertEqual(got.end["reason"], "replay_done")
+                    self.assertEqual(got.event_count, 39)
+                    self.assertEqual(proc.wait(30), 0)
+                finally:
+                    if proc.poll() is None:
+                        proc.kill()
+                    proc.communicate()
+        finally:
+            shutil.rmtree(d)
+
     def test_environment_switch_without_torch_never_breaks_the_script(self):
         env = agent_env(MEMSCOPE_AGENT="1")
         env.pop("MEMSCOPE_AGENT_QUIET")

@@ -120,7 +120,16 @@ void LiveSession::detach()
 {
     if (m_client)
         m_client->detach();
+    ingestNow();
     poll();
+}
+
+void LiveSession::ingestNow()
+{
+    // The client's lock orders this after (or before) an ingest the runner has in flight, so
+    // the model holds every event received whichever runs first; that job then publishes it.
+    if (m_client && m_model)
+        m_client->withRecording([this](LiveRecording& r) { m_model->ingest(r); });
 }
 
 void LiveSession::setPaused(bool paused)
@@ -344,6 +353,7 @@ void LiveSession::releaseLater(std::shared_ptr<const void> old)
 bool LiveSession::save(const QString& path, QString* error)
 {
     try {
+        ingestNow(); // what arrived since the last update is saved too
         auto snap = snapshot();
         if (!snap) {
             if (error)

@@ -95,6 +95,8 @@ signals:
 private:
     void poll();
     void startIngest();
+    // Ingests what the client received on this thread: a save or a detach then holds it all.
+    void ingestNow();
     void startFullAnalysis();
     void startRecoveredAnalysis();
     void fail(const QString& message);

@@ -227,10 +227,12 @@ private slots:
         QVERIFY(rec.waitForFinished(120000));
         const QString log = QString::fromUtf8(rec.readAll());
         QVERIFY2(rec.exitCode() == 0, qPrintable(log));
-        for (int r = 0; r < 2; ++r)
-            QCOMPARE(QString::fromStdString(test::compareSnapshots(
-                         *asStreamed(r), *readSnapshotFile(out.filePath(QStringLiteral("rank%1.pickle").arg(r)).toStdString()))),
+        for (int r = 0; r < 2; ++r) {
+            const QString file = out.filePath(QStringLiteral("rank%1.pickle").arg(r));
+            QVERIFY2(QFileInfo::exists(file), qPrintable(log));
+            QCOMPARE(QString::fromStdString(test::compareSnapshots(*asStreamed(r), *readSnapshotFile(file.toStdString()))),
                      QString());
+        }
     }
 
     // Real streams (tests/data/ranks/torchrun/): both ranks of a 2-rank torchrun DDP job (gloo,
