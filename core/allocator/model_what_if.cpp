@@ -674,6 +674,58 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         next = -1;
         flush();
     }
+    // Attention written out in a model's own code (BLOOM's baddbmm, softmax and bmm in its
+    // forward) is named by no kernel. Its probabilities are a softmax at least twice the size of
+    // the tensors its function makes around it (B x L x hidden); that function's tensors of the
+    // softmax's size (the scores, their masked form) are L x L as well. A router's softmax over
+    // a few experts is smaller than those tensors, and a fused projection (B x L x 3 hidden) is
+    // not of the softmax's size.
+    {
+        auto frameKey = [&](FrameId f) {
+            const Frame& fr = snap.frames.frame(f);
+            return std::pair<uint32_t, uint32_t>(fr.filename.value, fr.name.value);
+        };
+        auto isSoftmax = [&](const Allocation& al) {
+            const auto frames = stacks.frames(al.stack);
+            return frames.size() >= 2 && snap.str(snap.frames.frame(frames[0]).name) == "softmax";
+        };
+        std::vector<size_t> forward;
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            if (attribution.allocationPhase[a] == Phase::Forward && dr.allocations[a].stack.valid())
+                forward.push_back(a);
+        for (size_t i = 0; i < forward.size(); ++i) {
+            const Allocation& sm = dr.allocations[forward[i]];
+            if (m_quadratic[forward[i]] || sm.size < 4096 || !isSoftmax(sm))
+                continue;
+            const auto caller = frameKey(stacks.frames(sm.stack)[1]);
+            auto inCaller = [&](size_t a) {
+                const auto frames = stacks.frames(dr.allocations[a].stack);
+                return !frames.empty() && (frameKey(frames[0]) == caller || (isSoftmax(dr.allocations[a]) &&
+                                                                              frameKey(frames[1]) == caller));
+            };
+            size_t lo = i, hi = i;
+            while (lo > 0 && (inCaller(forward[lo - 1]) || dr.allocations[forward[lo - 1]].size < 4096))
+                --lo;
+            while (hi + 1 < forward.size() && (inCaller(forward[hi + 1]) || dr.allocations[forward[hi + 1]].size < 4096))
+                ++hi;
+            std::map<uint64_t, int> count;
+            for (size_t k = lo; k <= hi; ++k)
+                if (const Allocation& al = dr.allocations[forward[k]]; al.size >= 4096 && !al.aliveAtEnd() && inCaller(forward[k]))
+                    ++count[al.size];
+            uint64_t mode = 0;
+            int best = 0;
+            for (const auto& [size, n] : count)
+                if (n > best)
+                    best = n, mode = size;
+            if (best < 2 || sm.size < 2 * mode)
+                continue;
+            for (size_t k = lo; k <= hi; ++k) {
+                const uint64_t z = dr.allocations[forward[k]].size;
+                if (inCaller(forward[k]) && (z == sm.size || 2 * z == sm.size || z == 2 * sm.size))
+                    m_quadratic[forward[k]] = 1;
+            }
+        }
+    }
     for (size_t a = 0; a < dr.allocations.size(); ++a)
         if (attribution.allocationCategory[a] == Category::Input && dr.allocations[a].size % 8 == 0 &&
             std::find(m_inputSizes.begin(), m_inputSizes.end(), dr.allocations[a].size) == m_inputSizes.end())
@@ -2114,6 +2166,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 if (op.kind == TraceOp::Kind::Alloc && op.key < allocCount)
                     sizeOfKey[op.key] = op.size;
             std::vector<TraceOp> extra;
+            std::unordered_map<uint32_t, int64_t> keepOutputs; // output freed in the forward -> its new free
             for (size_t it = 0; it < at.iterations.size(); ++it) {
                 const auto& blocks = m_blocks.perIteration[it];
                 const IterationRanges& r = ranges[it];
@@ -2145,12 +2198,36 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                         continue;
                     // The block's output stays: its last activation of a block's size (a batch
                     // norm's saved statistics, made after its output, are not it); the rest go.
+                    // Unless the last tensor that outlives the block is freed in the forward: no
+                    // later op saves that output (DenseNet's layer, whose output the next layers
+                    // only concatenate), so every activation of the block goes, and the output
+                    // lives on as the next checkpointed blocks' input, until this one's backward.
+                    // (It outlives the next block's start: a workspace freed just after is not it.)
+                    int64_t forwardOutput = -1;
+                    const int64_t nextStart = b + 1 < blocks.size() ? blocks[b + 1].firstEvent : INT64_MAX;
+                    for (int64_t e = blocks[b].lastEvent; e >= blocks[b].firstEvent && forwardOutput < 0; --e) {
+                        const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                        if (!id.valid() || dr.allocation(id).allocEvent.value != e)
+                            continue;
+                        const Allocation& al = dr.allocation(id);
+                        if (!al.freeEvent.valid() || al.freeEvent.value <= blocks[b].lastEvent)
+                            continue;
+                        if (nextStart == INT64_MAX)
+                            break;
+                        if (al.freeEvent.value < nextStart)
+                            continue;
+                        if (at.eventPhase[static_cast<size_t>(al.freeEvent.value)] != Phase::Forward)
+                            break;
+                        forwardOutput = id.value;
+                    }
                     uint64_t largest = 0;
                     for (uint32_t key : acts[b])
                         largest = std::max(largest, dr.allocations[key].size);
                     size_t output = acts[b].size() - 1;
                     while (output > 0 && dr.allocations[acts[b][output]].size * kOutputFraction < largest)
                         --output;
+                    if (forwardOutput >= 0)
+                        output = acts[b].size(); // none of them
                     std::vector<uint32_t> dropped;
                     int64_t firstFree = INT64_MAX;
                     for (size_t k = 0; k < acts[b].size(); ++k) {
@@ -2193,6 +2270,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                             at0 = e;
                     }
                     at0 = std::min(at0, firstFree - 1);
+                    if (forwardOutput >= 0)
+                        keepOutputs[static_cast<uint32_t>(forwardOutput)] = at0;
                     // the forward of the block again: its activations (same keys) and temporaries
                     std::set<uint32_t> droppedSet(dropped.begin(), dropped.end());
                     std::unordered_map<uint32_t, uint32_t> temp;
@@ -2221,6 +2300,13 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                     }
                 }
             }
+            takeFrees(
+                s.ops,
+                [&](const TraceOp& op) {
+                const auto k = keepOutputs.find(op.key);
+                return k != keepOutputs.end() && k->second > op.event ? k->second : int64_t{-1};
+                },
+                extra);
             insertAfterEvents(s.ops, std::move(extra));
         }
     }

@@ -39,6 +39,9 @@ run: a 220M Qwen2 of 16 layers at 8 x 512 tokens.
 TRUTH_MODELS=qwen3,mnv2,regnet TRUTH_FILE=truth_heldout5.json records the tenth, held out like the
 fourth (recorded before any of its runs was looked at): a Qwen3 decoder, torchvision's MobileNetV2
 and RegNetY-400MF.
+TRUTH_MODELS=gemma,bloom,densenet TRUTH_FILE=truth_heldout6.json records the eleventh, held out the
+same way: a Gemma decoder (one key/value head, a 65,536-token vocabulary), a BLOOM decoder (ALiBi
+attention in plain matmuls) and torchvision's DenseNet-121.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -84,6 +87,9 @@ class Ckpt(nn.Module):
         self.inner = inner
 
     def forward(self, *args, **kwargs):
+        # a list argument is copied: DenseNet's block appends to the list it passed, and the
+        # recompute in backward must see the list the forward saw
+        args = [list(a) if isinstance(a, list) else a for a in args]
         return checkpoint(self.inner, *args, use_reentrant=False, **kwargs)
 
 
@@ -616,10 +622,64 @@ class RegNet(ImageClassifier):
         return in_order(*m.trunk_output)
 
 
+class Gemma(CausalLM):
+    """Held out (eleventh set): a Gemma decoder from a transformers config (one key/value head for
+    eight query heads, GeGLU, tied embeddings, a large vocabulary), its loss inside the model."""
+    name = "gemma"
+    vocab = 65536
+
+    def build(self, dtype):
+        from transformers import GemmaConfig, GemmaForCausalLM
+
+        cfg = GemmaConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=2048, num_hidden_layers=4,
+                          num_attention_heads=8, num_key_value_heads=1, head_dim=64, max_position_embeddings=2048,
+                          use_cache=False)
+        torch.manual_seed(0)
+        return GemmaForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class Bloom(CausalLM):
+    """Held out (eleventh set): a BLOOM decoder from a transformers config (ALiBi attention computed
+    with baddbmm and its own softmax, no fused kernel), its loss inside the model."""
+    name = "bloom"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import BloomConfig, BloomForCausalLM
+
+        cfg = BloomConfig(vocab_size=self.vocab, hidden_size=512, n_layer=4, n_head=8, use_cache=False)
+        torch.manual_seed(0)
+        return BloomForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.transformer.h)
+
+
+class DenseNet(ImageClassifier):
+    """Held out (eleventh set): torchvision's DenseNet-121 (each layer concatenates every earlier
+    feature map of its block), its 58 dense layers the blocks."""
+    name = "densenet"
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.densenet121(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        # a dense block is a ModuleDict: its layers by name
+        return [(b, k) for b in (m.features.denseblock1, m.features.denseblock2, m.features.denseblock3,
+                                 m.features.denseblock4) for k in list(b.keys())]
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
-                                LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16(), Qwen3(), MobileNetV2(), RegNet())}
+                                LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16(), Qwen3(), MobileNetV2(), RegNet(), Gemma(), Bloom(),
+                                DenseNet())}
 
 
 # ---------------------------------------------------------------- one run
@@ -651,6 +711,9 @@ def clean():
 def begin(record, entries):
     """An empty allocator, its reserved bytes, and the history recorded when `record` names it."""
     clean()
+    if torch.cuda.memory_allocated():
+        # an earlier run that failed left tensors alive: every peak from here would be off by them
+        raise RuntimeError("%d bytes still allocated from an earlier run" % torch.cuda.memory_allocated())
     start_reserved = torch.cuda.memory_reserved()
     if record:
         if STACKS == "none":  # no stacks: what a checkpointed run records when stack capture fails
