@@ -1537,12 +1537,6 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         (m_normCopy[static_cast<size_t>(origin)] && (from == Precision::Bf16 || from == Precision::Fp16) &&
          to == Precision::Fp32))
         return f; // a library's workspace (cuBLAS), a mask, a reduction's buffer, fp32 math: bytes, not elements
-    // cuDNN's 16-bit convolution algorithms ask for workspaces at least as large as the fp32
-    // ones recorded (EfficientNet's bf16 backward makes a 50 MiB one at its peak): in a pure 16-bit
-    // run a workspace scales with the batch from there but is not halved below its recorded
-    // bytes (under autocast it is: measured, the ResNet's amp rows went over)
-    if (m_convWorkspace[static_cast<size_t>(origin)] && !isAmp(to) && from == Precision::Fp32)
-        return std::max(1.0, f * activationBytes(to, false) / activationBytes(from, false));
     if (isAmp(from) && !isAmp(to) && m_ampCrossEntropy[static_cast<size_t>(origin)])
         return f * activationBytes(to, false) / m_ampCrossEntropy[static_cast<size_t>(origin)];
     switch (c) {

@@ -1091,7 +1091,7 @@ private slots:
         const std::map<QString, std::pair<double, double>> misses{
             // EfficientNet: cuDNN's 16-bit backward takes other workspaces than its fp32 one,
             // and its checkpointed 16-bit runs reserve other segments
-            {"effnet_bf16", {0.06, 0.10}},
+            {"effnet_bf16", {0.08, 0.08}},
             {"effnet_amp_bf16", {0.08, 0.08}},
             {"effnet_amp_fp16", {0.08, 0.08}},
             {"effnet_ckpt_all+amp_bf16", {0.05, 0.31}},
@@ -1141,10 +1141,10 @@ private slots:
             // the tenth set (truth_heldout5.json), held out and measured before any rule was
             // fitted to it but the blocks: MobileNetV2's first two blocks, both without the add,
             // run into one call (checkpointing), its 16-bit runs allocate 7-9% more than
-            // predicted (not yet looked at); RegNet's bf16 reserved bytes
+            // predicted (cuDNN's 16-bit plans take a 52 MB workspace no fp32 run has)
             {"mnv2_ckpt_all", {0.16, 0.08}},
             {"mnv2_ckpt_2", {0.19, 0.17}},
-            {"mnv2_bf16", {0.08, 0.10}},
+            {"mnv2_bf16", {0.09, 0.08}},
             {"mnv2_amp_bf16", {0.10, 0.08}},
             {"mnv2_amp_fp16", {0.10, 0.08}},
             {"mnv2_batch_x2", {0.05, 0.09}},
@@ -1152,7 +1152,6 @@ private slots:
             {"mnv2_ckpt_all+accum2", {0.13, 0.08}},
             {"mnv2_amp_bf16+sgd_momentum+accum2", {0.09, 0.08}},
             {"mnv2_bf16+ckpt_all+batch_x2", {0.17, 0.33}},
-            {"regnet_bf16", {0.05, 0.15}},
             // the eleventh set (truth_heldout6.json), held out: BLOOM's softmax runs in fp32
             // (softmax(dtype=torch.float32), then a 16-bit copy), which an fp32 recording cannot
             // show; its checkpointed runs reserve other segments (allocated within 0.4%)
