@@ -418,16 +418,30 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                                      })->first;
                 // (a call starting a few lines from it runs the other branch of an if: MobileNetV2's
                 // blocks without a residual add)
+                // (and a block that never reaches that line but starts where others start too
+                // is another stack's layer: Whisper's decoder layers after its encoder's, two
+                // forwards of one file called from one loop frame)
+                std::vector<size_t> lengths; // of the blocks starting at that line
+                for (const auto& r : ranges)
+                    if (std::abs(entries[r.first].calleeLine - line) <= 8)
+                        lengths.push_back(r.second - r.first);
+                std::sort(lengths.begin(), lengths.end());
+                const size_t median = lengths.empty() ? 0 : lengths[lengths.size() / 2];
                 for (size_t b = ranges.size(); b-- > 0;) {
                     size_t x = ranges[b].first;
                     if (std::abs(entries[x].calleeLine - line) <= 8)
                         continue;
+                    // (of a layer's size: not ConvNeXt's LayerNorm2d between its stages)
+                    const bool ownStart =
+                        firstLines[entries[x].calleeLine] >= 2 && 2 * (ranges[b].second - ranges[b].first) >= median;
                     while (x < ranges[b].second && entries[x].calleeLine != line)
                         ++x;
-                    if (x == ranges[b].second)
-                        ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(b));
-                    else
+                    if (x == ranges[b].second) {
+                        if (!ownStart)
+                            ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(b));
+                    } else {
                         ranges[b].first = x;
+                    }
                 }
             }
             splitAtLandmarks(entries, ranges);
@@ -544,12 +558,61 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         }
         return it->second;
     };
+    // A model's own line that calls the attention kernel (Falcon's, nanoGPT's
+    // `F.scaled_dot_product_attention(...)` in their forward): from Python frames no frame names
+    // it. One call of one line that makes at least 5 tensors (of at least 1/64 of the largest),
+    // two of one size at least twice the size most of them have (the math kernel's scores and
+    // their softmax), is that call.
+    std::set<int32_t> attentionLines;
+    {
+        size_t a = 0;
+        while (a < dr.allocations.size()) {
+            const auto frames = stacks.frames(dr.allocations[a].stack);
+            const std::string_view file = frames.empty() ? std::string_view() : snap.str(snap.frames.frame(frames[0]).filename);
+            if (attribution.allocationPhase[a] != Phase::Forward || frames.empty() || contains(file, "site-packages/torch/") ||
+                contains(file, "/torch/nn/") || contains(file, "/torch/utils/") || contains(file, "/torch/optim/")) {
+                ++a;
+                continue;
+            }
+            const int32_t line = frames[0].value;
+            std::map<uint64_t, int> count;
+            size_t b = a;
+            for (; b < dr.allocations.size(); ++b) {
+                if (attribution.allocationPhase[b] != Phase::Forward)
+                    break;
+                const auto f = stacks.frames(dr.allocations[b].stack);
+                if (f.empty() || f[0].value != line)
+                    break;
+                if (dr.allocations[b].size >= 4096)
+                    ++count[dr.allocations[b].size];
+            }
+            a = std::max(b, a + 1);
+            // tensors, not a reduction's small results (an RMS norm's line makes two x-sized
+            // tensors and three B x L ones)
+            const uint64_t largest = count.empty() ? 0 : count.rbegin()->first;
+            std::erase_if(count, [&](const auto& kv) { return kv.first * 64 < largest; });
+            int tensors = 0, best = 0;
+            uint64_t mode = 0;
+            for (const auto& [size, n] : count) {
+                tensors += n;
+                if (n > best)
+                    best = n, mode = size;
+            }
+            bool scores = false;
+            for (const auto& [size, n] : count)
+                scores = scores || (n >= 2 && size >= 2 * mode);
+            if (tensors >= 5 && scores)
+                attentionLines.insert(line);
+        }
+    }
     auto isAttention = memoByStack([&](StackId s) {
         if (isAttentionOp(stacks.op(s)))
             return true;
         const auto frames = stacks.frames(s);
         if (frames.empty())
             return false;
+        if (attentionLines.count(frames[0].value))
+            return true;
         // the kernel's own call, not the projections around it
         const std::string_view name = snap.str(snap.frames.frame(frames[0]).name);
         const std::string_view file = snap.str(snap.frames.frame(frames[0]).filename);
@@ -616,15 +679,17 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 // the call's own causal mask (a mask the model builds before the call, T5's
                 // decoder's, is the caller's)
                 bool causal = false;
-                std::set<uint64_t> sizes;
+                std::map<uint64_t, int> sizes;
                 for (size_t a : call) {
-                    sizes.insert(dr.allocations[a].size);
+                    ++sizes[dr.allocations[a].size];
                     if (dr.allocations[a].stack.valid())
                         for (const FrameId f : snap.stacks.frames(dr.allocations[a].stack))
                             causal = causal || snap.str(snap.frames.frame(f).name).starts_with("at::_ops::tril::");
                 }
-                for (uint64_t m : sizes)
-                    causal = causal || (m >= 1024 && m < mode && sizes.count(4 * m));
+                // the kernel's own causal mask is L x L bools made twice (`ones`, then `tril`)
+                // before its float form; a caller's B x L x L bool mask is negated once, after it
+                for (const auto& [m, n] : sizes)
+                    causal = causal || (m >= 1024 && m < mode && n >= 2 && sizes.count(4 * m));
                 if (!causal) {
                     for (size_t a : call)
                         m_mathAttention[a] = 1;
@@ -2405,7 +2470,36 @@ int64_t ModelWhatIf::safeBatch(const ModelChanges& changes, const SimulationOpti
 {
     SimulationOptions o = options;
     o.capacity = safeCapacity(options.capacity);
-    return maxBatch(changes, o).maxBatch;
+    const int64_t top = maxBatch(changes, o).maxBatch;
+    // And room for one more segment of its largest tensor: where the replay finds room for a
+    // logits-sized block, real runs have made one more (measured: the checkpointed Falcon at
+    // 4x its batch, 2.59 GB where the replay says 2.07; BLOOM, T5, the Lightning GPT-2).
+    auto spare = [&](int64_t b) {
+        ModelChanges c = changes;
+        c.batch = static_cast<double>(b);
+        const OpStream s = build(c);
+        uint64_t largest = 0;
+        for (const TraceOp& op : s.ops)
+            if (op.kind == TraceOp::Kind::Alloc && !op.optional) // (a workspace gives way)
+                largest = std::max(largest, op.size);
+        const uint64_t segment = (largest + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+        if (segment >= options.capacity)
+            return false;
+        SimulationOptions spared = o;
+        spared.capacity = std::min(o.capacity, options.capacity - segment);
+        return !simulateOps(s, &m_attribution, spared).oom;
+    };
+    if (top <= 0 || spare(top))
+        return top;
+    const int64_t step = m_recorded.batchKnown ? std::max(1, changes.accumulate) : 1;
+    int64_t lo = 0, hi = top;
+    while (hi - lo > step) {
+        const int64_t mid = (lo + (hi - lo) / 2) / step * step;
+        if (mid <= lo)
+            break;
+        (spare(mid) ? lo : hi) = mid;
+    }
+    return lo;
 }
 
 uint64_t safeCapacity(uint64_t capacity)

@@ -134,8 +134,9 @@ public:
     ChangeResult simulate(const ModelChanges& changes, const SimulationOptions& options, OpStream& built) const;
     // The largest batch under options.capacity with `changes` (its batch is ignored).
     MaxBatchResult maxBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t limit = 1 << 16) const;
-    // The largest batch whose reserved peak leaves kReservedMargin of options.capacity: one the
-    // real run fits with the what-if's measured error.
+    // The largest batch whose reserved peak leaves kReservedMargin of options.capacity, and room
+    // for one more segment of its largest tensor: one the real run fits with the what-if's
+    // measured error.
     int64_t safeBatch(const ModelChanges& changes, const SimulationOptions& options) const;
     // Changes alone and two together (checkpointing all or half the blocks, amp-bf16, bf16,
     // accumulation 2/4/8, AdamW 8-bit, SGD with momentum), and expandable segments alone and

@@ -120,7 +120,7 @@ const QStringList kTruthFiles{
     QStringLiteral("truth_heldout3.json"), QStringLiteral("truth_heldout4.json"),      QStringLiteral("truth_frameworks.json"),
     QStringLiteral("truth_trainer.json"),  QStringLiteral("truth_compiled.json"),      QStringLiteral("truth_lora.json"),
     QStringLiteral("truth_scale.json"),    QStringLiteral("truth_scale_trainer.json"), QStringLiteral("truth_scale16.json"),
-    QStringLiteral("truth_heldout5.json"), QStringLiteral("truth_heldout6.json")};
+    QStringLiteral("truth_heldout5.json"), QStringLiteral("truth_heldout6.json"), QStringLiteral("truth_heldout7.json")};
 
 // How far under the largest batch that ran a prediction may lie (docs/ALLOCATOR.md): only the
 // checkpointed ConvNeXt's, by 10% (360 where 384 ran): at large batches the model reserves more
@@ -135,10 +135,16 @@ double sweepSlack(const QString& model, const QString& variant)
 
 // How far over the smallest batch that failed a prediction may lie: the checkpointed
 // ResNet-50's, 263 where 256 failed (192 ran) by 3%. Its real run at 256 failed with 712 MiB
-// reserved in segments it could not use; the model's blocks land where they leave less.
+// reserved in segments it could not use; the model's blocks land where they leave less. The
+// checkpointed Falcon's, 44 where 40 failed (32 ran): its real run at 32 reserves a fourth 512
+// MiB logits segment in its second step (two 16 MiB tensors of the checkpointed forward took
+// a logits segment), 2.59 GB where the model says 2.07 (allocated within 0.1%). The
+// checkpointed DeepLabV3's, 134 where 128 failed (96 ran): cuDNN's workspaces.
 double sweepOver(const QString& model, const QString& variant)
 {
-    return variant == QStringLiteral("ckpt_all") && model == QStringLiteral("resnet50") ? 0.03 : 0.0;
+    if (variant != QStringLiteral("ckpt_all"))
+        return 0.0;
+    return model == QStringLiteral("resnet50") ? 0.03 : model == QStringLiteral("falcon") ? 0.11 : model == QStringLiteral("deeplab") ? 0.05 : 0.0;
 }
 
 QJsonObject baseConfig(const QJsonObject& t, const QString& model)
@@ -401,25 +407,42 @@ private slots:
         QCOMPARE(outputs, 58 - 4);
     }
 
-    // Attention written out in a model's own code: BLOOM's scores, their masked form and their
-    // softmax are B x H x L x L, and grow with the square of the sequence; its MLP's tensors of
-    // the same bytes (B x L x 4 hidden) grow with it once. Regression: the scores were taken
-    // for B x L x H tensors, and twice the sequence was predicted 6.8% under.
-    void softmaxAttentionGrowsWithTheSquare_data()
+    // Attention in a model's own code, which no kernel name gives away: BLOOM's scores, their
+    // masked form and their softmax (`baddbmm`, `softmax` in its forward), Falcon's math kernel
+    // called on its own line (`F.scaled_dot_product_attention(...)`, from Python frames). They
+    // are B x H x L x L and grow with the square of the sequence; the MLP's tensors of the same
+    // bytes (B x L x 4 hidden) grow with it once. Regressions: the scores were taken for B x L
+    // x H tensors, and twice the sequence was predicted 6.8% (BLOOM) and 7.3% (Falcon) under.
+    void ownAttentionGrowsWithTheSquare_data()
     {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("truthFile");
+        QTest::addColumn<int>("firstLine"); // the attention's lines in the model's file
+        QTest::addColumn<int>("lastLine");
+        QTest::addColumn<int>("scores"); // per layer and step
         QTest::addColumn<bool>("stacksAll");
-        QTest::newRow("bloom") << false;
-        QTest::newRow("all: bloom") << true;
+        for (const bool all : {false, true}) {
+            const QString p = all ? QStringLiteral("all: ") : QString();
+            QTest::newRow(qPrintable(p + QStringLiteral("bloom"))) << "bloom"
+                                                                   << "truth_heldout6.json" << 257 << 309 << 3 << all;
+        }
+        QTest::newRow("falcon") << "falcon"
+                                << "truth_heldout7.json" << 350 << 350 << 2 << false;
     }
-    void softmaxAttentionGrowsWithTheSquare()
+    void ownAttentionGrowsWithTheSquare()
     {
+        QFETCH(QString, model);
+        QFETCH(QString, truthFile);
+        QFETCH(int, firstLine);
+        QFETCH(int, lastLine);
+        QFETCH(int, scores);
         QFETCH(bool, stacksAll);
-        const auto a = loadAttributed(QStringLiteral("bloom_base"), stacksAll);
+        const auto a = loadAttributed(model + QStringLiteral("_base"), stacksAll);
         const Snapshot& snap = *a->replay->snapshot;
         const PythonStacks stacks(snap);
         const DeviceAttribution& at = a->attribution->devices.at(0);
         const DeviceReplay& dr = a->replay->devices.at(0);
-        ModelWhatIf m = modelFor(*a, baseConfig(truth(QStringLiteral("truth_heldout6.json")), QStringLiteral("bloom")));
+        ModelWhatIf m = modelFor(*a, baseConfig(truth(truthFile), model));
         ModelChanges c;
         c.seq = 2 * m.recorded().seq;
         const OpStream s = m.build(c);
@@ -427,24 +450,70 @@ private slots:
         for (const TraceOp& op : s.ops)
             if (op.kind == TraceOp::Kind::Alloc && op.origin >= 0)
                 predicted.try_emplace(op.origin, op.size);
-        const uint64_t scores = 8ull * 8 * 256 * 256 * 4; // B x H x L x L fp32
+        const uint64_t bytes = 8ull * 8 * 256 * 256 * 4; // B x H x L x L fp32
+        const std::string file = "modeling_" + model.toStdString() + ".py";
         int squared = 0, once = 0;
         for (size_t i = 0; i < dr.allocations.size(); ++i) {
             const Allocation& al = dr.allocations[i];
-            if (al.size != scores || at.allocationPhase[i] != Phase::Forward || !predicted.count(static_cast<int32_t>(i)))
+            if (al.size != bytes || at.allocationPhase[i] != Phase::Forward || !predicted.count(static_cast<int32_t>(i)))
                 continue;
             const auto frames = stacks.frames(al.stack);
             QVERIFY(frames.size() >= 2);
-            const std::string_view name = snap.str(snap.frames.frame(frames[0]).name);
-            const int line = snap.frames.frame(frames[name == "softmax" ? 1 : 0]).line;
-            const bool attention = line >= 257 && line <= 309; // BloomAttention.forward
+            const Frame& f = snap.frames.frame(frames[snap.str(snap.frames.frame(frames[0]).name) == "softmax" ? 1 : 0]);
+            const bool attention = snap.str(f.filename).ends_with(file) && f.line >= firstLine && f.line <= lastLine;
             const uint64_t p = predicted[static_cast<int32_t>(i)];
-            QVERIFY2(p == (attention ? 4 : 2) * scores,
-                     qPrintable(QStringLiteral("%1 at line %2 predicted %3 bytes").arg(i).arg(line).arg(p)));
+            QVERIFY2(p == (attention ? 4 : 2) * bytes,
+                     qPrintable(QStringLiteral("%1 at line %2 predicted %3 bytes").arg(i).arg(f.line).arg(p)));
             ++(attention ? squared : once);
         }
-        QCOMPARE(squared, 3 * 4 * 3); // scores, masked scores, probabilities: 4 layers, 3 steps
+        QCOMPARE(squared, scores * 4 * 3); // 4 layers, 3 steps
         QVERIFY(once >= 4);
+    }
+
+    // A mask the caller passes keeps the math kernel at 16 bits, which computes in fp32 (its
+    // scores keep their bytes); the kernel's own causal mask (`ones`, then `tril`: two L x L
+    // bools) lets the flash kernel replace it. Falcon passes a B x 1 x L x L mask, which the
+    // kernel negates once. Regression: an L x L bool beside its float form was all it took to
+    // call a mask the kernel's own, and Falcon in bf16 was predicted 14.7% under.
+    void callersMaskKeepsTheMathKernel_data()
+    {
+        QTest::addColumn<bool>("stacksAll");
+        QTest::newRow("falcon") << false;
+        QTest::newRow("all: falcon") << true;
+    }
+    void callersMaskKeepsTheMathKernel()
+    {
+        QFETCH(bool, stacksAll);
+        const auto a = loadAttributed(QStringLiteral("falcon_base"), stacksAll);
+        const DeviceAttribution& at = a->attribution->devices.at(0);
+        const DeviceReplay& dr = a->replay->devices.at(0);
+        const ModelWhatIf m(*a->replay, 0, at);
+        ModelChanges c;
+        c.precision = Precision::Bf16;
+        const OpStream s = m.build(c);
+        std::unordered_map<int32_t, uint64_t> predicted;
+        for (const TraceOp& op : s.ops)
+            if (op.kind == TraceOp::Kind::Alloc && op.origin >= 0)
+                predicted.try_emplace(op.origin, op.size);
+        const Snapshot& snap = *a->replay->snapshot;
+        const PythonStacks stacks(snap);
+        auto atCall = [&](const Allocation& al) { // Falcon's `F.scaled_dot_product_attention(...)`
+            const auto frames = stacks.frames(al.stack);
+            return !frames.empty() && snap.frames.frame(frames[0]).line == 350 &&
+                   snap.str(snap.frames.frame(frames[0]).filename).ends_with("modeling_falcon.py");
+        };
+        const uint64_t bytes = 8ull * 8 * 256 * 256 * 4;
+        int kept = 0, scores = 0;
+        for (size_t i = 0; i < dr.allocations.size(); ++i)
+            if (dr.allocations[i].size == bytes && at.allocationPhase[i] == Phase::Forward && atCall(dr.allocations[i]) &&
+                at.category(AllocationId{static_cast<int32_t>(i)}) == Category::Activation) {
+                ++scores;
+                const auto p = predicted.find(static_cast<int32_t>(i));
+                kept += p != predicted.end() && p->second == bytes ? 1 : 0;
+            }
+        // the kept softmax of each of 4 layers in 3 steps, in fp32 at 16 bits as the real run's
+        QCOMPARE(scores, 4 * 3);
+        QCOMPARE(kept, scores);
     }
 
     // Moving to autocast copies the head of an untied model, not its lookup table of the
@@ -690,6 +759,16 @@ private slots:
                 << p + QStringLiteral("bloom_base") << "fp32" << 4 << (all ? "modeling_bloom.py" : "modeling_layers.py");
             QTest::newRow(qPrintable(p + QStringLiteral("densenet"))) << p + QStringLiteral("densenet_base") << "fp32" << 58
                                                                       << "densenet.py";
+            // the twelfth: a Falcon's 4 layers, DeepLabV3's 16 bottlenecks, and Whisper's 4
+            // encoder and 4 decoder layers, two forwards of one file called from one frame
+            // (transformers' GradientCheckpointingLayer.__call__): its decoder's were dropped
+            // for not starting at the encoder's first line
+            QTest::newRow(qPrintable(p + QStringLiteral("falcon")))
+                << p + QStringLiteral("falcon_base") << "fp32" << 4 << "modeling_falcon.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("whisper")))
+                << p + QStringLiteral("whisper_base") << "fp32" << 8 << "modeling_layers.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("deeplab"))) << p + QStringLiteral("deeplab_base") << "fp32" << 16
+                                                                     << "container.py";
         }
     }
     void recordedSetup()
@@ -1158,6 +1237,28 @@ private slots:
             {"bloom_bf16", {0.08, 0.08}},
             {"bloom_ckpt_all", {0.05, 0.10}},
             {"bloom_bf16+ckpt_all+batch_x2", {0.05, 0.14}},
+            // the twelfth (truth_heldout7.json), held out: Falcon's linear layers are its own
+            // `x @ self.weight.T` (under autocast from Python frames their outputs are taken
+            // for fp32; from stacks="all" within 0.2%); Whisper under autocast and checkpointed
+            // (reserved: placement); DeepLabV3's dilated convolutions, whose cuDNN workspaces
+            // do not follow the batch (162 MiB at batch 8, 180 MiB at 16) nor the dtype
+            {"falcon_amp_bf16", {0.08, 0.08}},
+            {"falcon_amp_fp16", {0.08, 0.08}},
+            {"falcon_amp_bf16+sgd_momentum+accum2", {0.06, 0.08}},
+            {"whisper_ckpt_all", {0.05, 0.12}},
+            {"whisper_amp_bf16", {0.06, 0.08}},
+            {"whisper_amp_fp16", {0.06, 0.08}},
+            {"whisper_amp_bf16+sgd_momentum+accum2", {0.06, 0.08}},
+            {"deeplab_ckpt_all", {0.05, 0.10}},
+            {"deeplab_bf16", {0.07, 0.08}},
+            {"deeplab_amp_bf16", {0.05, 0.09}},
+            {"deeplab_accum2", {0.07, 0.14}},
+            {"deeplab_accum4", {0.08, 0.09}},
+            {"deeplab_batch_x2", {0.06, 0.08}},
+            {"deeplab_batch_half", {0.06, 0.08}},
+            {"deeplab_ckpt_all+amp_bf16", {0.05, 0.19}},
+            {"deeplab_ckpt_all+accum2", {0.10, 0.08}},
+            {"deeplab_bf16+ckpt_all+batch_x2", {0.18, 0.19}},
         };
         for (const bool all : {false, true})
             for (const QString& file :

@@ -42,6 +42,8 @@ and RegNetY-400MF.
 TRUTH_MODELS=gemma,bloom,densenet TRUTH_FILE=truth_heldout6.json records the eleventh, held out the
 same way: a Gemma decoder (one key/value head, a 65,536-token vocabulary), a BLOOM decoder (ALiBi
 attention in plain matmuls) and torchvision's DenseNet-121.
+TRUTH_MODELS=falcon,whisper,deeplab TRUTH_FILE=truth_heldout7.json records the twelfth: a Falcon
+decoder (parallel attention and MLP), a Whisper speech-to-text model and torchvision's DeepLabV3.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -675,11 +677,93 @@ class DenseNet(ImageClassifier):
                                  m.features.denseblock4) for k in list(b.keys())]
 
 
+class Falcon(CausalLM):
+    """Held out (twelfth set): a Falcon decoder from a transformers config (attention and MLP in
+    parallel from one layer norm, one key/value head, a fused query/key/value projection), its loss
+    inside the model."""
+    name = "falcon"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import FalconConfig, FalconForCausalLM
+
+        cfg = FalconConfig(vocab_size=self.vocab, hidden_size=512, num_hidden_layers=4, num_attention_heads=8,
+                           multi_query=True, parallel_attn=True, new_decoder_architecture=False, alibi=False,
+                           bias=False, use_cache=False)
+        torch.manual_seed(0)
+        return FalconForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.transformer.h)
+
+
+class Whisper:
+    """Held out (twelfth set): a Whisper speech-to-text model from a transformers config (two
+    convolutions over 80 x 3000 log-mel frames, a 1,500-frame encoder, a decoder with cross
+    attention over 64 tokens), its loss inside the model. No sequence change: the encoder's
+    length is fixed by the model."""
+    name = "whisper"
+    batch = 8
+    seq = None
+    vocab = 8000
+
+    def build(self, dtype):
+        from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+        cfg = WhisperConfig(vocab_size=self.vocab, d_model=384, encoder_layers=4, decoder_layers=4,
+                            encoder_attention_heads=6, decoder_attention_heads=6, encoder_ffn_dim=1536,
+                            decoder_ffn_dim=1536, num_mel_bins=80, max_source_positions=1500, max_target_positions=448,
+                            pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1, use_cache=False)
+        torch.manual_seed(0)
+        return WhisperForConditionalGeneration(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.encoder.layers, m.model.decoder.layers)
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 80, 3000, device=DEV, dtype=dtype)
+        y = torch.randint(3, self.vocab, (b, 64), device=DEV)
+        return (x, y)
+
+    def loss(self, m, xy):
+        x, y = xy
+        return m(input_features=x, labels=y, use_cache=False).loss
+
+
+class DeepLab(ImageClassifier):
+    """Held out (twelfth set): torchvision's DeepLabV3 with a ResNet-50 backbone (dilated
+    convolutions, atrous spatial pyramid pooling, an auxiliary head), a per-pixel loss over 21
+    classes, batch 16 at 128 x 128; its blocks the backbone's 16 bottlenecks."""
+    name = "deeplab"
+    batch = 16
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.segmentation.deeplabv3_resnet50(weights=None, weights_backbone=None, num_classes=21,
+                                                                  aux_loss=True).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        b = m.backbone
+        return in_order(b.layer1, b.layer2, b.layer3, b.layer4)
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
+        y = torch.randint(0, 21, (b, self.size, self.size), device=DEV)
+        return (x, y)
+
+    def loss(self, m, xy):
+        x, y = xy
+        o = m(x)
+        return F.cross_entropy(o["out"], y) + 0.5 * F.cross_entropy(o["aux"], y)
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
                                 LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16(), Qwen3(), MobileNetV2(), RegNet(), Gemma(), Bloom(),
-                                DenseNet())}
+                                DenseNet(), Falcon(), Whisper(), DeepLab())}
 
 
 # ---------------------------------------------------------------- one run
