@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace memscope {
@@ -26,6 +27,7 @@ struct Categorizer {
     int firstFullIteration = -1; // the first iteration with a forward
     int64_t workEnd = 0; // after the last event of any phase: what follows is teardown
     mutable size_t lastIteration = 0; // the iteration iterationOf found last
+    std::vector<size_t> persistentBefore; // blocks alive before the trace and to its end, no hint
 
     // seg.iterationOf, answered without a search when the event is in the iteration found
     // last: allocations come in order, and most are freed in the iteration that made them.
@@ -116,6 +118,7 @@ struct Categorizer {
         }
         categorizePreexisting(anyStep && !stepState);
         demoteWorkspacesNamedGradients();
+        preexistingWorkspaces();
         dataMadeBeforeTheModelRuns();
         ddpBucketsAreGradients();
     }
@@ -267,10 +270,8 @@ struct Categorizer {
             }
             out.allocationCategory[j] = c;
         }
-        if (!stateBeforeTrace || persistent.empty())
+        if (persistent.empty())
             return;
-        // The optimizer steps in the trace but never allocates its state: the state existed
-        // before, alongside the parameters, and each parameter has one gradient of its size.
         std::map<uint64_t, int64_t> gradients; // size -> most gradients of that size in one iteration
         {
             std::map<std::pair<int, uint64_t>, int64_t> perIteration;
@@ -280,15 +281,38 @@ struct Categorizer {
             for (const auto& [key, k] : perIteration)
                 gradients[key.second] = std::max(gradients[key.second], k);
         }
+        persistentBefore = persistent;
+        if (!stateBeforeTrace)
+            return;
+        // The optimizer steps in the trace but never allocates its state: the state existed
+        // before, alongside the parameters, and each parameter has one gradient of its size.
         std::map<uint64_t, int64_t> taken;
         for (size_t j : persistent) {
             const uint64_t size = d.allocations[j].size;
+            if (out.allocationCategory[j] != Category::Parameter)
+                continue;
             auto g = gradients.find(size);
             if (g == gradients.end())
                 continue;
             if (taken[size]++ >= g->second)
                 out.allocationCategory[j] = Category::OptimizerState;
         }
+    }
+
+    // A block alive before the trace and to its end, made by no model-building code, of a
+    // size no gradient of the trace has: a library's workspace (cuBLAS's 32 MiB, made by a
+    // forward's first product), not a parameter (a precision what-if would halve it).
+    void preexistingWorkspaces()
+    {
+        std::set<uint64_t> gradients;
+        for (size_t j = 0; j < d.allocations.size(); ++j)
+            if (out.allocationCategory[j] == Category::Gradient && !d.allocations[j].preexisting())
+                gradients.insert(d.allocations[j].size);
+        if (gradients.empty())
+            return;
+        for (size_t j : persistentBefore)
+            if (out.allocationCategory[j] == Category::Parameter && !gradients.count(d.allocations[j].size))
+                out.allocationCategory[j] = Category::Intermediate;
     }
 
     // A backward allocation alive at the end whose size no parameter has is a workspace or
