@@ -78,9 +78,11 @@ namespace memscope {
  *    event of any phase (a program that drops its model, EMA weights or cuBLAS workspaces
  *    before it dumps the snapshot).
  *    Blocks alive before the trace: freed in zero_grad GRADIENT, in a backward ACTIVATION,
- *    in the plain events before a forward INPUT; alive to the end PARAMETER, or, when the
- *    optimizer steps but creates no state in the trace, split between PARAMETER and
- *    OPTIMIZER_STATE by the count of gradients of each size; otherwise OTHER.
+ *    in the plain events before a forward INPUT; alive to the end PARAMETER (INTERMEDIATE
+ *    when no model-building code made it and no gradient of the trace has its size: a
+ *    library's workspace), or, when the optimizer steps but creates no state in the trace,
+ *    split between PARAMETER and OPTIMIZER_STATE by the count of gradients of each size;
+ *    otherwise OTHER.
  * 5. Per-category curves by prefix sums of +size at the alloc and -size at the
  *    free_completed (they add up to the requested curve at every event), each iteration's
  *    peak of the requested curve with its phase and category split, and the global peak's.
