@@ -150,7 +150,8 @@ const QStringList kTruthFiles{
     QStringLiteral("truth_heldout3.json"), QStringLiteral("truth_heldout4.json"),      QStringLiteral("truth_frameworks.json"),
     QStringLiteral("truth_trainer.json"),  QStringLiteral("truth_compiled.json"),      QStringLiteral("truth_lora.json"),
     QStringLiteral("truth_scale.json"),    QStringLiteral("truth_scale_trainer.json"), QStringLiteral("truth_scale16.json"),
-    QStringLiteral("truth_heldout5.json"), QStringLiteral("truth_heldout6.json"), QStringLiteral("truth_heldout7.json")};
+    QStringLiteral("truth_heldout5.json"), QStringLiteral("truth_heldout6.json"), QStringLiteral("truth_heldout7.json"),
+    QStringLiteral("truth_heldout8.json")};
 
 // How far under the largest batch that ran a prediction may lie (docs/ALLOCATOR.md): only the
 // checkpointed ConvNeXt's, by 10% (360 where 384 ran): at large batches the model reserves more
@@ -160,7 +161,10 @@ double sweepSlack(const QString& model, const QString& variant)
     // the checkpointed ConvNeXt: 384 ran, 360 is predicted (its layer-scale gradients' reduction
     // buffers are right now, reduction_buffers.h; its checkpointed reserved bytes run 8% to 13%
     // over between 64 and 192); every other sweep lies between what ran and what failed
-    return variant == QStringLiteral("ckpt_all") && model == QStringLiteral("convnext") ? 0.10 : 0.0;
+    // the checkpointed LSTM: 128 ran, 124 is predicted (its checkpointed rows run 8% to 20% over)
+    if (variant != QStringLiteral("ckpt_all"))
+        return 0.0;
+    return model == QStringLiteral("convnext") ? 0.10 : model == QStringLiteral("lstm") ? 0.04 : 0.0;
 }
 
 // How far over the smallest batch that failed a prediction may lie: the checkpointed
@@ -849,6 +853,13 @@ private slots:
                 << p + QStringLiteral("whisper_base") << "fp32" << 8 << "modeling_layers.py";
             QTest::newRow(qPrintable(p + QStringLiteral("deeplab"))) << p + QStringLiteral("deeplab_base") << "fp32" << 16
                                                                      << "container.py";
+            // the thirteenth: a Mixtral's 4 layers, the LSTM model's 3 LSTMs, ShuffleNetV2's 16 units
+            QTest::newRow(qPrintable(p + QStringLiteral("mixtral"))) << p + QStringLiteral("mixtral_base") << "fp32" << 4
+                                                                     << "modeling_mixtral.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("lstm"))) << p + QStringLiteral("lstm_base") << "fp32" << 3
+                                                                  << "record_truth.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("shufflenet"))) << p + QStringLiteral("shufflenet_base") << "fp32"
+                                                                        << 16 << "container.py";
         }
     }
     void recordedSetup()
@@ -1339,6 +1350,35 @@ private slots:
             {"deeplab_ckpt_all+amp_bf16", {0.05, 0.19}},
             {"deeplab_ckpt_all+accum2", {0.10, 0.08}},
             {"deeplab_bf16+ckpt_all+batch_x2", {0.18, 0.19}},
+            // the thirteenth (truth_heldout8.json), held out and measured, no rule fitted to it:
+            // the Mixtral under autocast (+6% to +9%); the LSTM language model, whose cuDNN RNN
+            // the checkpointing and autocast rules do not know (its checkpointed rows +8% to +20%
+            // allocated, its batch, sequence and accumulation rows exact on allocated bytes and
+            // 13% off on reserved); ShuffleNetV2, whose cuDNN backward takes a 29 MiB workspace
+            // at half its batch where the recorded batch took 6.6 MiB
+            {"mixtral_amp_bf16", {0.07, 0.08}},
+            {"mixtral_amp_fp16", {0.07, 0.08}},
+            {"mixtral_ckpt_all+amp_bf16", {0.05, 0.10}},
+            {"mixtral_amp_bf16+sgd_momentum+accum2", {0.09, 0.09}},
+            {"lstm_ckpt_all", {0.15, 0.24}},
+            {"lstm_ckpt_2", {0.09, 0.24}},
+            {"lstm_amp_bf16", {0.09, 0.08}},
+            {"lstm_amp_fp16", {0.09, 0.08}},
+            {"lstm_accum4", {0.05, 0.14}},
+            {"lstm_batch_half", {0.05, 0.13}},
+            {"lstm_ckpt_all+amp_bf16", {0.20, 0.41}},
+            {"lstm_ckpt_all+accum2", {0.11, 0.18}},
+            {"lstm_amp_bf16+sgd_momentum+accum2", {0.07, 0.08}},
+            {"lstm_bf16+ckpt_all+batch_x2", {0.17, 0.31}},
+            {"lstm_seq_half", {0.05, 0.13}},
+            {"shufflenet_ckpt_all", {0.05, 0.10}},
+            {"shufflenet_amp_bf16", {0.05, 0.09}},
+            {"shufflenet_amp_fp16", {0.05, 0.09}},
+            {"shufflenet_accum2", {0.14, 0.12}},
+            {"shufflenet_accum4", {0.10, 0.08}},
+            {"shufflenet_batch_half", {0.14, 0.13}},
+            {"shufflenet_ckpt_all+accum2", {0.18, 0.08}},
+            {"shufflenet_bf16+ckpt_all+batch_x2", {0.05, 0.20}},
         };
         for (const bool all : {false, true})
             for (const QString& file :

@@ -44,6 +44,8 @@ same way: a Gemma decoder (one key/value head, a 65,536-token vocabulary), a BLO
 attention in plain matmuls) and torchvision's DenseNet-121.
 TRUTH_MODELS=falcon,whisper,deeplab TRUTH_FILE=truth_heldout7.json records the twelfth: a Falcon
 decoder (parallel attention and MLP), a Whisper speech-to-text model and torchvision's DeepLabV3.
+TRUTH_MODELS=mixtral,lstm,shufflenet TRUTH_FILE=truth_heldout8.json records the thirteenth: a
+Mixtral mixture-of-experts decoder, an LSTM language model and torchvision's ShuffleNetV2.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -759,11 +761,82 @@ class DeepLab(ImageClassifier):
         return F.cross_entropy(o["out"], y) + 0.5 * F.cross_entropy(o["aux"], y)
 
 
+class Mixtral(CausalLM):
+    """Held out (thirteenth set): a Mixtral decoder from a transformers config (a mixture of 8
+    experts, 2 per token, grouped-query attention), its loss inside the model."""
+    name = "mixtral"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import MixtralConfig, MixtralForCausalLM
+
+        cfg = MixtralConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1024, num_hidden_layers=4,
+                            num_attention_heads=8, num_key_value_heads=2, num_local_experts=8, num_experts_per_tok=2,
+                            max_position_embeddings=2048, use_cache=False)
+        torch.manual_seed(0)
+        return MixtralForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class LSTMLM(nn.Module):
+    """A word-level LSTM language model: an embedding, 3 single-layer LSTMs in a ModuleList
+    (cuDNN's RNN), a head over the vocabulary."""
+
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, hidden)
+        self.layers = nn.ModuleList([nn.LSTM(hidden, hidden, batch_first=True) for _ in range(3)])
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for layer in self.layers:
+            x = layer(x)[0]
+        return self.head(x)
+
+
+class LSTM(NextTokenLM):
+    """Held out (thirteenth set): the LSTM language model above, its loss outside the model."""
+    name = "lstm"
+    vocab = 16384
+    batch = 32
+
+    def build(self, dtype):
+        torch.manual_seed(0)
+        return LSTMLM(self.vocab, 768).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.layers)
+
+    def loss(self, m, ids):
+        x, y = ids[:, :-1], ids[:, 1:]
+        logits = m(x)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+class ShuffleNet(ImageClassifier):
+    """Held out (thirteenth set): torchvision's ShuffleNetV2 x1.0 (channel split, shuffle and
+    concatenation, depthwise convolutions), its blocks the 16 units of its three stages."""
+    name = "shufflenet"
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.shufflenet_v2_x1_0(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.stage2, m.stage3, m.stage4)
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
                                 LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16(), Qwen3(), MobileNetV2(), RegNet(), Gemma(), Bloom(),
-                                DenseNet(), Falcon(), Whisper(), DeepLab())}
+                                DenseNet(), Falcon(), Whisper(), DeepLab(), Mixtral(), LSTM(),
+                                ShuffleNet())}
 
 
 # ---------------------------------------------------------------- one run
