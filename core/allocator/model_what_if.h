@@ -55,7 +55,9 @@ class PythonStacks;
  *   call also restarts where a statement that ends calls, its line's own tensor made (a
  *   residual add), begins again; calls the lines cannot separate are split at a sub-module
  *   each calls once). A checkpointed block keeps only its output (the last activation it
- *   allocates); its other activations are freed at the block's end and allocated again,
+ *   allocates; or, where the last tensor outliving it is freed in the forward, that tensor,
+ *   kept until the block's backward as the next blocks' input: DenseNet's layers); its other
+ *   activations are freed at the block's end and allocated again,
  *   with its forward temporaries, right before its backward starts (after the backward has
  *   freed the activations of what came after it), where the recorded backward frees them.
  * - Accumulation K: each iteration's forward and backward are repeated K times at B/K;
@@ -63,11 +65,14 @@ class PythonStacks;
  *   buffers become temporaries); what the forward keeps past the backward lives until
  *   the next micro-batch.
  * - Sequence: L/L0 like the batch, and once more for attention's L x L scores (in a run of
- *   attention allocations, those at least twice its most common size).
+ *   attention allocations, those at least twice its most common size; a run is a kernel's
+ *   call, or one call of a model's own line making two tensors that large; in a model's own
+ *   code, a softmax that large and its function's tensors of its size).
  * Limits: a trace is one run; op dtypes are read from the ATen operator where the
  * recording has native frames (stacks="all", torch's default; autocast_ops.h), else from
  * the innermost Python frames; a recording that already checkpoints or accumulates is
- * replayed as is.
+ * replayed as is; a trace that opens mid-run (a full ring buffer) is predicted from its
+ * first whole iteration.
  */
 struct BlockSpan {
     int64_t firstEvent = 0;
