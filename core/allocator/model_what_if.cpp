@@ -68,6 +68,16 @@ void insertAfterEvents(std::vector<TraceOp>& ops, std::vector<TraceOp> extra)
     ops.swap(out);
 }
 
+// The most common size of a count by size (the smallest of a tie) and its count.
+std::pair<uint64_t, int> mostCommon(const std::map<uint64_t, int>& count)
+{
+    std::pair<uint64_t, int> best{0, 0};
+    for (const auto& [size, n] : count)
+        if (n > best.second)
+            best = {size, n};
+    return best;
+}
+
 // A predicate of a stack, computed once per stack (the rules ask it of every allocation).
 template <typename Predicate>
 auto memoByStack(Predicate predicate)
@@ -591,13 +601,10 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             // tensors and three B x L ones)
             const uint64_t largest = count.empty() ? 0 : count.rbegin()->first;
             std::erase_if(count, [&](const auto& kv) { return kv.first * 64 < largest; });
-            int tensors = 0, best = 0;
-            uint64_t mode = 0;
-            for (const auto& [size, n] : count) {
+            int tensors = 0;
+            for (const auto& [size, n] : count)
                 tensors += n;
-                if (n > best)
-                    best = n, mode = size;
-            }
+            const uint64_t mode = mostCommon(count).first;
             bool scores = false;
             for (const auto& [size, n] : count)
                 scores = scores || (n >= 2 && size >= 2 * mode);
@@ -648,13 +655,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             for (size_t a : run)
                 if (dr.allocations[a].size >= 4096)
                     ++count[dr.allocations[a].size];
-            uint64_t mode = 0;
-            int best = 0;
-            for (const auto& [size, n] : count)
-                if (n > best) {
-                    best = n;
-                    mode = size;
-                }
+            const auto [mode, best] = mostCommon(count);
             bool scores = false;
             if (best >= 2)
                 for (size_t a : run)
@@ -777,11 +778,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             for (size_t k = lo; k <= hi; ++k)
                 if (const Allocation& al = dr.allocations[forward[k]]; al.size >= 4096 && !al.aliveAtEnd() && inCaller(forward[k]))
                     ++count[al.size];
-            uint64_t mode = 0;
-            int best = 0;
-            for (const auto& [size, n] : count)
-                if (n > best)
-                    best = n, mode = size;
+            const auto [mode, best] = mostCommon(count);
             if (best < 2 || sm.size < 2 * mode)
                 continue;
             for (size_t k = lo; k <= hi; ++k) {
