@@ -195,7 +195,7 @@ void printSearch(const MaxBatchResult& search)
         std::cout << " (or more: nothing that grows with the batch ran out)";
     if (search.safeBatch >= 0)
         std::cout << "; with " << std::lround(kReservedMargin * 100)
-                  << "% of the capacity to spare (the what-if's error): " << search.safeBatch;
+                  << "% of the capacity and a segment of its largest tensor to spare (the what-if's error): " << search.safeBatch;
     std::cout << "\n  probes:";
     for (const BatchProbe& p : search.probes)
         std::cout << " " << p.batch << (p.fits ? " fits" : " OOM") << ";";
@@ -352,7 +352,7 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
             std::cout << "  " << planChangesText(r) << "\n      reserved peak " << formatBytes(r.reservedPeak)
                       << (r.tight ? " (tight: within the what-if's error of the capacity)" : "") << ", cost " << r.cost
                       << ", largest batch " << r.maxBatch << " (" << r.safeBatch << " with " << std::lround(kReservedMargin * 100)
-                      << "% to spare)\n";
+                      << "% and a largest tensor's segment to spare)\n";
         }
         size_t misses = 0;
         for (const PlanRow& r : rows)

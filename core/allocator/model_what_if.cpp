@@ -442,8 +442,8 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                     if (std::abs(entries[x].calleeLine - line) <= 8)
                         continue;
                     // (of a layer's size: not ConvNeXt's LayerNorm2d between its stages)
-                    const bool ownStart =
-                        firstLines[entries[x].calleeLine] >= 2 && 2 * (ranges[b].second - ranges[b].first) >= median;
+                    const bool ownStart = firstLines[entries[x].calleeLine] >= 2 &&
+                                          2 * (ranges[b].second - ranges[b].first) >= median;
                     while (x < ranges[b].second && entries[x].calleeLine != line)
                         ++x;
                     if (x == ranges[b].second) {
@@ -766,8 +766,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             const auto caller = frameKey(stacks.frames(sm.stack)[1]);
             auto inCaller = [&](size_t a) {
                 const auto frames = stacks.frames(dr.allocations[a].stack);
-                return !frames.empty() && (frameKey(frames[0]) == caller || (isSoftmax(dr.allocations[a]) &&
-                                                                              frameKey(frames[1]) == caller));
+                return !frames.empty() &&
+                       (frameKey(frames[0]) == caller || (isSoftmax(dr.allocations[a]) && frameKey(frames[1]) == caller));
             };
             size_t lo = i, hi = i;
             while (lo > 0 && (inCaller(forward[lo - 1]) || dr.allocations[forward[lo - 1]].size < 4096))
@@ -776,7 +776,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 ++hi;
             std::map<uint64_t, int> count;
             for (size_t k = lo; k <= hi; ++k)
-                if (const Allocation& al = dr.allocations[forward[k]]; al.size >= 4096 && !al.aliveAtEnd() && inCaller(forward[k]))
+                if (const Allocation& al = dr.allocations[forward[k]];
+                    al.size >= 4096 && !al.aliveAtEnd() && inCaller(forward[k]))
                     ++count[al.size];
             const auto [mode, best] = mostCommon(count);
             if (best < 2 || sm.size < 2 * mode)

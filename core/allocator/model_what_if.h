@@ -111,7 +111,7 @@ struct PlanRow {
     double computeCost = 0;
     std::string cost;
     int64_t maxBatch = 0;
-    int64_t safeBatch = 0; // the largest batch with kReservedMargin of the capacity to spare
+    int64_t safeBatch = 0; // the largest batch with kReservedMargin and a largest tensor's segment to spare
 };
 
 // Const after construction (setRecorded aside): build(), simulate(), maxBatch() and plan()

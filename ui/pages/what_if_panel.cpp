@@ -724,7 +724,8 @@ void WhatIfPanel::showPrediction()
     else if (p.capacity > 0)
         html += tr(" Fits %1 (%2 to spare).").arg(bytesText(p.capacity), bytesText(p.capacity - r.reservedPeak));
     if (m_maxBatch)
-        html += tr(" Largest batch that fits: <b>%1</b>%2 (%3 with %4% of the capacity to spare).")
+        html += tr(" Largest batch that fits: <b>%1</b>%2 (%3 with %4% of the capacity and a segment of its largest "
+                   "tensor to spare).")
                     .arg(m_maxBatch->maxBatch)
                     .arg(m_maxBatch->unbounded ? tr(" or more") : QString())
                     .arg(m_maxBatch->safeBatch)

@@ -67,8 +67,7 @@ std::shared_ptr<const Analysis> attributedWithoutFirst(const QString& path, size
     EventTable cut;
     cut.hasTime = o.hasTime;
     for (size_t i = n; i < o.count(); ++i)
-        cut.push(o.action[i], o.addr[i], o.size[i], o.stream[i], o.timeUs[i], o.stack[i], o.userMetadata[i],
-                 o.compileContext[i]);
+        cut.push(o.action[i], o.addr[i], o.size[i], o.stream[i], o.timeUs[i], o.stack[i], o.userMetadata[i], o.compileContext[i]);
     for (const auto& [row, pool] : o.pool)
         if (row >= n)
             cut.pool.push_back({static_cast<uint32_t>(row - n), pool});
@@ -150,7 +149,7 @@ const QStringList kTruthFiles{
     QStringLiteral("truth_heldout3.json"), QStringLiteral("truth_heldout4.json"),      QStringLiteral("truth_frameworks.json"),
     QStringLiteral("truth_trainer.json"),  QStringLiteral("truth_compiled.json"),      QStringLiteral("truth_lora.json"),
     QStringLiteral("truth_scale.json"),    QStringLiteral("truth_scale_trainer.json"), QStringLiteral("truth_scale16.json"),
-    QStringLiteral("truth_heldout5.json"), QStringLiteral("truth_heldout6.json"), QStringLiteral("truth_heldout7.json"),
+    QStringLiteral("truth_heldout5.json"), QStringLiteral("truth_heldout6.json"),      QStringLiteral("truth_heldout7.json"),
     QStringLiteral("truth_heldout8.json")};
 
 // How far under the largest batch that ran a prediction may lie (docs/ALLOCATOR.md): only the
@@ -178,7 +177,10 @@ double sweepOver(const QString& model, const QString& variant)
 {
     if (variant != QStringLiteral("ckpt_all"))
         return 0.0;
-    return model == QStringLiteral("resnet50") ? 0.03 : model == QStringLiteral("falcon") ? 0.11 : model == QStringLiteral("deeplab") ? 0.05 : 0.0;
+    return model == QStringLiteral("resnet50")  ? 0.03
+           : model == QStringLiteral("falcon")  ? 0.11
+           : model == QStringLiteral("deeplab") ? 0.05
+                                                : 0.0;
 }
 
 QJsonObject baseConfig(const QJsonObject& t, const QString& model)
@@ -837,12 +839,12 @@ private slots:
         // the eleventh set: a Gemma's and a BLOOM's 4 layers, DenseNet-121's 58 dense layers
         for (const bool all : {false, true}) {
             const QString p = all ? QStringLiteral("all:") : QString();
-            QTest::newRow(qPrintable(p + QStringLiteral("gemma"))) << p + QStringLiteral("gemma_base") << "fp32" << 4
-                                                                   << "modeling_gemma.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("gemma")))
+                << p + QStringLiteral("gemma_base") << "fp32" << 4 << "modeling_gemma.py";
             QTest::newRow(qPrintable(p + QStringLiteral("bloom")))
                 << p + QStringLiteral("bloom_base") << "fp32" << 4 << (all ? "modeling_bloom.py" : "modeling_layers.py");
-            QTest::newRow(qPrintable(p + QStringLiteral("densenet"))) << p + QStringLiteral("densenet_base") << "fp32" << 58
-                                                                      << "densenet.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("densenet")))
+                << p + QStringLiteral("densenet_base") << "fp32" << 58 << "densenet.py";
             // the twelfth: a Falcon's 4 layers, DeepLabV3's 16 bottlenecks, and Whisper's 4
             // encoder and 4 decoder layers, two forwards of one file called from one frame
             // (transformers' GradientCheckpointingLayer.__call__): its decoder's were dropped
@@ -851,15 +853,15 @@ private slots:
                 << p + QStringLiteral("falcon_base") << "fp32" << 4 << "modeling_falcon.py";
             QTest::newRow(qPrintable(p + QStringLiteral("whisper")))
                 << p + QStringLiteral("whisper_base") << "fp32" << 8 << "modeling_layers.py";
-            QTest::newRow(qPrintable(p + QStringLiteral("deeplab"))) << p + QStringLiteral("deeplab_base") << "fp32" << 16
-                                                                     << "container.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("deeplab")))
+                << p + QStringLiteral("deeplab_base") << "fp32" << 16 << "container.py";
             // the thirteenth: a Mixtral's 4 layers, the LSTM model's 3 LSTMs, ShuffleNetV2's 16 units
-            QTest::newRow(qPrintable(p + QStringLiteral("mixtral"))) << p + QStringLiteral("mixtral_base") << "fp32" << 4
-                                                                     << "modeling_mixtral.py";
-            QTest::newRow(qPrintable(p + QStringLiteral("lstm"))) << p + QStringLiteral("lstm_base") << "fp32" << 3
-                                                                  << "record_truth.py";
-            QTest::newRow(qPrintable(p + QStringLiteral("shufflenet"))) << p + QStringLiteral("shufflenet_base") << "fp32"
-                                                                        << 16 << "container.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("mixtral")))
+                << p + QStringLiteral("mixtral_base") << "fp32" << 4 << "modeling_mixtral.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("lstm")))
+                << p + QStringLiteral("lstm_base") << "fp32" << 3 << "record_truth.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("shufflenet")))
+                << p + QStringLiteral("shufflenet_base") << "fp32" << 16 << "container.py";
         }
     }
     void recordedSetup()
@@ -1487,7 +1489,7 @@ private slots:
               failed, static_cast<long long>(r.maxBatch));
         if (failed > 0)
             QVERIFY(static_cast<double>(r.maxBatch) < failed * (1.0 + over));
-        // the safe batch (8% of the capacity to spare) is under what failed on every sweep,
+        // the safe batch (8% of the capacity and a segment of its largest tensor to spare) is under what failed on every sweep,
         // the checkpointed ResNet-50's too (231 where 256 failed)
         const int64_t safe = m.safeBatch(c, o);
         qInfo("  safe %lld", static_cast<long long>(safe));
