@@ -27,7 +27,7 @@ struct Categorizer {
     int firstFullIteration = -1; // the first iteration with a forward
     int64_t workEnd = 0; // after the last event of any phase: what follows is teardown
     mutable size_t lastIteration = 0; // the iteration iterationOf found last
-    std::vector<size_t> persistentBefore; // blocks alive before the trace and to its end, no hint
+    std::vector<size_t> persistentBefore{}; // blocks alive before the trace and to its end, no hint
 
     // seg.iterationOf, answered without a search when the event is in the iteration found
     // last: allocations come in order, and most are freed in the iteration that made them.
