@@ -2283,6 +2283,15 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                     size_t output = acts[b].size() - 1;
                     while (output > 0 && dr.allocations[acts[b][output]].size * kOutputFraction < largest)
                         --output;
+                    // Of those, the one the backward frees first: the next block saved it, and
+                    // its backward runs before this one's (an LSTM's output, not the cuDNN reserve
+                    // space it makes after it and saves for its own backward)
+                    for (size_t k = 0; k < acts[b].size(); ++k) {
+                        const Allocation& x = dr.allocations[acts[b][k]];
+                        if (x.size * kOutputFraction >= largest &&
+                            x.freeEvent.value < dr.allocations[acts[b][output]].freeEvent.value)
+                            output = k;
+                    }
                     if (forwardOutput >= 0)
                         output = acts[b].size(); // none of them
                     std::vector<uint32_t> dropped;
