@@ -172,7 +172,7 @@ double sweepSlack(const QString& model, const QString& variant)
 // checkpointed Falcon's, 44 where 40 failed (32 ran): its real run at 32 reserves a fourth 512
 // MiB logits segment in its second step (two 16 MiB tensors of the checkpointed forward took
 // a logits segment), 2.59 GB where the model says 2.07 (allocated within 0.1%). The
-// checkpointed DeepLabV3's, 134 where 128 failed (96 ran): cuDNN's workspaces.
+// checkpointed DeepLabV3's, 133 where 128 failed (96 ran): cuDNN's workspaces.
 double sweepOver(const QString& model, const QString& variant)
 {
     if (variant != QStringLiteral("ckpt_all"))
