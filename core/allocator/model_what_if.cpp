@@ -123,6 +123,19 @@ void takeFrees(std::vector<TraceOp>& ops, const std::map<uint32_t, int64_t>& to,
         moved);
 }
 
+// Only the frees of the keys of `until` that come before their key's event, moved there: the
+// tensor is kept alive until then (a free already later stays).
+void delayFrees(std::vector<TraceOp>& ops, const std::map<uint32_t, int64_t>& until, std::vector<TraceOp>& moved)
+{
+    takeFrees(
+        ops,
+        [&](const TraceOp& op) {
+        const auto k = until.find(op.key);
+        return k != until.end() && k->second > op.event ? k->second : int64_t{-1};
+        },
+        moved);
+}
+
 struct IterationRanges {
     int64_t first = -1; // the iteration's first event
     int64_t forwardStart = -1;
@@ -1768,13 +1781,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             return op.origin >= 0 && static_cast<uint32_t>(op.origin) == op.key && drop.count(op.key);
         });
         std::vector<TraceOp> moved;
-        takeFrees(
-            s.ops,
-            [&](const TraceOp& op) {
-            const auto k = keep.find(op.key);
-            return k != keep.end() && k->second > op.event ? k->second : int64_t{-1};
-            },
-            moved);
+        delayFrees(s.ops, keep, moved);
         insertAfterEvents(s.ops, std::move(moved));
     }
     // --- an RMS norm's fp32 copy of its 16-bit input (see m_upcastNorms); under checkpointing
@@ -2223,7 +2230,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 if (op.kind == TraceOp::Kind::Alloc && op.key < allocCount)
                     sizeOfKey[op.key] = op.size;
             std::vector<TraceOp> extra;
-            std::unordered_map<uint32_t, int64_t> keepOutputs; // output freed in the forward -> its new free
+            std::map<uint32_t, int64_t> keepOutputs; // output freed in the forward -> its new free
             for (size_t it = 0; it < at.iterations.size(); ++it) {
                 const auto& blocks = m_blocks.perIteration[it];
                 const IterationRanges& r = ranges[it];
@@ -2366,13 +2373,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                     }
                 }
             }
-            takeFrees(
-                s.ops,
-                [&](const TraceOp& op) {
-                const auto k = keepOutputs.find(op.key);
-                return k != keepOutputs.end() && k->second > op.event ? k->second : int64_t{-1};
-                },
-                extra);
+            delayFrees(s.ops, keepOutputs, extra);
             insertAfterEvents(s.ops, std::move(extra));
         }
     }
