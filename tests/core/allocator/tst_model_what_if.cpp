@@ -84,6 +84,42 @@ std::shared_ptr<const Analysis> attributedWithoutFirst(const QString& path, size
     return analyze(AnalysisSource::recording(s, path.toStdString() + " (cut)"), a);
 }
 
+// The size each recorded allocation has in an edited stream (its first allocation there).
+std::unordered_map<int32_t, uint64_t> predictedSizes(const OpStream& s)
+{
+    std::unordered_map<int32_t, uint64_t> sizes;
+    for (const TraceOp& op : s.ops)
+        if (op.kind == TraceOp::Kind::Alloc && op.origin >= 0)
+            sizes.try_emplace(op.origin, op.size);
+    return sizes;
+}
+
+// Per block of the first iteration, the recorded allocations it makes that the stream `s`
+// (built with `--checkpoint all`) first frees in a backward: what the block keeps.
+std::vector<std::vector<AllocationId>> keptIntoBackward(const Analysis& a, const ModelWhatIf& m, const OpStream& s)
+{
+    const DeviceAttribution& at = a.attribution->devices.at(0);
+    const DeviceReplay& dr = a.replay->devices.at(0);
+    std::unordered_map<uint32_t, int64_t> firstFree; // recorded allocation -> its first free in the stream
+    for (const TraceOp& op : s.ops)
+        if ((op.kind == TraceOp::Kind::Free || op.kind == TraceOp::Kind::FreeRequested) && op.origin >= 0 &&
+            static_cast<uint32_t>(op.origin) == op.key)
+            firstFree.try_emplace(op.key, op.event);
+    std::vector<std::vector<AllocationId>> kept;
+    for (const BlockSpan& b : m.blocks().perIteration.at(0)) {
+        kept.emplace_back();
+        for (int64_t e = b.firstEvent; e <= b.lastEvent; ++e) {
+            const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+            if (!id.valid() || dr.allocation(id).allocEvent.value != e)
+                continue;
+            const auto f = firstFree.find(static_cast<uint32_t>(id.value));
+            if (f != firstFree.end() && at.eventPhase[static_cast<size_t>(f->second)] == Phase::Backward)
+                kept.back().push_back(id);
+        }
+    }
+    return kept;
+}
+
 // Whether building `c` on `m` gives a note containing `text`.
 bool hasNote(const ModelWhatIf& m, const ModelChanges& c, std::string_view text)
 {
@@ -413,29 +449,15 @@ private slots:
         QCOMPARE(m.blocks().count(), 58);
         ModelChanges c;
         c.checkpoint = -1;
-        const OpStream s = m.build(c);
-        std::unordered_map<uint32_t, int64_t> firstFree; // recorded allocation -> its first free in the stream
-        for (const TraceOp& op : s.ops)
-            if ((op.kind == TraceOp::Kind::Free || op.kind == TraceOp::Kind::FreeRequested) && op.origin >= 0 &&
-                static_cast<uint32_t>(op.origin) == op.key)
-                firstFree.try_emplace(op.key, op.event);
-        const auto& blocks = m.blocks().perIteration.at(0);
+        const auto blocks = m.blocks().perIteration.at(0);
+        const auto kept = keptIntoBackward(*a, m, m.build(c));
         int outputs = 0;
-        for (const BlockSpan& b : blocks) {
-            std::vector<int32_t> kept; // allocated in the block, first freed in the backward
-            for (int64_t e = b.firstEvent; e <= b.lastEvent; ++e) {
-                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
-                if (!id.valid() || dr.allocation(id).allocEvent.value != e)
-                    continue;
-                const auto f = firstFree.find(static_cast<uint32_t>(id.value));
-                if (f != firstFree.end() && at.eventPhase[static_cast<size_t>(f->second)] == Phase::Backward)
-                    kept.push_back(id.value);
-            }
-            QVERIFY2(kept.size() == 1, qPrintable(QStringLiteral("%1 tensors of the block of events %2..%3 kept")
-                                                      .arg(kept.size())
-                                                      .arg(b.firstEvent)
-                                                      .arg(b.lastEvent)));
-            const Allocation& out = dr.allocation(AllocationId{kept[0]});
+        for (size_t b = 0; b < blocks.size(); ++b) {
+            QVERIFY2(kept[b].size() == 1, qPrintable(QStringLiteral("%1 tensors of the block of events %2..%3 kept")
+                                                         .arg(kept[b].size())
+                                                         .arg(blocks[b].firstEvent)
+                                                         .arg(blocks[b].lastEvent)));
+            const Allocation& out = dr.allocation(kept[b][0]);
             outputs += at.eventPhase[static_cast<size_t>(out.freeEvent.value)] == Phase::Forward ? 1 : 0;
         }
         // every layer's but the last of each of the 4 dense blocks, whose output the block's
@@ -463,23 +485,12 @@ private slots:
         QCOMPARE(m.blocks().count(), 3);
         ModelChanges c;
         c.checkpoint = -1;
-        const OpStream s = m.build(c);
-        std::unordered_map<uint32_t, int64_t> firstFree; // recorded allocation -> its first free in the stream
-        for (const TraceOp& op : s.ops)
-            if ((op.kind == TraceOp::Kind::Free || op.kind == TraceOp::Kind::FreeRequested) && op.origin >= 0 &&
-                static_cast<uint32_t>(op.origin) == op.key)
-                firstFree.try_emplace(op.key, op.event);
         const uint64_t output = 32ull * 256 * 768 * 4; // B x L x hidden fp32
-        for (const BlockSpan& b : m.blocks().perIteration.at(0)) {
+        for (const std::vector<AllocationId>& block : keptIntoBackward(*a, m, m.build(c))) {
             std::vector<uint64_t> kept; // the block's large tensors first freed in the backward
-            for (int64_t e = b.firstEvent; e <= b.lastEvent; ++e) {
-                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
-                if (!id.valid() || dr.allocation(id).allocEvent.value != e || dr.allocation(id).size < (1u << 20))
-                    continue;
-                const auto f = firstFree.find(static_cast<uint32_t>(id.value));
-                if (f != firstFree.end() && at.eventPhase[static_cast<size_t>(f->second)] == Phase::Backward)
+            for (const AllocationId id : block)
+                if (dr.allocation(id).size >= (1u << 20))
                     kept.push_back(dr.allocation(id).size);
-            }
             QCOMPARE(kept, std::vector<uint64_t>{output});
         }
     }
@@ -522,11 +533,7 @@ private slots:
         ModelWhatIf m = modelFor(*a, baseConfig(truth(truthFile), model));
         ModelChanges c;
         c.seq = 2 * m.recorded().seq;
-        const OpStream s = m.build(c);
-        std::unordered_map<int32_t, uint64_t> predicted;
-        for (const TraceOp& op : s.ops)
-            if (op.kind == TraceOp::Kind::Alloc && op.origin >= 0)
-                predicted.try_emplace(op.origin, op.size);
+        auto predicted = predictedSizes(m.build(c));
         const uint64_t bytes = 8ull * 8 * 256 * 256 * 4; // B x H x L x L fp32
         const std::string file = "modeling_" + model.toStdString() + ".py";
         int squared = 0, once = 0;
@@ -567,11 +574,7 @@ private slots:
         const ModelWhatIf m(*a->replay, 0, at);
         ModelChanges c;
         c.precision = Precision::Bf16;
-        const OpStream s = m.build(c);
-        std::unordered_map<int32_t, uint64_t> predicted;
-        for (const TraceOp& op : s.ops)
-            if (op.kind == TraceOp::Kind::Alloc && op.origin >= 0)
-                predicted.try_emplace(op.origin, op.size);
+        auto predicted = predictedSizes(m.build(c));
         const Snapshot& snap = *a->replay->snapshot;
         const PythonStacks stacks(snap);
         auto atCall = [&](const Allocation& al) { // Falcon's `F.scaled_dot_product_attention(...)`
