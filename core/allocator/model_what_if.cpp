@@ -242,6 +242,53 @@ void splitAtLandmarks(const std::vector<Entry>& entries, std::vector<std::pair<s
             best = std::move(split);
         }
     }
+    if (!best.empty()) {
+        ranges = std::move(best);
+        return;
+    }
+    // A landmark the blocks call from different lines (the two branches of an if: MobileNetV2's
+    // `return x + self.conv(x)` and `return self.conv(x)`) is its sub-module alone. Each run
+    // but a block's last ends its block after the tensors its statement then makes itself
+    // (the residual add's), none where the next call begins at once; a call begins the way its
+    // block began (its first sub-module).
+    std::map<uint64_t, std::vector<std::vector<size_t>>> bySub;
+    for (size_t b = 0; b < ranges.size(); ++b)
+        for (size_t x = ranges[b].first; x < ranges[b].second; ++x) {
+            if (entries[x].sub == 0 || (x + 1 < ranges[b].second && entries[x + 1].sub == entries[x].sub))
+                continue;
+            auto& perBlock = bySub[entries[x].sub];
+            perBlock.resize(ranges.size());
+            perBlock[b].push_back(x);
+        }
+    for (const auto& [sub, perBlock] : bySub) {
+        bool usable = true, single = false;
+        size_t pieces = 0;
+        for (size_t b = 0; b < ranges.size() && usable; ++b) {
+            usable = !perBlock[b].empty();
+            pieces += perBlock[b].size();
+            single = single || perBlock[b].size() == 1;
+        }
+        if (!usable || !single || pieces <= bestPieces)
+            continue;
+        std::vector<std::pair<size_t, size_t>> split;
+        for (size_t b = 0; b < ranges.size() && usable; ++b) {
+            size_t first = ranges[b].first;
+            for (size_t r = 0; r + 1 < perBlock[b].size(); ++r) {
+                const size_t run = perBlock[b][r];
+                size_t x = run + 1;
+                while (x < ranges[b].second && entries[x].sub == 0 && entries[x].calleeLine == entries[run].calleeLine)
+                    ++x;
+                usable = x <= perBlock[b][r + 1] && x > first && entries[x].sub == entries[ranges[b].first].sub;
+                split.push_back({first, x});
+                first = x;
+            }
+            split.push_back({first, ranges[b].second});
+        }
+        if (usable) {
+            bestPieces = pieces;
+            best = std::move(split);
+        }
+    }
     if (!best.empty())
         ranges = std::move(best);
 }

@@ -54,7 +54,7 @@ class PythonStacks;
  *   blocks, the one covering the most activation bytes outside its largest block wins; a
  *   call also restarts where a statement that ends calls, its line's own tensor made (a
  *   residual add), begins again; calls the lines cannot separate are split at a sub-module
- *   each calls once). A checkpointed block keeps only its output (of its activations of a
+ *   each calls once, from one line or, the calls taking two branches, from any line). A checkpointed block keeps only its output (of its activations of a
  *   block's size, the one the backward frees first: the next block saved it; or, where the
  *   last tensor outliving it is freed in the forward, that tensor,
  *   kept until the block's backward as the next blocks' input: DenseNet's layers); its other
