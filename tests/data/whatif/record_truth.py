@@ -46,6 +46,8 @@ TRUTH_MODELS=falcon,whisper,deeplab TRUTH_FILE=truth_heldout7.json records the t
 decoder (parallel attention and MLP), a Whisper speech-to-text model and torchvision's DeepLabV3.
 TRUTH_MODELS=mixtral,lstm,shufflenet TRUTH_FILE=truth_heldout8.json records the thirteenth: a
 Mixtral mixture-of-experts decoder, an LSTM language model and torchvision's ShuffleNetV2.
+TRUTH_MODELS=nanogpt,phi3,unet TRUTH_FILE=truth_heldout9.json records the fourteenth: a GPT written as
+nanoGPT writes it, a Phi-3 decoder and a U-Net of its own code (skip connections, two loops of blocks).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -831,12 +833,159 @@ class ShuffleNet(ImageClassifier):
         return in_order(m.stage2, m.stage3, m.stage4)
 
 
+class NanoBlock(nn.Module):
+    """A GPT block written the way nanoGPT writes it: one fused query/key/value Linear, torch's
+    scaled_dot_product_attention (causal), a GELU MLP, pre-norm residuals."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = nn.LayerNorm(d)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.ln_2 = nn.LayerNorm(d)
+        self.c_fc = nn.Linear(d, 4 * d)
+        self.mlp_proj = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        x = x + self.c_proj(y)
+        x = x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x))))
+        return x
+
+
+class NanoGPTModel(nn.Module):
+    """nanoGPT's GPT: token and position embeddings, the blocks, a final norm, the head tied to
+    the token embedding, the loss inside forward."""
+
+    def __init__(self, vocab, d, layers, heads, positions):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(positions, d)
+        self.h = nn.ModuleList([NanoBlock(d, heads) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+
+    def forward(self, idx, targets):
+        pos = torch.arange(0, idx.shape[1], dtype=torch.long, device=idx.device)
+        x = self.wte(idx) + self.wpe(pos)
+        for block in self.h:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+class NanoGPT(NextTokenLM):
+    """Held out (fourteenth set): a GPT written as nanoGPT writes it (own code, SDPA attention,
+    tied head, GPT-2's padded vocabulary of 50,304), its loss inside its forward."""
+    name = "nanogpt"
+    vocab = 50304
+
+    def build(self, dtype):
+        torch.manual_seed(0)
+        return NanoGPTModel(self.vocab, 512, 6, 8, 1024).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.h)
+
+    def batch_of(self, b, seq, dtype):
+        # nanoGPT's get_batch: inputs and targets, each its own contiguous tensor
+        ids = torch.randint(0, self.vocab, (b, seq + 1), device=DEV)
+        return (ids[:, :-1].contiguous(), ids[:, 1:].contiguous())
+
+    def loss(self, m, xy):
+        return m(*xy)
+
+
+class Phi3(CausalLM):
+    """Held out (fourteenth set): a Phi-3 decoder from a transformers config (fused query/key/value
+    and gate/up projections, Phi-3's vocabulary of 32,064), its loss inside the model."""
+    name = "phi3"
+    vocab = 32064
+
+    def build(self, dtype):
+        from transformers import Phi3Config, Phi3ForCausalLM
+
+        cfg = Phi3Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=1536, num_hidden_layers=4,
+                         num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=2048,
+                         pad_token_id=0, bos_token_id=1, eos_token_id=2, use_cache=False)
+        torch.manual_seed(0)
+        return Phi3ForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class DoubleConv(nn.Module):
+    """U-Net's stage: two 3 x 3 convolutions, each with batch norm and ReLU."""
+
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+                                  nn.ReLU(inplace=True), nn.Conv2d(cout, cout, 3, padding=1, bias=False),
+                                  nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class UNetModel(nn.Module):
+    """A U-Net as segmentation code writes it: four down stages whose outputs are kept for the
+    skip connections, a middle stage, four up stages (transposed convolution, concatenation)."""
+
+    def __init__(self, c=32, classes=10):
+        super().__init__()
+        widths = [c, 2 * c, 4 * c, 8 * c]
+        self.downs = nn.ModuleList([DoubleConv(i, o) for i, o in zip([3] + widths[:-1], widths)])
+        self.mid = DoubleConv(8 * c, 16 * c)
+        self.ups = nn.ModuleList([nn.ConvTranspose2d(2 * w, w, 2, stride=2) for w in reversed(widths)])
+        self.decs = nn.ModuleList([DoubleConv(2 * w, w) for w in reversed(widths)])
+        self.head = nn.Conv2d(c, classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for down in self.downs:
+            x = down(x)
+            skips.append(x)
+            x = F.max_pool2d(x, 2)
+        x = self.mid(x)
+        for up, dec in zip(self.ups, self.decs):
+            x = dec(torch.cat([up(x), skips.pop()], dim=1))
+        return self.head(x)
+
+
+class UNet(ImageClassifier):
+    """Held out (fourteenth set): the U-Net above, segmenting 10 classes per pixel (batch 16 at
+    128 x 128), its eight stages of the down and up paths the blocks (two loops)."""
+    name = "unet"
+    batch = 16
+
+    def build(self, dtype):
+        torch.manual_seed(0)
+        return UNetModel().to(device=DEV, dtype=dtype)
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
+        y = torch.randint(0, 10, (b, self.size, self.size), device=DEV)
+        return (x, y)
+
+    def blocks(self, m):
+        return in_order(m.downs, m.decs)
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
                                 LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16(), Qwen3(), MobileNetV2(), RegNet(), Gemma(), Bloom(),
                                 DenseNet(), Falcon(), Whisper(), DeepLab(), Mixtral(), LSTM(),
-                                ShuffleNet())}
+                                ShuffleNet(), NanoGPT(), Phi3(), UNet())}
 
 
 # ---------------------------------------------------------------- one run
