@@ -140,6 +140,46 @@ private slots:
         }
     }
 
+    // Sharded training on two H100s (tests/data/whatif/shard/, record_shard_truth.py): DDP,
+    // DDP with ZeroRedundancyOptimizer and FSDP2, every rank on its own device, and the same
+    // training on one GPU. Each rank's replay of the device it trained on equals its counters.
+    void shardedRanksMatchTheirCounters_data()
+    {
+        QTest::addColumn<QString>("pickle");
+        QTest::addColumn<int>("rank");
+        QTest::addColumn<qint64>("requestedPeak");
+        QTest::addColumn<qint64>("maxReserved");
+        const QDir dir(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/whatif/shard"));
+        const auto counters = dir.entryList({QStringLiteral("*_rank*.json")}, QDir::Files, QDir::Name);
+        QCOMPARE(counters.size(), 7);
+        for (const QString& name : counters) {
+            QFile f(dir.filePath(name));
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+            const QString base = name.left(name.size() - int(strlen(".json")));
+            QTest::newRow(qPrintable(base)) << dir.filePath(base + QStringLiteral(".pickle.gz"))
+                                            << o.value(QStringLiteral("rank")).toInt(-1)
+                                            << o.value(QStringLiteral("requested_peak")).toInteger(-1)
+                                            << o.value(QStringLiteral("max_reserved")).toInteger(-1);
+        }
+    }
+    void shardedRanksMatchTheirCounters()
+    {
+        QFETCH(QString, pickle);
+        QFETCH(int, rank);
+        QFETCH(qint64, requestedPeak);
+        QFETCH(qint64, maxReserved);
+        auto r = replaySnapshot(readSnapshotFile(pickle.toStdString()));
+        const DeviceReplay* d = nullptr;
+        for (const DeviceReplay& candidate : r->devices)
+            if (candidate.device == rank) // torchrun's local rank is its device here
+                d = &candidate;
+        QVERIFY2(d, qPrintable(QStringLiteral("no replay of device %1").arg(rank)));
+        QVERIFY(d->eventCount > 1000);
+        QCOMPARE(d->peakRequested.bytes, requestedPeak);
+        QCOMPARE(d->peakReserved.bytes, maxReserved);
+    }
+
     // Recording started after the model and optimizer existed: their blocks are in
     // `segments` but have no alloc in the trace.
     void preexistingFromSegments()
