@@ -140,7 +140,7 @@ private slots:
         }
     }
 
-    // Sharded training on two H100s (tests/data/whatif/shard/, record_shard_truth.py): DDP,
+    // Sharded training on two and four H100s (tests/data/whatif/shard/, record_shard_truth.py): DDP,
     // DDP with ZeroRedundancyOptimizer and FSDP2, every rank on its own device, and the same
     // training on one GPU. Each rank's replay of the device it trained on equals its counters.
     void shardedRanksMatchTheirCounters_data()
@@ -151,7 +151,7 @@ private slots:
         QTest::addColumn<qint64>("maxReserved");
         const QDir dir(QStringLiteral(MEMSCOPE_TESTDATA_DIR "/whatif/shard"));
         const auto counters = dir.entryList({QStringLiteral("*_rank*.json")}, QDir::Files, QDir::Name);
-        QCOMPARE(counters.size(), 7);
+        QCOMPARE(counters.size(), 19);
         for (const QString& name : counters) {
             QFile f(dir.filePath(name));
             QVERIFY(f.open(QIODevice::ReadOnly));
