@@ -107,6 +107,9 @@ const std::vector<Tool>& tools()
           {"accumulate", ArgType::Integer, false, "gradient accumulation: K micro-batches of batch / K a step"},
           {"seq", ArgType::Number, false, "the sequence length to simulate (needs recorded_seq)"},
           {"recorded_seq", ArgType::Number, false, "the sequence length the snapshot was recorded with"},
+          {"shard", ArgType::String, false,
+           "data-parallel sharding over N GPUs, each rank training the recorded batch: \"ddp:N\", \"zero1:N\" or "
+           "\"fsdp2:N\" (the result gains each rank's peaks under \"ranks\")"},
           {"recorded_precision", ArgType::String, false, "override the precision read off the recording"},
           {"recorded_optimizer", ArgType::String, false, "override the optimizer read off the recording"},
           {"plan", ArgType::Boolean, false, "list the changes, alone and combined, that fit under capacity"},
@@ -407,8 +410,8 @@ Json callTool(const Tool& tool, const Json& args, AnalysisCache& cache)
                 cl.insert(cl.end(), {option, args[key].dump()});
         for (const auto& [key, option] :
              {std::pair{"checkpoint", "--checkpoint"}, std::pair{"precision", "--precision"},
-              std::pair{"optimizer", "--optimizer"}, std::pair{"recorded_precision", "--recorded-precision"},
-              std::pair{"recorded_optimizer", "--recorded-optimizer"}})
+              std::pair{"optimizer", "--optimizer"}, std::pair{"shard", "--shard"},
+              std::pair{"recorded_precision", "--recorded-precision"}, std::pair{"recorded_optimizer", "--recorded-optimizer"}})
             if (args.contains(key) && !args[key].is_null())
                 cl.insert(cl.end(), {option, args[key].is_string() ? args[key].get<std::string>() : args[key].dump()});
         for (const auto& [key, option] :

@@ -119,6 +119,11 @@ std::string changesJson(const ModelChanges& c)
         o << *c.batch;
     else
         o << "null";
+    o << ", \"shard\": ";
+    if (c.shard)
+        o << "{\"kind\": " << jsonString(std::string(shardKindName(c.shard->kind))) << ", \"ranks\": " << c.shard->ranks << "}";
+    else
+        o << "null";
     o << "}";
     return o.str();
 }
@@ -163,6 +168,12 @@ ModelChanges parseChanges(const CommandLine& cl)
         c.accumulate = static_cast<int>(*v);
     }
     c.seq = cl.positive("--seq");
+    if (auto v = cl.value("--shard")) {
+        c.shard = shardingFromText(*v);
+        if (!c.shard)
+            throw UsageError("--shard takes ddp:N, zero1:N or fsdp2:N (N ranks, each training the recorded batch), got '" + *v +
+                             "'");
+    }
     return c;
 }
 
@@ -286,6 +297,16 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
           << ",\n  \"fragmentation_bytes\": " << w.fragmentationAtPeak()
           << ",\n  \"fragmentation_fraction\": " << w.fragmentationFraction() << ",\n  \"oom\": ";
         oomJson(o, w.oom);
+        if (!what.ranks.empty()) {
+            o << ",\n  \"ranks\": [";
+            for (size_t k = 0; k < what.ranks.size(); ++k) {
+                const RankPeak& p = what.ranks[k];
+                o << (k ? ", " : "") << "{\"rank\": " << p.rank << ", \"reserved_peak_bytes\": " << p.reservedPeak
+                  << ", \"allocated_peak_bytes\": " << p.allocatedPeak << ", \"requested_peak_bytes\": " << p.requestedPeak
+                  << ", \"oom\": " << (p.oom ? "true" : "false") << "}";
+            }
+            o << "]";
+        }
         o << ",\n  \"notes\": [";
         for (size_t k = 0; k < what.notes.size(); ++k)
             o << (k ? ", " : "") << jsonString(what.notes[k]);
@@ -338,6 +359,12 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
               << "capacity: " << (capacity ? formatBytes(static_cast<int64_t>(*capacity)) : std::string("unlimited")) << "\n"
               << "changes: " << (changes.empty() ? std::string("none") : changes.describe()) << "\n";
     printPeaks(what.result, dr.peakReserved.bytes);
+    if (!what.ranks.empty()) {
+        std::cout << "  per rank (the peaks above are the rank that reserves most):\n";
+        for (const RankPeak& p : what.ranks)
+            std::cout << "    rank " << p.rank << ": reserved " << formatBytes(p.reservedPeak) << ", allocated "
+                      << formatBytes(p.allocatedPeak) << (p.oom ? ", out of memory" : "") << "\n";
+    }
     std::cout << "  cost                " << what.cost << "\n";
     for (const std::string& n : what.notes)
         std::cout << "  note: " << n << "\n";
@@ -382,6 +409,7 @@ int runWhatIf(const std::vector<std::string>& args)
                                             {"--optimizer"},
                                             {"--accumulate"},
                                             {"--seq"},
+                                            {"--shard"},
                                             {"--recorded-seq"},
                                             {"--recorded-precision"},
                                             {"--recorded-optimizer"}}});

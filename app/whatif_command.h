@@ -17,7 +17,7 @@ inline constexpr char kWhatIfUsage[] =
     "[--recorded-batch B0] [--batch B | --max-batch] [--checkpoint all|N] "
     "[--precision fp32|bf16|fp16|amp-bf16|amp-fp16] "
     "[--optimizer adamw|adam|sgd|sgd-momentum|adafactor|adamw-8bit|adamw-fused] [--accumulate K] "
-    "[--seq L --recorded-seq L0] [--recorded-precision P] [--recorded-optimizer O] "
+    "[--seq L --recorded-seq L0] [--shard ddp|zero1|fsdp2:N] [--recorded-precision P] [--recorded-optimizer O] "
     "[--plan] [--json]";
 
 int runWhatIf(const std::vector<std::string>& args);

@@ -56,6 +56,43 @@ bool optimizerHasStepTemporaries(OptimizerKind o)
     return o == OptimizerKind::AdamW || o == OptimizerKind::Adam || o == OptimizerKind::Adafactor;
 }
 
+std::string_view shardKindName(ShardKind k)
+{
+    switch (k) {
+    case ShardKind::Ddp: return "ddp";
+    case ShardKind::Zero1: return "zero1";
+    case ShardKind::Fsdp2: return "fsdp2";
+    }
+    return "fsdp2";
+}
+
+std::optional<Sharding> shardingFromText(std::string_view text)
+{
+    const size_t colon = text.find(':');
+    if (colon == std::string_view::npos || colon + 1 >= text.size())
+        return std::nullopt;
+    Sharding s;
+    const std::string_view kind = text.substr(0, colon);
+    if (kind == "ddp")
+        s.kind = ShardKind::Ddp;
+    else if (kind == "zero1")
+        s.kind = ShardKind::Zero1;
+    else if (kind == "fsdp2" || kind == "fsdp")
+        s.kind = ShardKind::Fsdp2;
+    else
+        return std::nullopt;
+    int n = 0;
+    for (const char c : text.substr(colon + 1)) {
+        if (c < '0' || c > '9' || n > 4096)
+            return std::nullopt;
+        n = n * 10 + (c - '0');
+    }
+    if (n < 1 || n > 4096)
+        return std::nullopt;
+    s.ranks = n;
+    return s;
+}
+
 std::string ModelChanges::describe() const
 {
     std::ostringstream o;
@@ -86,6 +123,10 @@ std::string ModelChanges::describe() const
     if (batch) {
         sep();
         o << "--batch " << *batch;
+    }
+    if (shard) {
+        sep();
+        o << "--shard " << shardKindName(shard->kind) << ":" << shard->ranks;
     }
     return o.str();
 }

@@ -27,6 +27,20 @@ double optimizerStateRatio(OptimizerKind o);
 // AdamW (one kernel per group).
 bool optimizerHasStepTemporaries(OptimizerKind o);
 
+// Data-parallel sharding over the GPUs of a job (each rank trains its own batch of the
+// recorded size): DDP (gradient buckets), DDP with torch's ZeroRedundancyOptimizer (ZeRO-1:
+// each rank keeps the optimizer state of its share of the parameters) and FSDP2
+// (fully_shard on each repeated block and at the root).
+enum class ShardKind : uint8_t { Ddp, Zero1, Fsdp2 };
+struct Sharding {
+    ShardKind kind = ShardKind::Fsdp2;
+    int ranks = 1;
+    int rank = 0; // the rank predicted (ZeRO-1's ranks hold different shares of the state)
+};
+std::string_view shardKindName(ShardKind k); // "ddp", "zero1", "fsdp2"
+// "fsdp2:4", "zero1:2", "ddp:8"; nullopt when not of that form (ranks 1 to 4096)
+std::optional<Sharding> shardingFromText(std::string_view text);
+
 struct ModelChanges {
     std::optional<int> checkpoint; // -1: every repeated block; N: the first N
     std::optional<Precision> precision;
@@ -34,8 +48,9 @@ struct ModelChanges {
     int accumulate = 1; // micro-batches of batch / accumulate
     std::optional<double> batch; // the batch (recorded: RecordedSetup::batch)
     std::optional<double> seq; // the sequence length (recorded: RecordedSetup::seq)
+    std::optional<Sharding> shard;
 
-    bool empty() const { return !checkpoint && !precision && !optimizer && accumulate == 1 && !batch && !seq; }
+    bool empty() const { return !checkpoint && !precision && !optimizer && accumulate == 1 && !batch && !seq && !shard; }
     // "--checkpoint all --precision amp-bf16 --accumulate 2", "" when empty
     std::string describe() const;
 };
@@ -64,6 +79,8 @@ struct RecordedSetup {
     bool lightning = false;
     // Run under torch.compile (inductor's or AOTAutograd's frames on the stacks).
     bool compiled = false;
+    // One rank of a sharded or data-parallel job (FSDP's, DDP's or ZeRO's frames on the stacks).
+    bool distributed = false;
 };
 
 } // namespace memscope

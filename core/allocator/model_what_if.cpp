@@ -2,6 +2,7 @@
 
 #include "allocator/autocast_ops.h"
 #include "allocator/conv_workspaces.h"
+#include "allocator/shard_edit.h"
 #include "allocator/reduction_buffers.h"
 #include "snapshot/python_stacks.h"
 
@@ -575,6 +576,16 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                                contains(file, "/pytorch_lightning/");
         m_recorded.compiled = m_recorded.compiled || contains(file, "torch/_inductor/") ||
                               contains(file, "torch/_functorch/_aot_autograd/");
+        m_recorded.distributed = m_recorded.distributed || contains(file, "torch/distributed/fsdp/") ||
+                                 contains(file, "torch/nn/parallel/distributed.py") ||
+                                 contains(file, "torch/distributed/optim/zero_redundancy_optimizer.py");
+    }
+    m_opensMidRun = dr.truncated;
+    if (!m_opensMidRun && dr.preexistingCount > 0) {
+        bool parametersMadeHere = false;
+        for (size_t a = 0; a < dr.allocations.size() && !parametersMadeHere; ++a)
+            parametersMadeHere = attribution.allocationCategory[a] == Category::Parameter && !dr.allocations[a].preexisting();
+        m_opensMidRun = !parametersMadeHere;
     }
     m_blocks = findForwardBlocks(replay, deviceIndex, attribution, stacks);
     m_recorded.blocks = m_blocks.count();
@@ -1742,6 +1753,12 @@ std::pair<double, std::string> ModelWhatIf::cost(const ModelChanges& changes) co
         add("numerics (" + std::string(precisionName(*changes.precision)) + ")");
     if (changes.optimizer && *changes.optimizer != m_recorded.optimizer)
         add("another optimizer (" + std::string(optimizerName(*changes.optimizer)) + ")");
+    // more GPUs cost more than any change one GPU can make: the plan lists them after those
+    if (changes.shard && changes.shard->ranks > 1) {
+        extra += changes.shard->ranks - 1;
+        add(std::to_string(changes.shard->ranks) + " GPUs (" + std::string(shardKindName(changes.shard->kind)) +
+            "), each a batch of the recorded size");
+    }
     return {extra, words.empty() ? std::string("none") : words};
 }
 
@@ -1775,7 +1792,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
 
     const double seqFactor = changes.seq ? *changes.seq / m_recorded.seq : 1.0;
     // changes that find nothing to act on say so, rather than predict the recorded peak
-    if (dr.truncated || dr.preexistingCount > 0)
+    if (m_opensMidRun)
         note("the trace opens mid-run (the allocator's ring buffer dropped its start, or recording began late): the "
              "replay starts from an allocator holding only the tensors alive at its start, not the real run's "
              "segments, so the reserved bytes may be off by the real run's fragmentation (measured on a Qwen2 cut at "
@@ -2496,12 +2513,25 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             out.push_back(s.ops[pos++]);
         s.ops.swap(out);
     }
+    if (changes.shard && m_recorded.distributed)
+        note("the recording is already one rank of a data-parallel or sharded job (torch.distributed's frames): "
+             "--shard predicts it sharded again, from its own rank's tensors");
+    if (changes.shard) {
+        ShardInputs in;
+        in.attribution = &at;
+        in.blocks = &m_blocks;
+        in.optimizerStates = changes.optimizer ? optimizerStateRatio(*changes.optimizer) : m_recorded.optimizerStates;
+        std::vector<std::string> shardNotes;
+        applySharding(s, *changes.shard, in, shardNotes);
+        for (const std::string& n : shardNotes)
+            note(n);
+    }
     // A trace that opens mid-run (a full ring buffer, `max_entries`): its first iteration began
     // before the trace, so no rule finds its blocks, and the tensors alive at its start are
     // kept as recorded. The prediction starts at the first whole iteration: what the partial
     // one allocated and freed before it is left out (measured: a Qwen2's trace cut at 8%, 25%
     // and 50%, checkpointed in bf16, was predicted +18%, -12% and +57% on allocated bytes).
-    if (!changes.empty() && (dr.truncated || dr.preexistingCount > 0) && at.iterations.size() >= 2) {
+    if (!changes.empty() && m_opensMidRun && at.iterations.size() >= 2) {
         const int64_t start = at.iterations[1].firstEvent;
         std::unordered_map<uint32_t, std::pair<bool, bool>> keys; // key -> (freed, an op at or after start)
         for (const TraceOp& op : s.ops) {
@@ -2540,6 +2570,34 @@ ChangeResult ModelWhatIf::simulate(const ModelChanges& changes, const Simulation
     r.changes = changes;
     s = build(changes, &r.notes);
     r.result = simulateOps(s, &m_attribution, options);
+    if (changes.shard) {
+        // ZeRO-1's ranks own different shares of the state: each is its own trace, and the
+        // result is the rank that reserves most; DDP's rank 0 keeps a second set of buckets
+        // and its other ranks are alike; FSDP2's ranks are all alike
+        const int n = std::max(1, changes.shard->ranks);
+        const ShardKind kind = changes.shard->kind;
+        std::optional<SimulationResult> second; // DDP's ranks after the first
+        for (int rank = 0; rank < n; ++rank) {
+            SimulationResult one;
+            if (n == 1 || rank == changes.shard->rank || kind == ShardKind::Fsdp2) {
+                one = r.result;
+            } else if (kind == ShardKind::Ddp && rank >= 2 && second) {
+                one = *second;
+            } else {
+                ModelChanges c = changes;
+                c.shard->rank = rank;
+                OpStream other = build(c, nullptr);
+                one = simulateOps(other, &m_attribution, options);
+                if (kind == ShardKind::Ddp)
+                    second = one;
+                if (one.reservedPeak > r.result.reservedPeak) {
+                    r.result = one;
+                    s = std::move(other);
+                }
+            }
+            r.ranks.push_back({rank, one.reservedPeak, one.allocatedPeak, one.requestedPeak, one.oom.has_value()});
+        }
+    }
     const EventTable& ev = m_replay.snapshot->devices.at(m_index).events;
     if (r.result.oom && r.result.oom->event >= 0 && static_cast<size_t>(r.result.oom->event) < ev.count())
         r.result.oom->timeUs = ev.timeUs[static_cast<size_t>(r.result.oom->event)];
@@ -2718,6 +2776,13 @@ std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options, const s
         singles.push_back(c);
     }
     addCombos(singles);
+    // more GPUs, after every change one GPU can make: FSDP2 over 2, 4 and 8 (alone)
+    if (m_trains && !m_recorded.distributed)
+        for (int n : {2, 4, 8}) {
+            ModelChanges c;
+            c.shard = Sharding{ShardKind::Fsdp2, n, 0};
+            candidates.push_back(c);
+        }
 
     std::vector<PlanRow> rows;
     std::vector<std::pair<std::string, AllocatorSettings>> settings{{"", options.settings}};
@@ -2736,7 +2801,7 @@ std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options, const s
             if (c.empty() && name.empty())
                 continue; // the recorded run itself
             const int count = (c.checkpoint ? 1 : 0) + (c.precision ? 1 : 0) + (c.optimizer ? 1 : 0) + (c.accumulate > 1 ? 1 : 0);
-            if (!name.empty() && count > 1)
+            if (!name.empty() && (count > 1 || c.shard))
                 continue; // the allocator setting alone and with one change
             if (stop && stop())
                 return rows;

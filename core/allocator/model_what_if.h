@@ -67,6 +67,7 @@ class PythonStacks;
  *   attention allocations, those at least twice its most common size; a run is a kernel's
  *   call, or one call of a model's own line making two tensors that large; in a model's own
  *   code, a softmax that large and its function's tensors of its size).
+ * - Sharding over N GPUs (DDP, ZeRO-1, FSDP2): shard_edit.h, after the other changes.
  * Limits: a trace is one run; op dtypes are read from the ATen operator where the
  * recording has native frames (stacks="all", torch's default; autocast_ops.h), else from
  * the innermost Python frames; a recording that already checkpoints or accumulates is
@@ -84,9 +85,18 @@ struct ForwardBlocks {
     int count() const;
 };
 
+struct RankPeak {
+    int rank = 0;
+    int64_t reservedPeak = 0;
+    int64_t allocatedPeak = 0;
+    int64_t requestedPeak = 0;
+    bool oom = false;
+};
+
 struct ChangeResult {
     ModelChanges changes;
-    SimulationResult result;
+    SimulationResult result; // under --shard: the rank that reserves most
+    std::vector<RankPeak> ranks; // under --shard: every rank
     double computeCost = 0; // extra compute per step as a fraction (recomputation)
     std::string cost; // "none", "recompute 31% of a step", "4 micro-batches a step"
     std::vector<std::string> notes; // what could not be modelled
@@ -163,6 +173,10 @@ private:
     size_t m_index;
     const DeviceAttribution& m_attribution;
     ForwardBlocks m_blocks;
+    // The trace's first iteration began before it (a full ring buffer, or the recording began
+    // after the model existed): not when only a few tensors were made before it (a warm-up's
+    // cuBLAS workspaces) and the model's parameters are made in it.
+    bool m_opensMidRun = false;
     RecordedSetup m_recorded;
     std::vector<uint8_t> m_half; // per allocation: low precision under autocast
     std::vector<uint64_t> m_castBytes; // per allocation: autocast's copy of its fp32 input (bytes)

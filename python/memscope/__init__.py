@@ -154,14 +154,15 @@ class Analysis:
 
     def whatif(self, device=None, set=None, capacity=None, recorded_batch=None, batch=None, max_batch=False,
                checkpoint=None, precision=None, optimizer=None, accumulate=None, seq=None, recorded_seq=None,
-               recorded_precision=None, recorded_optimizer=None, plan=False):
+               recorded_precision=None, recorded_optimizer=None, plan=False, shard=None):
         """`memscope whatif FILE --json` with the same options: `set` a list of "key:value"
         allocator settings (or a dict), `capacity` "80GiB" or bytes, `recorded_batch`, `batch`,
         `max_batch` (needs capacity); the model-level changes `checkpoint` ("all" or N blocks),
         `precision` ("bf16", "amp-bf16", ...), `optimizer` ("sgd-momentum", "adamw-8bit", ...),
         `accumulate` (K micro-batches), `seq` with `recorded_seq`, the overrides
-        `recorded_precision` and `recorded_optimizer`; and `plan` (needs capacity): the changes
-        that fit, cheapest first, under the result's "plan" key."""
+        `recorded_precision` and `recorded_optimizer`; `shard` ("ddp:N", "zero1:N" or "fsdp2:N":
+        N GPUs each training the recorded batch, every rank's peaks under "ranks"); and `plan`
+        (needs capacity): the changes that fit, cheapest first, under the result's "plan" key."""
         args = [self._path, "--json"]
         if device is not None:
             args += ["--device", str(_device(device))]
@@ -182,7 +183,7 @@ class Analysis:
         for option, value in (("--checkpoint", checkpoint), ("--precision", precision), ("--optimizer", optimizer),
                               ("--accumulate", accumulate), ("--seq", seq), ("--recorded-seq", recorded_seq),
                               ("--recorded-precision", recorded_precision),
-                              ("--recorded-optimizer", recorded_optimizer)):
+                              ("--recorded-optimizer", recorded_optimizer), ("--shard", shard)):
             if value is not None:
                 args += [option, str(value)]
         if plan:

@@ -184,6 +184,16 @@ def test_whatif_model_changes_and_plan(server, cli):
                                                       "--plan", "--json")["plan"]
 
 
+def test_whatif_shard(server, cli):
+    # "will it fit on 4 GPUs with FSDP2?": every rank's peaks, as the CLI prints them
+    w = structured(server.call("whatif", path=LLM, recorded_batch=16, shard="fsdp2:4"))
+    expected = cli_json(cli, "whatif", LLM, "--recorded-batch", "16", "--shard", "fsdp2:4", "--json")
+    assert raw(w["changes"])["shard"] == expected["changes"]["shard"] == {"kind": "fsdp2", "ranks": 4}
+    assert [raw(r) for r in w["ranks"]] == expected["ranks"]
+    assert len(expected["ranks"]) == 4
+    assert w["reserved_peak_bytes"] == expected["reserved_peak_bytes"] < expected["recorded"]["reserved_peak_bytes"]
+
+
 def test_allocations_at(server):
     peak = structured(server.call("explain_peak", path=LLM))
     at = structured(server.call("allocations_at", path=LLM, time_us=peak["point"]["time_us"]))

@@ -146,6 +146,7 @@ def test_diff_equals_cli_json(cli):
     ({"checkpoint": 4, "recorded_precision": "fp32", "recorded_optimizer": "adamw"},
      ["--checkpoint", "4", "--recorded-precision", "fp32", "--recorded-optimizer", "adamw"]),
     ({"capacity": "4GiB", "plan": True, "recorded_batch": 16}, ["--capacity", "4GiB", "--plan", "--recorded-batch", "16"]),
+    ({"shard": "zero1:2", "recorded_batch": 16}, ["--shard", "zero1:2", "--recorded-batch", "16"]),
 ])
 def test_whatif_equals_cli_json(cli, kwargs, args):
     path = "samples/llm_bs16.pickle"

@@ -127,6 +127,13 @@ private slots:
             << llm << 8.0 << 256.0 << changes(-1, {}, {}, 1, {}) << QString() << 0.7;
         QTest::newRow("cnn amp-fp16, adamw-8bit")
             << cnn << 1.0 << 1.0 << changes({}, Precision::AmpFp16, OptimizerKind::AdamW8bit, 1, {}) << QString() << 0.0;
+        // more GPUs (the GPUs box): the peaks are the rank that reserves most
+        ModelChanges fsdp;
+        fsdp.shard = Sharding{ShardKind::Fsdp2, 4, 0};
+        QTest::newRow("llm fsdp2 x 4") << llm << 8.0 << 256.0 << fsdp << QString() << 0.0;
+        ModelChanges zero = changes(-1, {}, {}, 1, {});
+        zero.shard = Sharding{ShardKind::Zero1, 2, 0};
+        QTest::newRow("llm checkpoint all, zero1 x 2") << llm << 8.0 << 256.0 << zero << QString() << 0.0;
     }
     void predictionIsTheModels()
     {

@@ -82,7 +82,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
                               "1 = count batches in multiples of the recorded one)"))),
       m_recordedSeq(spin(this, 1, 1e7, 0, 1, tr("The sequence length the recording ran with (1: unknown)"))),
       m_checkpoint(new QComboBox(this)), m_precision(new QComboBox(this)), m_optimizer(new QComboBox(this)),
-      m_accumulate(new QSpinBox(this)),
+      m_accumulate(new QSpinBox(this)), m_shard(new QComboBox(this)),
       m_seq(spin(this, 0, 1e7, 0, 0, tr("The sequence length to predict (needs the recorded one)"))),
       m_batch(spin(this, 0, 1e6, 0, 0, tr("The batch to predict"))), m_settings(new QLineEdit(this)),
       m_capacity(spin(this, 0, 1e6, 2, 0,
@@ -106,6 +106,14 @@ WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
     m_accumulate->setRange(1, 4096);
     m_accumulate->setKeyboardTracking(false);
     m_accumulate->setToolTip(tr("Micro-batches of batch / K a step, the gradients kept across them"));
+    m_shard->addItem(tr("1, as recorded"), QString());
+    for (const ShardKind k : {ShardKind::Fsdp2, ShardKind::Zero1, ShardKind::Ddp})
+        for (const int n : {2, 4, 8}) {
+            const QString name = text(shardKindName(k)) + QLatin1Char(':') + QString::number(n);
+            m_shard->addItem(tr("%1 × %2").arg(text(shardKindName(k)).toUpper()).arg(n), name);
+        }
+    m_shard->setToolTip(tr("Data parallel over more GPUs, each rank training the batch above: DDP, DDP with "
+                           "ZeroRedundancyOptimizer (ZeRO-1) or FSDP2; the peaks shown are the rank that reserves most"));
     m_seq->setSpecialValueText(tr("as recorded"));
     m_batch->setSpecialValueText(tr("as recorded"));
     m_capacity->setSpecialValueText(tr("unlimited"));
@@ -155,6 +163,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
     changesForm->addRow(tr("Precision"), m_precision);
     changesForm->addRow(tr("Optimizer"), m_optimizer);
     changesForm->addRow(tr("Accumulate"), m_accumulate);
+    changesForm->addRow(tr("GPUs"), m_shard);
     changesForm->addRow(tr("Sequence"), m_seq);
     changesForm->addRow(tr("Batch"), m_batch);
     changesForm->addRow(tr("Allocator"), m_settings);
@@ -204,7 +213,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
         emit changesEdited();
         scheduleSimulate();
     };
-    for (QComboBox* c : {m_checkpoint, m_precision, m_optimizer, m_recordedPrecision, m_recordedOptimizer})
+    for (QComboBox* c : {m_checkpoint, m_precision, m_optimizer, m_shard, m_recordedPrecision, m_recordedOptimizer})
         connect(c, &QComboBox::currentIndexChanged, this, edited);
     for (QDoubleSpinBox* s : {m_recordedBatch, m_recordedSeq, m_seq, m_batch, m_capacity})
         connect(s, &QDoubleSpinBox::valueChanged, this, edited);
@@ -373,6 +382,9 @@ void WhatIfPanel::setChanges(const ModelChanges& c)
     m_precision->setCurrentIndex(c.precision ? m_precision->findData(text(precisionName(*c.precision))) : 0);
     m_optimizer->setCurrentIndex(c.optimizer ? m_optimizer->findData(text(optimizerName(*c.optimizer))) : 0);
     m_accumulate->setValue(std::max(1, c.accumulate));
+    m_shard->setCurrentIndex(c.shard ? std::max(0, m_shard->findData(text(shardKindName(c.shard->kind)) + QLatin1Char(':') +
+                                                                     QString::number(c.shard->ranks)))
+                                     : 0);
     m_seq->setValue(c.seq.value_or(0));
     m_batch->setValue(c.batch.value_or(0));
     m_updating = false;
@@ -393,6 +405,8 @@ ModelChanges WhatIfPanel::changes() const
     if (!m_optimizer->currentData().toString().isEmpty())
         c.optimizer = optimizerFromName(m_optimizer->currentData().toString().toStdString());
     c.accumulate = m_accumulate->value();
+    if (!m_shard->currentData().toString().isEmpty())
+        c.shard = shardingFromText(m_shard->currentData().toString().toStdString());
     if (m_seq->value() > 0 && m_recordedSeq->value() > 1)
         c.seq = m_seq->value();
     if (m_batch->value() > 0)

@@ -141,6 +141,7 @@ private:
     QComboBox* m_precision;
     QComboBox* m_optimizer;
     QSpinBox* m_accumulate;
+    QComboBox* m_shard;
     QDoubleSpinBox* m_seq;
     QDoubleSpinBox* m_batch;
     QLineEdit* m_settings;
