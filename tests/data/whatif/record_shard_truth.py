@@ -21,18 +21,34 @@ import torch
 import torch.nn.functional as F
 
 OUT, MODE = sys.argv[1], sys.argv[2]
-BATCH, SEQ, VOCAB, STEPS = 8, 512, 32000, 3
+# SHARD_MODEL=gpt2: a GPT-2 small instead (124M, its head tied to its embedding, 12 layers),
+# held out from the model's first fitting; SHARD_CKPT=1: transformers' own checkpointing of
+# every layer (non-reentrant) under the sharding
+MODEL = os.environ.get("SHARD_MODEL", "qwen")
+CKPT = os.environ.get("SHARD_CKPT") == "1"
+BATCH, SEQ, STEPS = 8, 512, 3
+VOCAB = 50257 if MODEL == "gpt2" else 32000
 
 
 def build():
-    from transformers import AutoModelForCausalLM, Qwen2Config
+    from transformers import AutoModelForCausalLM, GPT2Config, Qwen2Config
 
-    cfg = Qwen2Config(vocab_size=VOCAB, hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
-                      num_attention_heads=16, num_key_value_heads=4, max_position_embeddings=2048,
-                      tie_word_embeddings=False)
+    if MODEL == "gpt2":
+        cfg = GPT2Config(vocab_size=VOCAB, n_embd=768, n_layer=12, n_head=12, n_positions=1024)
+    else:
+        cfg = Qwen2Config(vocab_size=VOCAB, hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+                          num_attention_heads=16, num_key_value_heads=4, max_position_embeddings=2048,
+                          tie_word_embeddings=False)
     cfg.use_cache = False
     torch.manual_seed(0)
-    return AutoModelForCausalLM.from_config(cfg).to("cuda")
+    m = AutoModelForCausalLM.from_config(cfg).to("cuda")
+    if CKPT:
+        m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    return m
+
+
+def layers(m):
+    return m.transformer.h if MODEL == "gpt2" else m.model.layers
 
 
 def main():
@@ -66,7 +82,7 @@ def main():
     if MODE == "fsdp2":
         from torch.distributed.fsdp import fully_shard
 
-        for layer in m.model.layers:
+        for layer in layers(m):
             fully_shard(layer)
         fully_shard(m)
     if MODE == "zero1":
@@ -89,12 +105,13 @@ def main():
         opt.zero_grad(set_to_none=True)
     torch.cuda.synchronize()
     stats = torch.cuda.memory_stats()
-    d = os.path.join(OUT, "%s_w%d" % (MODE, world))
+    prefix = "" if MODEL == "qwen" else MODEL + "_"
+    d = os.path.join(OUT, "%s%s%s_w%d" % (prefix, MODE, "_ckpt" if CKPT else "", world))
     os.makedirs(d, exist_ok=True)
     torch.cuda.memory._dump_snapshot(os.path.join(d, "rank%d.pickle" % rank))
     torch.cuda.memory._record_memory_history(enabled=None)
-    res = {"mode": MODE, "world": world, "rank": rank, "batch_per_rank": BATCH, "seq": SEQ, "steps": STEPS,
-           "params": n_params, "max_allocated": torch.cuda.max_memory_allocated(),
+    res = {"model": MODEL, "checkpointing": CKPT, "mode": MODE, "world": world, "rank": rank, "batch_per_rank": BATCH,
+           "seq": SEQ, "steps": STEPS, "params": n_params, "max_allocated": torch.cuda.max_memory_allocated(),
            "max_reserved": torch.cuda.max_memory_reserved(), "requested_peak": stats.get("requested_bytes.all.peak", 0),
            "torch": torch.__version__, "device": torch.cuda.get_device_name(local)}
     with open(os.path.join(d, "rank%d.json" % rank), "w") as f:
