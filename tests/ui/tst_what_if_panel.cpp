@@ -164,6 +164,13 @@ private slots:
         const bool tight = capacityGiB > 0 && !d.result.oom &&
                            isTight(d.result.reservedPeak, static_cast<uint64_t>(std::llround(capacityGiB * kGiB)));
         QCOMPARE(panel.resultText().contains(QStringLiteral("Tight")), tight);
+        // sharded: every rank's peaks where they differ (ZeRO-1's shares, DDP's second buckets on rank 0)
+        QCOMPARE(p.result.ranks.size(), d.ranks.size());
+        const bool differ = std::any_of(d.ranks.begin(), d.ranks.end(),
+                                        [&](const RankPeak& x) { return x.reservedPeak != d.ranks.front().reservedPeak; });
+        QCOMPARE(panel.resultText().contains(QStringLiteral("Reserved per rank")), differ);
+        if (QString::fromLatin1(QTest::currentDataTag()).contains(QStringLiteral("zero1")))
+            QVERIFY(differ);
         if (QString::fromLatin1(QTest::currentDataTag()).endsWith(QStringLiteral("tight")))
             QVERIFY(tight);
         // the chart: the predicted curve reaches the predicted peaks exactly, the recorded

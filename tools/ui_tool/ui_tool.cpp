@@ -712,8 +712,10 @@ int live(const QString& socket, const QString& stats, const QString& shot)
 
 // The what-if panel on FILE: the recorded batch and sequence given, checkpointing of every
 // block and pure bf16 chosen, the plan under a capacity filled (MEMSCOPE_SHOT_SIZE sets the
-// window's size): OUT/<file>_whatif_plan.png.
-int whatIfShot(const QString& outDir, const QString& file, double batch, double seq, double capacityGiB)
+// window's size): OUT/<file>_whatif_plan.png. With SHARD ("fsdp2:4"): that sharding chosen
+// instead of the changes, OUT/<file>_whatif_<kind>_<n>.png.
+int whatIfShot(const QString& outDir, const QString& file, double batch, double seq, double capacityGiB,
+               const QString& shard = QString())
 {
     QDir().mkpath(outDir);
     QTemporaryDir settingsDir;
@@ -742,8 +744,14 @@ int whatIfShot(const QString& outDir, const QString& file, double batch, double 
     panel->setRecordedSeq(seq);
     panel->setCapacityGiB(capacityGiB);
     ModelChanges c;
-    c.checkpoint = -1;
-    c.precision = Precision::Bf16;
+    if (shard.isEmpty()) {
+        c.checkpoint = -1;
+        c.precision = Precision::Bf16;
+    } else {
+        c.shard = shardingFromText(shard.toStdString());
+        if (!c.shard)
+            return 1;
+    }
     panel->setChanges(c);
     QSignalSpy planned(panel, &WhatIfPanel::planned);
     panel->simulate();
@@ -756,7 +764,10 @@ int whatIfShot(const QString& outDir, const QString& file, double batch, double 
         QTest::qWait(20);
     settle(400);
     const QString out = outDir + QLatin1Char('/') + QFileInfo(file).completeBaseName().section(QLatin1Char('.'), 0, 0) +
-                        QStringLiteral("_whatif_plan.png");
+                        (shard.isEmpty()
+                             ? QStringLiteral("_whatif_plan.png")
+                             : QStringLiteral("_whatif_") + QString(shard).replace(QLatin1Char(':'), QLatin1Char('_')) +
+                                   QStringLiteral(".png"));
     w.grab().save(out);
     std::printf("%s: window %dx%d\n", qPrintable(out), w.width(), w.height());
     return 0;
@@ -806,8 +817,9 @@ int main(int argc, char** argv)
     const QStringList args = app.arguments();
     if (args.size() >= 4 && args[1] == QStringLiteral("screenshots"))
         return screenshots(args[2], args.mid(3));
-    if (args.size() >= 7 && args[1] == QStringLiteral("whatif")) // whatif OUTDIR FILE BATCH SEQ CAPACITY_GIB
-        return whatIfShot(args[2], args[3], args[4].toDouble(), args[5].toDouble(), args[6].toDouble());
+    if (args.size() >= 7 && args[1] == QStringLiteral("whatif")) // whatif OUTDIR FILE BATCH SEQ CAPACITY_GIB [SHARD]
+        return whatIfShot(args[2], args[3], args[4].toDouble(), args[5].toDouble(), args[6].toDouble(),
+                          args.size() >= 8 ? args[7] : QString());
     if (args.size() >= 4 && args[1] == QStringLiteral("flame"))
         return flameShots(args[2], args.mid(3));
     if (args.size() >= 5 && args[1] == QStringLiteral("compare"))

@@ -16,6 +16,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QFrame>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -110,7 +111,10 @@ WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
     for (const ShardKind k : {ShardKind::Fsdp2, ShardKind::Zero1, ShardKind::Ddp})
         for (const int n : {2, 4, 8}) {
             const QString name = text(shardKindName(k)) + QLatin1Char(':') + QString::number(n);
-            m_shard->addItem(tr("%1 × %2").arg(text(shardKindName(k)).toUpper()).arg(n), name);
+            const QString label = k == ShardKind::Fsdp2   ? QStringLiteral("FSDP2")
+                                  : k == ShardKind::Zero1 ? QStringLiteral("ZeRO-1")
+                                                          : QStringLiteral("DDP");
+            m_shard->addItem(tr("%1 × %2").arg(label).arg(n), name);
         }
     m_shard->setToolTip(tr("Data parallel over more GPUs, each rank training the batch above: DDP, DDP with "
                            "ZeroRedundancyOptimizer (ZeRO-1) or FSDP2; the peaks shown are the rank that reserves most"));
@@ -199,8 +203,19 @@ WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     split->setChildrenCollapsible(false);
+    // the result in at most five lines, the rest (per-rank peaks, notes) scrolled, so the
+    // chart keeps its room in a small window
+    auto* outputScroll = new QScrollArea(this);
+    outputScroll->setObjectName(QStringLiteral("whatIfResult"));
+    outputScroll->setWidget(m_output);
+    outputScroll->setWidgetResizable(true);
+    outputScroll->setFrameShape(QFrame::NoFrame);
+    outputScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    outputScroll->setMaximumHeight(fontMetrics().lineSpacing() * 5 + 6);
+    outputScroll->setMinimumHeight(fontMetrics().lineSpacing() * 2 + 6);
+    outputScroll->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
     auto* right = new QVBoxLayout;
-    right->addWidget(m_output);
+    right->addWidget(outputScroll);
     right->addWidget(split, 1);
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -744,6 +759,18 @@ void WhatIfPanel::showPrediction()
                     .arg(m_maxBatch->unbounded ? tr(" or more") : QString())
                     .arg(m_maxBatch->safeBatch)
                     .arg(qRound(kReservedMargin * 100));
+    // ranks that differ (ZeRO-1's shares of the state, DDP's second buckets): each one's peaks
+    const auto& ranks = p.result.ranks;
+    const bool differ = std::any_of(ranks.begin(), ranks.end(), [&](const RankPeak& x) {
+        return x.reservedPeak != ranks.front().reservedPeak || x.allocatedPeak != ranks.front().allocatedPeak;
+    });
+    if (differ) {
+        QStringList each;
+        for (const RankPeak& x : ranks)
+            each << tr("rank %1 %2 (allocated %3)").arg(x.rank).arg(bytesText(x.reservedPeak), bytesText(x.allocatedPeak));
+        html += tr("<br>Reserved per rank (the peaks above are the rank that reserves most): %1.")
+                    .arg(each.join(QStringLiteral(", ")));
+    }
     for (const std::string& n : p.result.notes)
         html += QStringLiteral("<br><i>") + QString::fromStdString(n).toHtmlEscaped() + QStringLiteral("</i>");
     m_output->setText(html);
