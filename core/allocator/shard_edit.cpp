@@ -6,7 +6,6 @@
 #include <cmath>
 #include <map>
 #include <numeric>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <cstdint>
@@ -88,7 +87,7 @@ void applySharding(OpStream& s, const Sharding& sharding, const ShardInputs& in,
         if (bucket > 0)
             add(setup, TraceOp::Kind::Alloc, s.newKey(), bucket, Category::Gradient);
         // DDP rebuilds its buckets at the second forward, in the order the gradients became
-        // ready; measured on 2 and 4 H100s, one or two ranks of each job kept both sets (which
+        // ready; measured on 2 and 4 H100s, one, two or all ranks of a job kept both sets (which
         // ones is timing's): rank 0 stands for them
         size_t rebuild = s.ops.size();
         if (sharding.rank == 0 && N > 1 && at.iterations.size() >= 2)
@@ -100,7 +99,7 @@ void applySharding(OpStream& s, const Sharding& sharding, const ShardInputs& in,
         notes.push_back("DDP: " + perRank +
                         "; its gradient buckets (the parameters' bytes again) are kept for the whole run, "
                         "and rank 0 stands for the ranks that keep a second set after DDP rebuilds them at the second "
-                        "forward (one or two ranks of each measured job; which ones is timing's)");
+                        "forward (one, two or all ranks of a measured job; which ones is timing's)");
     }
     if (sharding.kind == ShardKind::Zero1 && N > 1) {
         // the state tensors, K per parameter in the optimizer's order (made at the first step);

@@ -27,8 +27,9 @@ struct DeviceAttribution;
  *   backward (from the first free of its activations to the last), where its whole gradients
  *   are made before their reduce-scatter. The block's bytes: the parameters of the sizes that
  *   repeat once per block, over the blocks.
- * Not modelled: FSDP2's prefetch of the next block, the communication buffers, and DDP's
- * second set of buckets after it rebuilds them (measured on one or two ranks of a job).
+ * Not modelled: FSDP2's prefetch of the next block and the communication buffers. DDP's
+ * second set of buckets after it rebuilds them is kept on rank 0 alone (measured on one, two
+ * or all ranks of a job).
  */
 struct ShardInputs {
     const DeviceAttribution* attribution = nullptr; // the phase of each recorded event
