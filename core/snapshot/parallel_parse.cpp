@@ -112,9 +112,20 @@ DecodedBatches* ParallelParse::batchAt(size_t offset, size_t& batch)
         std::unique_lock lock(s.mutex);
         // Chunks before c: wait for the ones being decoded, skip the ones nobody took.
         if (s.nextClaim <= c) {
-            for (size_t k = s.nextClaim; k < c; ++k)
+            const size_t claimed = s.nextClaim;
+            for (size_t k = claimed; k < c; ++k)
                 s.done[k] = 1;
             s.nextClaim = c + 1;
+            // Where c lies a window or more past the released chunks, a worker may still be
+            // decoding the chunk whose buffer is c's: the VM writes it only once they are done
+            // (regression: tst_parallel_parse mutatedFilesSameAsOneThread crashed in CI in
+            // fastBatches, reading a buffer a worker was filling).
+            s.changed.wait(lock, [&] {
+                for (size_t k = s.consumed; k < claimed; ++k)
+                    if (!s.done[k])
+                        return false;
+                return true;
+            });
             lock.unlock();
             s.decode(c);
             lock.lock();
