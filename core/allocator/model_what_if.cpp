@@ -184,35 +184,66 @@ void splitAtLandmarks(const std::vector<Entry>& entries, std::vector<std::pair<s
         return entries[x].calleeLine == line &&
                (x + 1 >= entries.size() || entries[x].freeEvent < 0 || entries[x].freeEvent > entries[x + 1].event);
     };
-    // per landmark candidate: its runs in each block (their last entries)
-    std::map<Sig, std::vector<std::vector<size_t>>> runs;
-    for (size_t b = 0; b < ranges.size(); ++b)
-        for (size_t x = ranges[b].first; x < ranges[b].second; ++x) {
-            if (entries[x].sub == 0 || (x + 1 < ranges[b].second && sig(x + 1) == sig(x)))
-                continue; // not the last entry of a run
-            auto& perBlock = runs[sig(x)];
-            perBlock.resize(ranges.size());
-            perBlock[b].push_back(x);
-        }
+    // per landmark candidate (key(x)): its runs in each block (their last entries)
+    auto runsBy = [&](auto key) {
+        std::map<decltype(key(size_t{0})), std::vector<std::vector<size_t>>> runs;
+        for (size_t b = 0; b < ranges.size(); ++b)
+            for (size_t x = ranges[b].first; x < ranges[b].second; ++x) {
+                if (entries[x].sub == 0 || (x + 1 < ranges[b].second && key(x + 1) == key(x)))
+                    continue; // not the last entry of a run
+                auto& perBlock = runs[key(x)];
+                perBlock.resize(ranges.size());
+                perBlock[b].push_back(x);
+            }
+        return runs;
+    };
     size_t bestPieces = ranges.size();
     std::vector<std::pair<size_t, size_t>> best;
-    for (const auto& [s, perBlock] : runs) {
-        bool usable = true, single = false;
-        size_t pieces = 0;
-        std::map<int64_t, size_t> tails; // tensors after the last run at the landmark's callee line
-        for (size_t b = 0; b < ranges.size() && usable; ++b) {
-            if (perBlock[b].empty()) {
-                usable = false;
-                break;
+    // a landmark every block calls, and some block once (a sub-module every block calls
+    // several times, a layer's projections, is no landmark), that makes more blocks than the
+    // best so far
+    auto candidate = [&](const std::vector<std::vector<size_t>>& perBlock, size_t& pieces) {
+        bool single = false;
+        pieces = 0;
+        for (const std::vector<size_t>& inBlock : perBlock) {
+            if (inBlock.empty())
+                return false;
+            pieces += inBlock.size();
+            single = single || inBlock.size() == 1;
+        }
+        return single && pieces > bestPieces;
+    };
+    // each run but a block's last ends a block at end(run), where valid(x, first, next run,
+    // block) holds; the split is the best so far
+    auto split = [&](const std::vector<std::vector<size_t>>& perBlock, size_t pieces, auto end, auto valid) {
+        std::vector<std::pair<size_t, size_t>> out;
+        for (size_t b = 0; b < ranges.size(); ++b) {
+            size_t first = ranges[b].first;
+            for (size_t r = 0; r + 1 < perBlock[b].size(); ++r) {
+                const size_t x = end(perBlock[b][r], b);
+                if (!valid(x, first, perBlock[b][r + 1], b))
+                    return;
+                out.push_back({first, x});
+                first = x;
             }
-            pieces += perBlock[b].size();
-            single = single || perBlock[b].size() == 1;
+            out.push_back({first, ranges[b].second});
+        }
+        bestPieces = pieces;
+        best = std::move(out);
+    };
+    for (const auto& [s, perBlock] : runsBy(sig)) {
+        size_t pieces = 0;
+        if (!candidate(perBlock, pieces))
+            continue;
+        // tensors after the last run at the landmark's callee line: the blocks' common tail
+        // (most of them agree on it)
+        std::map<int64_t, size_t> tails;
+        for (size_t b = 0; b < ranges.size(); ++b) {
             int64_t t = 0;
             for (size_t x = perBlock[b].back() + 1; x < ranges[b].second; ++x)
                 t += counted(x, s.first) ? 1 : 0;
             ++tails[t];
         }
-        // the blocks' common tail (most of them agree on it)
         int64_t tail = -1;
         size_t agree = 0;
         for (const auto& [t, n] : tails)
@@ -220,28 +251,17 @@ void splitAtLandmarks(const std::vector<Entry>& entries, std::vector<std::pair<s
                 agree = n;
                 tail = t;
             }
-        usable = usable && agree * 3 >= ranges.size() * 2;
-        // a sub-module every block calls several times (a layer's projections) is no landmark:
-        // some block must call it once
-        if (!usable || !single || pieces <= bestPieces)
+        if (agree * 3 < ranges.size() * 2)
             continue;
-        std::vector<std::pair<size_t, size_t>> split;
-        for (size_t b = 0; b < ranges.size() && usable; ++b) {
-            size_t first = ranges[b].first;
-            for (size_t r = 0; r + 1 < perBlock[b].size(); ++r) {
-                size_t x = perBlock[b][r] + 1;
-                for (int64_t t = 0; x < ranges[b].second && t < tail; ++x)
-                    t += counted(x, s.first) ? 1 : 0;
-                usable = x < perBlock[b][r + 1] && x > first;
-                split.push_back({first, x});
-                first = x;
-            }
-            split.push_back({first, ranges[b].second});
-        }
-        if (usable) {
-            bestPieces = pieces;
-            best = std::move(split);
-        }
+        split(
+            perBlock, pieces,
+            [&](size_t run, size_t b) {
+            size_t x = run + 1;
+            for (int64_t t = 0; x < ranges[b].second && t < tail; ++x)
+                t += counted(x, s.first) ? 1 : 0;
+            return x;
+            },
+            [](size_t x, size_t first, size_t next, size_t) { return x < next && x > first; });
     }
     if (!best.empty()) {
         ranges = std::move(best);
@@ -252,43 +272,21 @@ void splitAtLandmarks(const std::vector<Entry>& entries, std::vector<std::pair<s
     // but a block's last ends its block after the tensors its statement then makes itself
     // (the residual add's), none where the next call begins at once; a call begins the way its
     // block began (its first sub-module).
-    std::map<uint64_t, std::vector<std::vector<size_t>>> bySub;
-    for (size_t b = 0; b < ranges.size(); ++b)
-        for (size_t x = ranges[b].first; x < ranges[b].second; ++x) {
-            if (entries[x].sub == 0 || (x + 1 < ranges[b].second && entries[x + 1].sub == entries[x].sub))
-                continue;
-            auto& perBlock = bySub[entries[x].sub];
-            perBlock.resize(ranges.size());
-            perBlock[b].push_back(x);
-        }
-    for (const auto& [sub, perBlock] : bySub) {
-        bool usable = true, single = false;
+    for (const auto& [sub, perBlock] : runsBy([&](size_t x) { return entries[x].sub; })) {
         size_t pieces = 0;
-        for (size_t b = 0; b < ranges.size() && usable; ++b) {
-            usable = !perBlock[b].empty();
-            pieces += perBlock[b].size();
-            single = single || perBlock[b].size() == 1;
-        }
-        if (!usable || !single || pieces <= bestPieces)
+        if (!candidate(perBlock, pieces))
             continue;
-        std::vector<std::pair<size_t, size_t>> split;
-        for (size_t b = 0; b < ranges.size() && usable; ++b) {
-            size_t first = ranges[b].first;
-            for (size_t r = 0; r + 1 < perBlock[b].size(); ++r) {
-                const size_t run = perBlock[b][r];
-                size_t x = run + 1;
-                while (x < ranges[b].second && entries[x].sub == 0 && entries[x].calleeLine == entries[run].calleeLine)
-                    ++x;
-                usable = x <= perBlock[b][r + 1] && x > first && entries[x].sub == entries[ranges[b].first].sub;
-                split.push_back({first, x});
-                first = x;
-            }
-            split.push_back({first, ranges[b].second});
-        }
-        if (usable) {
-            bestPieces = pieces;
-            best = std::move(split);
-        }
+        split(
+            perBlock, pieces,
+            [&](size_t run, size_t b) {
+            size_t x = run + 1;
+            while (x < ranges[b].second && entries[x].sub == 0 && entries[x].calleeLine == entries[run].calleeLine)
+                ++x;
+            return x;
+            },
+            [&](size_t x, size_t first, size_t next, size_t b) {
+            return x <= next && x > first && entries[x].sub == entries[ranges[b].first].sub;
+        });
     }
     if (!best.empty())
         ranges = std::move(best);
