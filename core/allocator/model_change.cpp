@@ -1,5 +1,6 @@
 #include "allocator/model_change.h"
 
+#include <algorithm>
 #include <array>
 #include <sstream>
 
@@ -9,6 +10,7 @@ namespace {
 constexpr std::array<std::string_view, 5> kPrecisionNames{"fp32", "bf16", "fp16", "amp-bf16", "amp-fp16"};
 constexpr std::array<std::string_view, 7> kOptimizerNames{"adamw",     "adam",       "sgd",        "sgd-momentum",
                                                           "adafactor", "adamw-8bit", "adamw-fused"};
+constexpr std::array<std::string_view, 3> kShardNames{"ddp", "zero1", "fsdp2"};
 } // namespace
 
 std::string_view precisionName(Precision p) { return kPrecisionNames[static_cast<size_t>(p)]; }
@@ -56,15 +58,7 @@ bool optimizerHasStepTemporaries(OptimizerKind o)
     return o == OptimizerKind::AdamW || o == OptimizerKind::Adam || o == OptimizerKind::Adafactor;
 }
 
-std::string_view shardKindName(ShardKind k)
-{
-    switch (k) {
-    case ShardKind::Ddp: return "ddp";
-    case ShardKind::Zero1: return "zero1";
-    case ShardKind::Fsdp2: return "fsdp2";
-    }
-    return "fsdp2";
-}
+std::string_view shardKindName(ShardKind k) { return kShardNames[static_cast<size_t>(k)]; }
 
 std::optional<Sharding> shardingFromText(std::string_view text)
 {
@@ -72,15 +66,11 @@ std::optional<Sharding> shardingFromText(std::string_view text)
     if (colon == std::string_view::npos || colon + 1 >= text.size())
         return std::nullopt;
     Sharding s;
-    const std::string_view kind = text.substr(0, colon);
-    if (kind == "ddp")
-        s.kind = ShardKind::Ddp;
-    else if (kind == "zero1")
-        s.kind = ShardKind::Zero1;
-    else if (kind == "fsdp2" || kind == "fsdp")
-        s.kind = ShardKind::Fsdp2;
-    else
+    const std::string_view kind = text.substr(0, colon) == "fsdp" ? "fsdp2" : text.substr(0, colon);
+    const auto known = std::find(kShardNames.begin(), kShardNames.end(), kind);
+    if (known == kShardNames.end())
         return std::nullopt;
+    s.kind = static_cast<ShardKind>(known - kShardNames.begin());
     int n = 0;
     for (const char c : text.substr(colon + 1)) {
         if (c < '0' || c > '9' || n > 4096)

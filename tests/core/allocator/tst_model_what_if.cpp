@@ -1710,6 +1710,12 @@ private slots:
                                               {QStringLiteral("whatif"), f, QStringLiteral("--seq"), QStringLiteral("512")});
         QCOMPARE(seq.exitCode, 1);
         QVERIFY(seq.err.contains("--seq needs --recorded-seq"));
+        for (const char* bad : {"fsd:2", "zero1:0", "ddp:x", "fsdp2"}) {
+            const test::CliRun shard = test::runCli(QStringLiteral(MEMSCOPE_APP),
+                                                    {QStringLiteral("whatif"), f, QStringLiteral("--shard"), QLatin1String(bad)});
+            QCOMPARE(shard.exitCode, 1);
+            QVERIFY2(shard.err.contains("--shard takes ddp:N, zero1:N or fsdp2:N"), qPrintable(shard.err));
+        }
     }
     // --shard KIND:N from the one-GPU recording against every rank of the same training run
     // sharded over 2 and 4 H100s (tests/data/whatif/shard/, record_shard_truth.py): each
