@@ -10,6 +10,19 @@
 
 using namespace memscope;
 
+namespace {
+
+// The replay of the device of that ordinal; null if the recording has none.
+const DeviceReplay* replayOfDevice(const Replay& r, int device)
+{
+    for (const DeviceReplay& d : r.devices)
+        if (d.device == device)
+            return &d;
+    return nullptr;
+}
+
+} // namespace
+
 class TestReplay : public QObject {
     Q_OBJECT
 private slots:
@@ -129,10 +142,7 @@ private slots:
         for (const QJsonValue& v : devices) {
             const QJsonObject o = v.toObject();
             const int device = o.value(QStringLiteral("device")).toInt(-1);
-            const DeviceReplay* d = nullptr;
-            for (const DeviceReplay& candidate : r->devices)
-                if (candidate.device == device)
-                    d = &candidate;
+            const DeviceReplay* d = replayOfDevice(*r, device);
             QVERIFY2(d, qPrintable(QStringLiteral("no replay of device %1").arg(device)));
             QVERIFY(d->eventCount > 1000);
             QCOMPARE(d->peakRequested.bytes, o.value(QStringLiteral("requested_peak")).toInteger(-1));
@@ -171,10 +181,7 @@ private slots:
         QFETCH(qint64, requestedPeak);
         QFETCH(qint64, maxReserved);
         auto r = replaySnapshot(readSnapshotFile(pickle.toStdString()));
-        const DeviceReplay* d = nullptr;
-        for (const DeviceReplay& candidate : r->devices)
-            if (candidate.device == rank) // torchrun's local rank is its device here
-                d = &candidate;
+        const DeviceReplay* d = replayOfDevice(*r, rank); // torchrun's local rank is its device here
         QVERIFY2(d, qPrintable(QStringLiteral("no replay of device %1").arg(rank)));
         QVERIFY(d->eventCount > 1000);
         QCOMPARE(d->peakRequested.bytes, requestedPeak);
