@@ -231,7 +231,9 @@ void splitAtLandmarks(const std::vector<Entry>& entries, std::vector<std::pair<s
         bestPieces = pieces;
         best = std::move(out);
     };
-    for (const auto& [s, perBlock] : runsBy(sig)) {
+    for (const auto& landmark : runsBy(sig)) {
+        const Sig& s = landmark.first; // (a name lambdas capture: clang does not take a structured binding)
+        const std::vector<std::vector<size_t>>& perBlock = landmark.second;
         size_t pieces = 0;
         if (!candidate(perBlock, pieces))
             continue;
