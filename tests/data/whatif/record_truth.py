@@ -48,6 +48,8 @@ TRUTH_MODELS=mixtral,lstm,shufflenet TRUTH_FILE=truth_heldout8.json records the 
 Mixtral mixture-of-experts decoder, an LSTM language model and torchvision's ShuffleNetV2.
 TRUTH_MODELS=nanogpt,phi3,unet TRUTH_FILE=truth_heldout9.json records the fourteenth: a GPT written as
 nanoGPT writes it, a Phi-3 decoder and a U-Net of its own code (skip connections, two loops of blocks).
+TRUTH_MODELS=deberta,bart,maxvit TRUTH_FILE=truth_heldout10.json records the fifteenth: a DeBERTa-v2
+classifier, a BART encoder-decoder and torchvision's MaxViT.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -980,12 +982,82 @@ class UNet(ImageClassifier):
         return in_order(m.downs, m.decs)
 
 
+class DeBERTa(SequenceClassifier):
+    """Held out (fifteenth set): a DeBERTa-v2 classifier from a transformers config (disentangled
+    attention: content-to-position and position-to-content scores over 256 relative buckets), its
+    loss inside the model."""
+    name = "deberta"
+    vocab = 32000
+
+    def build(self, dtype):
+        from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
+
+        cfg = DebertaV2Config(vocab_size=self.vocab, hidden_size=384, num_hidden_layers=6, num_attention_heads=6,
+                              intermediate_size=1536, max_position_embeddings=512, relative_attention=True,
+                              position_buckets=256, pos_att_type=["p2c", "c2p"], max_relative_positions=-1,
+                              position_biased_input=False, num_labels=4, pad_token_id=0)
+        torch.manual_seed(0)
+        return DebertaV2ForSequenceClassification(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.deberta.encoder.layer)
+
+
+class BART:
+    """Held out (fifteenth set): a BART encoder-decoder from a transformers config, shaped like a
+    summarisation job (a target a quarter of the source's length, tied embeddings), its loss inside
+    the model."""
+    name = "bart"
+    batch = 8
+    seq = 256
+    vocab = 16000
+
+    def build(self, dtype):
+        from transformers import BartConfig, BartForConditionalGeneration
+
+        cfg = BartConfig(vocab_size=self.vocab, d_model=512, encoder_layers=4, decoder_layers=4,
+                         encoder_attention_heads=8, decoder_attention_heads=8, encoder_ffn_dim=2048,
+                         decoder_ffn_dim=2048, max_position_embeddings=1024, pad_token_id=1, bos_token_id=0,
+                         eos_token_id=2, decoder_start_token_id=2, use_cache=False)
+        torch.manual_seed(0)
+        return BartForConditionalGeneration(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.encoder.layers, m.model.decoder.layers)
+
+    def batch_of(self, b, seq, dtype):
+        src = torch.randint(3, self.vocab, (b, seq), device=DEV)
+        tgt = torch.randint(3, self.vocab, (b, seq // 4), device=DEV)
+        return (src, tgt)
+
+    def loss(self, m, st):
+        src, tgt = st
+        return m(input_ids=src, labels=tgt, use_cache=False).loss
+
+
+class MaxViT(ImageClassifier):
+    """Held out (fifteenth set): torchvision's MaxViT (MBConv, block and grid attention in every
+    layer, relative position bias) at 128 x 128 with a partition of 4, its 11 layers the blocks."""
+    name = "maxvit"
+
+    def build(self, dtype):
+        from torchvision.models import MaxVit
+
+        torch.manual_seed(0)
+        return MaxVit(input_size=(self.size, self.size), stem_channels=64, partition_size=4,
+                      block_channels=[64, 128, 256, 512], block_layers=[2, 2, 5, 2], head_dim=32,
+                      stochastic_depth_prob=0.2, num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(*(b.layers for b in m.blocks))
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
                                 LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16(), Qwen3(), MobileNetV2(), RegNet(), Gemma(), Bloom(),
                                 DenseNet(), Falcon(), Whisper(), DeepLab(), Mixtral(), LSTM(),
-                                ShuffleNet(), NanoGPT(), Phi3(), UNet())}
+                                ShuffleNet(), NanoGPT(), Phi3(), UNet(), DeBERTa(), BART(), MaxViT())}
 
 
 # ---------------------------------------------------------------- one run
