@@ -20,7 +20,10 @@ PythonStacks::PythonStacks(const Snapshot& s)
             python[i] = 1;
             continue;
         }
-        m_native = true;
+        // (a TorchScript function in a stacks="python" recording is a "??" frame of its bare
+        // name, DeBERTa's make_log_bucket_position: no native frame)
+        const std::string_view file = s.str(f.filename);
+        m_native = m_native || s.str(f.name).find("::") != std::string_view::npos || (file != "??" && !file.empty());
         const std::string_view o = between(s.str(f.name), "at::_ops::", "::call(");
         if (o.empty() || o.find("::") != std::string_view::npos)
             continue;

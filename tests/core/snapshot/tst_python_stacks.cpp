@@ -63,6 +63,12 @@ private slots:
                                             << "conv2d";
         QTest::newRow("python: a projection") << "llm_bs16.pickle" << false << "linear.py:134"
                                               << "";
+        // regression: a TorchScript function (DeBERTa's make_log_bucket_position) is a "??"
+        // frame of its bare name in a stacks="python" recording; it was taken for a native frame,
+        // and the recording for one with operators (the what-if then read no op's dtype)
+        QTest::newRow("python: a TorchScript function")
+            << "whatif/whatif_deberta_base.pickle.gz" << false << "modeling_deberta_v2.py:97"
+            << "";
         QTest::newRow("libtorch") << "libtorch_mlp.pickle" << true << ""
                                   << "addmm";
     }
