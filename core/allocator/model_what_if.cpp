@@ -172,8 +172,13 @@ IterationRanges rangesOf(const Iteration& it, const DeviceAttribution& a)
 // as many tensors at that callee line after its last run, each run but the last ends its
 // block that many tensors later.
 template <typename Entry>
+void splitWrapperCall(const std::vector<Entry>& entries, std::vector<std::pair<size_t, size_t>>& ranges);
+
+template <typename Entry>
 void splitAtLandmarks(const std::vector<Entry>& entries, std::vector<std::pair<size_t, size_t>>& ranges)
 {
+    if (ranges.size() == 1)
+        splitWrapperCall(entries, ranges);
     if (ranges.size() < 2)
         return;
     using Sig = std::pair<int32_t, uint64_t>; // callee line, sub-module
@@ -289,6 +294,85 @@ void splitAtLandmarks(const std::vector<Entry>& entries, std::vector<std::pair<s
             [&](size_t x, size_t first, size_t next, size_t b) {
             return x <= next && x > first && entries[x].sub == entries[ranges[b].first].sub;
         });
+    }
+    if (!best.empty())
+        ranges = std::move(best);
+}
+
+// A loop whose every call is one statement (MaxViT's layer, `x = self.layers(x)`, run by a
+// loop of stages) makes one range: the calls cannot be told apart by their lines. They are
+// told apart by a sub-module each call runs once: a call begins with its run, or with the
+// runs right before it of sub-modules that only ever come right before it (the first layer of
+// a stage: its downsampling projection), and so does the range. The calls must be alike:
+// within a factor of two of the median call's tensors, and a sub-module that half of them or
+// more run, three quarters run (MaxViT's attention, twice a layer as window and as grid
+// attention, would make half-layers, every other one without the convolution; its last
+// stage's layers lack two of the others' sub-modules). Most landmarks win.
+template <typename Entry>
+void splitWrapperCall(const std::vector<Entry>& entries, std::vector<std::pair<size_t, size_t>>& ranges)
+{
+    const auto [begin, end] = ranges.front();
+    for (size_t x = begin; x < end; ++x)
+        if (entries[x].calleeLine != entries[begin].calleeLine || entries[x].sub == 0)
+            return;
+    struct Run {
+        uint64_t sub;
+        size_t first;
+    };
+    std::vector<Run> runs;
+    for (size_t x = begin; x < end; ++x)
+        if (x == begin || entries[x].sub != entries[x - 1].sub)
+            runs.push_back({entries[x].sub, x});
+    std::map<uint64_t, std::vector<size_t>> runsOf; // sub-module -> its runs (indices into runs)
+    for (size_t r = 0; r < runs.size(); ++r)
+        runsOf[runs[r].sub].push_back(r);
+    std::vector<std::pair<size_t, size_t>> best;
+    for (const auto& landmark : runsOf) {
+        const std::vector<size_t>& own = landmark.second;
+        if (own.size() < 3 || own.size() <= best.size())
+            continue;
+        // the sub-modules whose every run comes right before one of the landmark's
+        std::set<uint64_t> before;
+        for (const auto& [sub, its] : runsOf)
+            if (sub != landmark.first && std::all_of(its.begin(), its.end(), [&](size_t r) {
+                    return r + 1 < runs.size() && runs[r + 1].sub == landmark.first;
+                }))
+                before.insert(sub);
+        // the first call begins the range
+        size_t start = own.front();
+        while (start > 0 && before.count(runs[start - 1].sub))
+            --start;
+        if (start != 0)
+            continue;
+        std::vector<std::pair<size_t, size_t>> pieces;
+        size_t first = begin;
+        for (size_t k = 1; k < own.size(); ++k) {
+            size_t r = own[k];
+            while (r > own[k - 1] + 1 && before.count(runs[r - 1].sub))
+                --r;
+            pieces.push_back({first, runs[r].first});
+            first = runs[r].first;
+        }
+        pieces.push_back({first, end});
+        std::map<uint64_t, size_t> piecesRunning; // sub-module -> the pieces that run it
+        for (const auto& [from, to] : pieces) {
+            std::set<uint64_t> subs;
+            for (size_t x = from; x < to; ++x)
+                subs.insert(entries[x].sub);
+            for (uint64_t sub : subs)
+                ++piecesRunning[sub];
+        }
+        // and of a size: within a factor of two of the median piece
+        std::vector<size_t> sizes;
+        for (const auto& [from, to] : pieces)
+            sizes.push_back(to - from);
+        std::sort(sizes.begin(), sizes.end());
+        const size_t median = sizes[sizes.size() / 2];
+        bool alike = 2 * sizes.front() >= median && sizes.back() <= 2 * median;
+        for (const auto& [sub, n] : piecesRunning)
+            alike = alike && (2 * n < pieces.size() || 4 * n >= 3 * pieces.size());
+        if (alike)
+            best = std::move(pieces);
     }
     if (!best.empty())
         ranges = std::move(best);
