@@ -50,6 +50,8 @@ TRUTH_MODELS=nanogpt,phi3,unet TRUTH_FILE=truth_heldout9.json records the fourte
 nanoGPT writes it, a Phi-3 decoder and a U-Net of its own code (skip connections, two loops of blocks).
 TRUTH_MODELS=deberta,bart,maxvit TRUTH_FILE=truth_heldout10.json records the fifteenth: a DeBERTa-v2
 classifier, a BART encoder-decoder and torchvision's MaxViT.
+TRUTH_MODELS=peft,timmvit,coatnet TRUTH_FILE=truth_heldout11.json records the sixteenth: a Llama
+fine-tuned with peft's LoRA, timm's ViT-S/16 and timm's CoAtNet-nano.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1052,12 +1054,73 @@ class MaxViT(ImageClassifier):
         return in_order(*(b.layers for b in m.blocks))
 
 
+class PeftLlama(CausalLM):
+    """Held out (sixteenth set): a Llama decoder from a transformers config fine-tuned with peft's
+    own LoRA (rank 16 on every projection of attention and MLP, dropout 0.05), its loss inside
+    the model."""
+    name = "peft"
+    lora = True
+    vocab = 16000
+
+    def build(self, dtype):
+        from peft import LoraConfig, get_peft_model
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        cfg = LlamaConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1376, num_hidden_layers=6,
+                          num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=2048, use_cache=False)
+        torch.manual_seed(0)
+        m = LlamaForCausalLM(cfg).to(device=DEV, dtype=dtype)
+        lc = LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, task_type="CAUSAL_LM",
+                        target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+        return get_peft_model(m, lc)
+
+    def blocks(self, m):
+        return in_order(m.base_model.model.model.layers)
+
+
+class TimmViT(ImageClassifier):
+    """Held out (sixteenth set): timm's ViT-S/16 (fused query/key/value, timm's attention) at
+    128 x 128, its 12 blocks."""
+    name = "timmvit"
+
+    def build(self, dtype):
+        import timm
+
+        torch.manual_seed(0)
+        return timm.create_model("vit_small_patch16_224", pretrained=False, img_size=self.size,
+                                 num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.blocks)
+
+
+class CoAtNet(ImageClassifier):
+    """Held out (sixteenth set): timm's CoAtNet-nano (MBConv stages, then transformer stages with
+    relative position bias), its blocks those of every stage."""
+    name = "coatnet"
+
+    def build(self, dtype):
+        import timm
+
+        torch.manual_seed(0)
+        try:
+            m = timm.create_model("coatnet_nano_rw_224", pretrained=False, img_size=self.size, num_classes=100)
+        except Exception:  # noqa: BLE001 - a model that only takes its own size
+            self.size = 224
+            m = timm.create_model("coatnet_nano_rw_224", pretrained=False, num_classes=100)
+        return m.to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(*(s.blocks for s in m.stages))
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
                                 LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16(), Qwen3(), MobileNetV2(), RegNet(), Gemma(), Bloom(),
                                 DenseNet(), Falcon(), Whisper(), DeepLab(), Mixtral(), LSTM(),
-                                ShuffleNet(), NanoGPT(), Phi3(), UNet(), DeBERTa(), BART(), MaxViT())}
+                                ShuffleNet(), NanoGPT(), Phi3(), UNet(), DeBERTa(), BART(), MaxViT(),
+                                PeftLlama(), TimmViT(), CoAtNet())}
 
 
 # ---------------------------------------------------------------- one run
@@ -1446,7 +1509,7 @@ def main():
             changes = TRAINER_CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
         if BASE_PRECISION != "fp32":
             changes = FROM_AMP_CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
-        if spec.name == "lora":  # what a LoRA fine-tune changes
+        if spec.name == "lora" or getattr(spec, "lora", False):  # what a LoRA fine-tune changes
             changes = named_changes(
                 "ckpt_all", "ckpt_2", "bf16", "amp_bf16", "sgd_momentum", "adafactor", "accum2", "batch_x2", "batch_half",
                 "ckpt_all+amp_bf16", "bf16+ckpt_all+batch_x2") + SEQ_CHANGES
