@@ -1309,6 +1309,53 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 m_fixedBytes[a] = 1;
         }
     }
+    // peft's LoRA adapters: the lines of peft's layers that make tensors of their own or call
+    // a dropout (`result + lora_B(lora_A(dropout(x))) * scaling`), not the base layer's call
+    m_adapterFp32.assign(dr.allocations.size(), 0);
+    {
+        std::unordered_map<int32_t, bool> isPeft; // by FrameId
+        auto peftFrame = [&](std::span<const FrameId> frames) -> int32_t {
+            for (const FrameId f : frames) {
+                auto [it, fresh] = isPeft.try_emplace(f.value, false);
+                if (fresh)
+                    it->second = contains(snap.str(snap.frames.frame(f).filename), "/peft/tuners/");
+                if (it->second)
+                    return f.value;
+            }
+            return -1;
+        };
+        std::set<int32_t> adapterLines;
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            if (attribution.allocationPhase[a] != Phase::Forward)
+                continue;
+            const auto frames = stacks.frames(dr.allocations[a].stack);
+            const int32_t f = peftFrame(frames);
+            if (f >= 0 && (frames.front().value == f || snap.str(snap.frames.frame(frames.front()).name) == "dropout"))
+                adapterLines.insert(f);
+        }
+        int32_t lastOwn = -1; // the current call's last tensor of the adapter's own line
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            const auto frames = stacks.frames(dr.allocations[a].stack);
+            if (attribution.allocationCategory[a] == Category::Parameter) {
+                m_adapterFp32[a] = !adapterLines.empty() && peftFrame(frames) >= 0;
+                continue;
+            }
+            if (attribution.allocationPhase[a] != Phase::Forward)
+                continue;
+            const int32_t f = peftFrame(frames);
+            if (f < 0 || !adapterLines.count(f)) {
+                if (lastOwn >= 0)
+                    m_adapterFp32[static_cast<size_t>(lastOwn)] = 0; // the sum, cast back
+                lastOwn = -1;
+                continue;
+            }
+            m_adapterFp32[a] = 1;
+            if (frames.front().value == f)
+                lastOwn = static_cast<int32_t>(a);
+        }
+        if (lastOwn >= 0)
+            m_adapterFp32[static_cast<size_t>(lastOwn)] = 0;
+    }
     m_upcastLoss.assign(dr.allocations.size(), 0);
     {
         std::unordered_map<int32_t, uint8_t> byStack;
@@ -1747,7 +1794,7 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
                    : 1.0;
     if (m_quadratic[static_cast<size_t>(origin)])
         f *= seqFactor; // L x L: once more L / L0
-    if (from == to)
+    if (from == to || (m_adapterFp32[static_cast<size_t>(origin)] && !isAmp(from) && !isAmp(to)))
         return f;
     if ((c == Category::Intermediate && keptToEnd(m_attribution, dr.allocation(id))) ||
         m_persistentWorkspace[static_cast<size_t>(origin)] || m_fixedBytes[static_cast<size_t>(origin)] ||

@@ -31,7 +31,7 @@ class PythonStacks;
  *   inputs) stay 4 B; a backward tensor takes the forward activations' average, the loss's
  *   own gradients their loss's dtype; masks, max pooling's int64 indices, workspaces and
  *   reductions' accumulators keep their bytes. Inputs above 1 MiB (images, not token ids)
- *   follow pure bf16/fp16.
+ *   follow pure bf16/fp16. peft's LoRA adapters stay fp32 in a pure 16-bit model.
  * - Autocast's weight copies: moving to mixed precision adds, per iteration, a half-size
  *   copy of every weight of 16 KiB or more but a lookup table, made at the forward's start
  *   and released where the backward makes a gradient of its weight's size (the op that saved
@@ -213,6 +213,10 @@ private:
     // Llama +2.4% -> 0.0%). To amp-bf16 it is doubled with the rest, as before: kept, the
     // decoder went from +0.2% to -5.2%.
     std::vector<uint8_t> m_normCopy;
+    // per allocation: a LoRA adapter of peft's (its parameters; in the forward its dropout,
+    // projections and scaling, not their sum), which peft keeps fp32 in a bf16/fp16 model
+    // (cast_adapter_dtype), casting the adapter's input up and the sum back
+    std::vector<uint8_t> m_adapterFp32;
     std::vector<uint64_t> m_inputSizes; // the first iteration's inputs (token ids: B x L x 8 bytes)
     double m_backwardHalfShare = 0; // share of forward activation bytes that autocast halves
     // per allocation: a convolution's workspace (freed before any other allocation, in a
