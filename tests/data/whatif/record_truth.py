@@ -52,6 +52,9 @@ TRUTH_MODELS=deberta,bart,maxvit TRUTH_FILE=truth_heldout10.json records the fif
 classifier, a BART encoder-decoder and torchvision's MaxViT.
 TRUTH_MODELS=peft,timmvit,coatnet TRUTH_FILE=truth_heldout11.json records the sixteenth: a Llama
 fine-tuned with peft's LoRA, timm's ViT-S/16 and timm's CoAtNet-nano.
+TRUTH_MODELS=gemma2,biencoder,effnetv2 TRUTH_FILE=truth_heldout12.json records the seventeenth: a
+Gemma-2 decoder with eager attention, a BERT bi-encoder with in-batch negatives and timm's
+EfficientNetV2.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1114,13 +1117,85 @@ class CoAtNet(ImageClassifier):
         return in_order(*(s.blocks for s in m.stages))
 
 
+class Gemma2(CausalLM):
+    """Held out (seventeenth set): a Gemma-2 decoder from a transformers config with eager attention
+    (what Gemma-2 asks for: logit soft-capping, a sliding window on every other layer; the
+    softmax upcast to fp32), its loss inside the model."""
+    name = "gemma2"
+    vocab = 32000
+
+    def build(self, dtype):
+        from transformers import Gemma2Config, Gemma2ForCausalLM
+
+        cfg = Gemma2Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=1536, num_hidden_layers=4,
+                           num_attention_heads=8, num_key_value_heads=4, head_dim=64, sliding_window=128,
+                           max_position_embeddings=2048, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                           use_cache=False, attn_implementation="eager")
+        torch.manual_seed(0)
+        return Gemma2ForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class BiEncoder:
+    """Held out (seventeenth set): a BERT bi-encoder trained as sentence-transformers trains one
+    (mean pooling, in-batch negatives: a B x B similarity and cross-entropy computed outside the
+    model), on pairs of 128 tokens, batch 32."""
+    name = "biencoder"
+    batch = 32
+    seq = 128
+    vocab = 30522
+
+    def build(self, dtype):
+        from transformers import BertConfig, BertModel
+
+        cfg = BertConfig(vocab_size=self.vocab, hidden_size=384, num_hidden_layers=6, num_attention_heads=6,
+                         intermediate_size=1536, max_position_embeddings=512)
+        torch.manual_seed(0)
+        return BertModel(cfg, add_pooling_layer=False).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.encoder.layer)
+
+    def batch_of(self, b, seq, dtype):
+        a = torch.randint(0, self.vocab, (b, seq), device=DEV)
+        p = torch.randint(0, self.vocab, (b, seq), device=DEV)
+        return (a, p)
+
+    def loss(self, m, ap):
+        def embed(ids):
+            h = m(input_ids=ids).last_hidden_state
+            return F.normalize(h.mean(dim=1), dim=-1)
+
+        a, p = ap
+        scores = embed(a) @ embed(p).T * 20.0
+        return F.cross_entropy(scores, torch.arange(scores.shape[0], device=DEV))
+
+
+class EffNetV2(ImageClassifier):
+    """Held out (seventeenth set): timm's EfficientNetV2 (fused MBConv in the early stages, MBConv
+    with squeeze-excitation after), its blocks those of every stage."""
+    name = "effnetv2"
+
+    def build(self, dtype):
+        import timm
+
+        torch.manual_seed(0)
+        return timm.create_model("efficientnetv2_rw_t", pretrained=False, num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(*m.blocks)
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
                                 LoRALLM(), Qwen(), QwenTrainer(), PLGPT(), Qwen16(), Qwen3(), MobileNetV2(), RegNet(), Gemma(), Bloom(),
                                 DenseNet(), Falcon(), Whisper(), DeepLab(), Mixtral(), LSTM(),
                                 ShuffleNet(), NanoGPT(), Phi3(), UNet(), DeBERTa(), BART(), MaxViT(),
-                                PeftLlama(), TimmViT(), CoAtNet())}
+                                PeftLlama(), TimmViT(), CoAtNet(), Gemma2(), BiEncoder(),
+                                EffNetV2())}
 
 
 # ---------------------------------------------------------------- one run
