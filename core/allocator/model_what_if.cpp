@@ -577,18 +577,33 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                 // is another stack's layer: Whisper's decoder layers after its encoder's, two
                 // forwards of one file called from one loop frame)
                 std::vector<size_t> lengths; // of the blocks starting at that line
+                std::vector<int64_t> sizes; // their activation bytes
+                const auto& loopEntries = entries; // (clang captures no structured binding)
+                auto bytesOf = [&](const std::pair<size_t, size_t>& r) {
+                    int64_t b = 0;
+                    for (size_t x = r.first; x < r.second; ++x)
+                        b += loopEntries[x].activationBytes;
+                    return b;
+                };
                 for (const auto& r : ranges)
-                    if (std::abs(entries[r.first].calleeLine - line) <= 8)
+                    if (std::abs(entries[r.first].calleeLine - line) <= 8) {
                         lengths.push_back(r.second - r.first);
+                        sizes.push_back(bytesOf(r));
+                    }
                 std::sort(lengths.begin(), lengths.end());
+                std::sort(sizes.begin(), sizes.end());
                 const size_t median = lengths.empty() ? 0 : lengths[lengths.size() / 2];
+                const int64_t medianBytes = sizes.empty() ? 0 : sizes[sizes.size() / 2];
                 for (size_t b = ranges.size(); b-- > 0;) {
                     size_t x = ranges[b].first;
                     if (std::abs(entries[x].calleeLine - line) <= 8)
                         continue;
-                    // (of a layer's size: not ConvNeXt's LayerNorm2d between its stages)
+                    // (of a layer's size, in tensors or in bytes: not ConvNeXt's LayerNorm2d
+                    // between its stages; EfficientNetV2's fused MBConvs, half an MBConv's
+                    // tensors at four times its resolution)
                     const bool ownStart = firstLines[entries[x].calleeLine] >= 2 &&
-                                          2 * (ranges[b].second - ranges[b].first) >= median;
+                                          (2 * (ranges[b].second - ranges[b].first) >= median ||
+                                           2 * bytesOf(ranges[b]) >= medianBytes);
                     while (x < ranges[b].second && entries[x].calleeLine != line)
                         ++x;
                     if (x == ranges[b].second) {
