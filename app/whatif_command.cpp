@@ -287,7 +287,7 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
           << ", \"optimizer_state_per_parameter\": " << setup.optimizerStates
           << ", \"optimizer_evidence\": " << jsonString(setup.optimizerEvidence)
           << ", \"checkpointing\": " << (setup.checkpointedBlocks > 0 ? "true" : "false") << ", \"blocks\": " << setup.blocks
-          << ", \"block_loop\": " << jsonString(model.blocks().loopFrame)
+          << ", \"block_runs\": " << model.blocks().runs() << ", \"block_loop\": " << jsonString(model.blocks().loopFrame)
           << ", \"operators_recorded\": " << (setup.operatorsRecorded ? "true" : "false")
           << ", \"lightning\": " << (setup.lightning ? "true" : "false")
           << ", \"compiled\": " << (setup.compiled ? "true" : "false") << "}"
@@ -344,6 +344,7 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
               << "recorded run: precision " << precisionName(setup.precision) << " (" << setup.precisionEvidence << ")\n"
               << "              optimizer " << optimizerName(setup.optimizer) << " (" << setup.optimizerEvidence << ")\n"
               << "              " << setup.blocks << " repeated block(s) in the forward"
+              << (model.blocks().runs() > 1 ? ", run " + std::to_string(model.blocks().runs()) + " times a step" : std::string())
               << (model.blocks().loopFrame.empty() ? std::string() : " (loop at " + model.blocks().loopFrame + ")")
               << (setup.checkpointedBlocks > 0 ? ", checkpointed" : ", not checkpointed") << "\n"
               << "              batch " << recordedBatch

@@ -382,11 +382,26 @@ void splitWrapperCall(const std::vector<Entry>& entries, std::vector<std::pair<s
 
 int ForwardBlocks::count() const
 {
-    size_t n = 0;
-    for (const auto& b : perIteration)
-        n = std::max(n, b.size());
-    return static_cast<int>(n);
+    int n = 0;
+    for (const auto& blocks : perIteration)
+        for (const BlockSpan& b : blocks)
+            n = std::max(n, b.position + 1);
+    return n;
 }
+
+int ForwardBlocks::runs() const
+{
+    int most = 0;
+    for (const auto& blocks : perIteration) {
+        int n = 0;
+        for (const BlockSpan& b : blocks)
+            n += b.position == 0 ? 1 : 0;
+        most = std::max(most, n);
+    }
+    return most;
+}
+
+bool ForwardBlocks::checkpointed(const BlockSpan& block, int checkpoint) { return checkpoint < 0 || block.position < checkpoint; }
 
 ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const DeviceAttribution& attribution)
 {
@@ -423,6 +438,7 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
         int64_t activationBytes;
         uint64_t sub; // the next two frames inward of the callee (FrameIds), the sub-module called
         int64_t freeEvent; // -1: alive at the end
+        int pass; // which run of the loop's function this is (a bi-encoder's encoder runs twice a step)
     };
     std::map<std::string, int> votes; // the loop frame chosen per iteration
     for (size_t itIndex = 0; itIndex < attribution.iterations.size(); ++itIndex) {
@@ -430,6 +446,11 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
         // by loop frame: its FrameId and which of its occurrences on the stack, from the
         // outside (nested nn.Sequential stages share one `for module in self` frame)
         std::unordered_map<uint64_t, std::vector<Entry>> byFrame;
+        // a frame's runs (the frame, not its function: every module's method is a `forward`): where
+        // its current run of consecutive allocations began, its last one, and per loop frame its
+        // last entry and run count
+        std::unordered_map<int32_t, std::pair<int64_t, int64_t>> frameRun; // (begin, last)
+        std::unordered_map<uint64_t, std::pair<int64_t, int>> framePass; // (last entry's pos, pass)
         int64_t pos = 0;
         for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
             const size_t i = static_cast<size_t>(e);
@@ -441,6 +462,12 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
             const Allocation& al = dr.allocation(id);
             const int64_t act = attribution.category(id) == Category::Activation ? static_cast<int64_t>(al.size) : 0;
             const auto frames = stacks.frames(al.stack); // innermost first
+            for (const FrameId fid : frames) {
+                auto [run, fresh] = frameRun.try_emplace(fid.value, pos, pos);
+                if (!fresh && run->second.second < pos - 1)
+                    run->second.first = pos;
+                run->second.second = pos;
+            }
             std::unordered_map<uint32_t, uint32_t> occurrences;
             // outermost first: each frame's callee is the next frame inward named "forward"
             for (size_t k = frames.size(); k-- > 0;) {
@@ -458,8 +485,12 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                                 sub = (sub << 32) | (static_cast<uint32_t>(frames[m].value) + 1u);
                                 ++depth;
                             }
+                        auto [fp, fresh] = framePass.try_emplace(key, pos, 0);
+                        if (!fresh && fp->second.first < frameRun[frames[k].value].first)
+                            ++fp->second.second;
+                        fp->second.first = pos;
                         byFrame[key].push_back({pos, e, static_cast<uint32_t>(frames[j].value), c.line, act, sub,
-                                                al.freeEvent.valid() ? al.freeEvent.value : -1});
+                                                al.freeEvent.valid() ? al.freeEvent.value : -1, fp->second.second});
                         break;
                     }
                 }
@@ -618,10 +649,28 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
             std::vector<BlockSpan> blocks;
             std::vector<int64_t> bytes;
             for (const auto& [first, last] : ranges) {
-                blocks.push_back({entries[first].event, entries[last - 1].event});
+                blocks.push_back({entries[first].event, entries[last - 1].event, static_cast<int>(blocks.size())});
                 bytes.push_back(0);
                 for (size_t x = first; x < last; ++x)
                     bytes.back() += entries[x].activationBytes;
+            }
+            // The loop's function run twice or more a step over the same blocks (a bi-encoder's
+            // encoder on queries, then on documents): every run has as many blocks, each of the
+            // activation bytes of the one at its place in the first run: a block's place is its position.
+            {
+                std::vector<size_t> runStarts;
+                for (size_t b = 0; b < ranges.size(); ++b)
+                    if (b == 0 || entries[ranges[b].first].pass != entries[ranges[b - 1].first].pass)
+                        runStarts.push_back(b);
+                const size_t per = runStarts.size() >= 2 ? runStarts[1] : 0;
+                bool same = per >= 2 && ranges.size() == per * runStarts.size();
+                for (size_t b = per; same && b < ranges.size(); ++b)
+                    same = b % per != 0 || runStarts[b / per] == b;
+                for (size_t b = per; same && b < ranges.size(); ++b) // (the first step's first block makes a few more)
+                    same = 10 * std::abs(bytes[b] - bytes[b % per]) <= bytes[b % per];
+                if (same)
+                    for (size_t b = 0; b < blocks.size(); ++b)
+                        blocks[b].position = static_cast<int>(b % per);
             }
             // repeated blocks, not one call holding everything: what all blocks but the
             // largest cover
@@ -1900,16 +1949,14 @@ std::pair<double, std::string> ModelWhatIf::cost(const ModelChanges& changes) co
         const DeviceReplay& dr = m_replay.devices[m_index];
         for (size_t it = 0; it < m_attribution.iterations.size(); ++it) {
             const auto& blocks = m_blocks.perIteration[it];
-            const size_t n = *changes.checkpoint < 0 ? blocks.size()
-                                                     : std::min(blocks.size(), static_cast<size_t>(*changes.checkpoint));
             for (int64_t e = m_attribution.iterations[it].firstEvent; e <= m_attribution.iterations[it].lastEvent; ++e) {
                 const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
                 if (!id.valid() || dr.allocation(id).allocEvent.value != e || m_attribution.category(id) != Category::Activation)
                     continue;
                 const int64_t s = static_cast<int64_t>(dr.allocation(id).size);
                 all += s;
-                for (size_t b = 0; b < n; ++b)
-                    if (e >= blocks[b].firstEvent && e <= blocks[b].lastEvent)
+                for (const BlockSpan& b : blocks)
+                    if (e >= b.firstEvent && e <= b.lastEvent && ForwardBlocks::checkpointed(b, *changes.checkpoint))
                         in += s;
             }
         }
@@ -2252,11 +2299,9 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 if (e < at.iterations[it].firstEvent || e > at.iterations[it].lastEvent)
                     continue;
                 const auto& blocks = m_blocks.perIteration[it];
-                const size_t n = *changes.checkpoint < 0 ? blocks.size()
-                                                         : std::min(blocks.size(), static_cast<size_t>(*changes.checkpoint));
-                for (size_t b = 0; b < n; ++b)
-                    if (e >= blocks[b].firstEvent && e <= blocks[b].lastEvent)
-                        return true;
+                for (const BlockSpan& b : blocks)
+                    if (e >= b.firstEvent && e <= b.lastEvent)
+                        return ForwardBlocks::checkpointed(b, *changes.checkpoint);
             }
             return false;
         };
@@ -2490,8 +2535,6 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 const IterationRanges& r = ranges[it];
                 if (blocks.empty() || r.backwardStart < 0)
                     continue;
-                const size_t n = *changes.checkpoint < 0 ? blocks.size()
-                                                         : std::min(blocks.size(), static_cast<size_t>(*changes.checkpoint));
                 // activations of the iteration freed in its backward, with their block
                 std::vector<std::vector<uint32_t>> acts(blocks.size());
                 std::vector<int64_t> otherFrees; // backward frees of activations outside these blocks
@@ -2503,16 +2546,16 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                     if (!al.freeEvent.valid() || at.eventPhase[static_cast<size_t>(al.freeEvent.value)] != Phase::Backward)
                         continue;
                     size_t b = 0;
-                    while (b < n && !(e >= blocks[b].firstEvent && e <= blocks[b].lastEvent))
+                    while (b < blocks.size() && !(e >= blocks[b].firstEvent && e <= blocks[b].lastEvent))
                         ++b;
-                    if (b < n)
+                    if (b < blocks.size() && ForwardBlocks::checkpointed(blocks[b], *changes.checkpoint))
                         acts[b].push_back(static_cast<uint32_t>(id.value));
                     else
                         otherFrees.push_back(al.freeEvent.value);
                 }
                 std::sort(otherFrees.begin(), otherFrees.end());
-                for (size_t b = 0; b < n; ++b) {
-                    if (acts[b].size() < 2)
+                for (size_t b = 0; b < blocks.size(); ++b) {
+                    if (acts[b].size() < 2) // (not checkpointed)
                         continue;
                     // The block's output stays: its last activation of a block's size (a batch
                     // norm's saved statistics, made after its output, are not it); the rest go.
@@ -2522,7 +2565,8 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                     // lives on as the next checkpointed blocks' input, until this one's backward.
                     // (It outlives the next block's start: a workspace freed just after is not it.)
                     int64_t forwardOutput = -1;
-                    const int64_t nextStart = b + 1 < blocks.size() ? blocks[b + 1].firstEvent : INT64_MAX;
+                    const int64_t nextStart = b + 1 < blocks.size() && blocks[b + 1].position != 0 ? blocks[b + 1].firstEvent
+                                                                                                   : INT64_MAX;
                     for (int64_t e = blocks[b].lastEvent; e >= blocks[b].firstEvent && forwardOutput < 0; --e) {
                         const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
                         if (!id.valid() || dr.allocation(id).allocEvent.value != e)
@@ -2576,7 +2620,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                     auto p = std::lower_bound(otherFrees.begin(), otherFrees.end(), firstFree);
                     if (p != otherFrees.begin())
                         at0 = std::max(at0, *(p - 1));
-                    for (size_t c = 0; c < n; ++c) // the blocks after it are recomputed and freed first
+                    for (size_t c = 0; c < blocks.size(); ++c) // the blocks after it are recomputed and freed first
                         if (c != b)
                             for (uint32_t key : acts[c]) {
                                 const int64_t fe = dr.allocations[key].freeEvent.value;

@@ -54,7 +54,8 @@ class PythonStacks;
  *   blocks, the one covering the most activation bytes outside its largest block wins; a
  *   call also restarts where a statement that ends calls, its line's own tensor made (a
  *   residual add), begins again; calls the lines cannot separate are split at a sub-module
- *   each calls once, from one line or, the calls taking two branches, from any line). A checkpointed block keeps only its output
+ *   each calls once, from one line or, the calls taking two branches, from any line; a loop run again a step over blocks of the
+ *   same sizes, a bi-encoder's, has each block once, and --checkpoint N takes the first N of every run). A checkpointed block keeps only its output
  * (of its activations of a block's size, the one the backward frees first: the next block saved it; or, where the last tensor
  * outliving it is freed in the forward, that tensor, kept until the block's backward as the next blocks' input: DenseNet's
  * layers); its other activations are freed at the block's end and allocated again, with its forward temporaries, right before its
@@ -77,12 +78,16 @@ class PythonStacks;
 struct BlockSpan {
     int64_t firstEvent = 0;
     int64_t lastEvent = 0; // inclusive
+    int position = 0; // the block's place in the model; one place each run where the blocks run twice a step
 };
 
 struct ForwardBlocks {
     std::vector<std::vector<BlockSpan>> perIteration; // by Iteration::index
     std::string loopFrame; // "file:line (function)" of the loop over the blocks
-    int count() const;
+    int count() const; // the distinct blocks: --checkpoint N takes the first N
+    int runs() const; // how often a step runs them (a bi-encoder's encoder: 2)
+    // under --checkpoint N (-1: all)
+    static bool checkpointed(const BlockSpan& block, int checkpoint);
 };
 
 struct RankPeak {
