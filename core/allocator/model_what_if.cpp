@@ -847,6 +847,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     });
     m_half.assign(dr.allocations.size(), 0);
     m_castBytes.assign(dr.allocations.size(), 0);
+    m_layoutCopy.assign(dr.allocations.size(), 0);
     m_castSource.assign(dr.allocations.size(), -1);
     // ops whose backward reads their own output, which therefore stays alive beside any copy
     auto savesOutput = memoByStack([&](StackId s) {
@@ -1155,7 +1156,15 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 const auto a = stacks.frames(lastProduct), b = stacks.frames(al.stack);
                 return !a.empty() && std::equal(a.begin(), a.end(), b.begin(), b.end());
             }();
-            if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)] && !sameCall) {
+            // a fused attention kernel right after a product reads the projections' 16-bit outputs
+            // (BERT's q, k and v after its layer norm), and its output is the next product's input
+            // (not eager attention's products: their softmax is fp32, then copied to 16 bits)
+            const bool attention = c == kLow && isAttention(al.stack) && [&] {
+                const auto frames = stacks.frames(al.stack);
+                return frames.empty() || !contains(snap.str(snap.frames.frame(frames[0]).name), "eager");
+            }();
+            if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)] && !sameCall &&
+                !(attention && prevLow)) {
                 lastProduct = al.stack;
                 m_castBytes[static_cast<size_t>(id.value)] = plainSize / 2; // autocast's copy of its fp32 input
                 // the products save their copies, not the fp32 input: unless the op that made
@@ -1167,6 +1176,16 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                     m_castSource[static_cast<size_t>(id.value)] = plain.value;
                 }
             }
+            // The fused attention kernels of 16-bit runs (cuDNN's) write their output in the
+            // layout of their query: a query made contiguous head by head (a copy of the output's
+            // size, kept for the backward, right before the kernel: Whisper's `.contiguous()`)
+            // gives an output whose transpose back is one more copy, saved by the projection that
+            // reads it. The fp32 recording's kernel wrote it token by token: no copy there.
+            if (attention && al.size >= 4096 && prevId.valid() && classify(dr.allocation(prevId).stack) != kLow &&
+                dr.allocation(prevId).size == al.size && dr.allocation(prevId).freeEvent.valid() &&
+                attribution.eventPhase[static_cast<size_t>(dr.allocation(prevId).freeEvent.value)] == Phase::Backward &&
+                !isAttention(dr.allocation(prevId).stack))
+                m_layoutCopy[static_cast<size_t>(id.value)] = 1;
             if (c == kLow)
                 lastLow = al.stack;
             if (al.size >= 4096) {
@@ -1181,7 +1200,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                     const auto a = stacks.frames(dr.allocation(plain).stack), b = stacks.frames(al.stack);
                     return !a.empty() && std::equal(a.begin(), a.end(), b.begin(), b.end());
                 }();
-                if (c != kLow && !onProduct && !statistics) {
+                if ((c != kLow && !onProduct && !statistics) || attention) {
                     plainLow = low;
                     plainSize = al.size;
                     plain = id;
@@ -2324,6 +2343,36 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             const Allocation& until = source >= 0 ? dr.allocations[static_cast<size_t>(source)] : al;
             if (until.freeEvent.valid())
                 extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, until.freeEvent.value});
+        }
+        insertAfterEvents(s.ops, std::move(extra));
+    }
+
+    // --- attention outputs transposed back by a copy at 16 bits (m_layoutCopy): of the output's
+    // size in the edited stream, saved until the output itself goes; a checkpointed block saves
+    // neither (its copy is a moment's)
+    if (from == Precision::Fp32 && to != Precision::Fp32 &&
+        std::find(m_layoutCopy.begin(), m_layoutCopy.end(), 1) != m_layoutCopy.end()) {
+        const bool checkpointing = changes.checkpoint && m_blocks.count() > 0 && m_recorded.checkpointedBlocks == 0;
+        std::unordered_map<uint32_t, uint64_t> sizeOfKey;
+        for (const TraceOp& op : s.ops)
+            if (op.kind == TraceOp::Kind::Alloc && op.key < allocCount && m_layoutCopy[op.key])
+                sizeOfKey[op.key] = op.size;
+        std::vector<TraceOp> extra;
+        for (const auto& [a, size] : sizeOfKey) {
+            const Allocation& al = dr.allocations[a];
+            if (!al.allocEvent.valid() || !al.freeEvent.valid())
+                continue;
+            bool inBlock = false;
+            if (checkpointing)
+                for (size_t it = 0; it < at.iterations.size() && !inBlock; ++it)
+                    for (const BlockSpan& b : m_blocks.perIteration[it])
+                        if (al.allocEvent.value >= b.firstEvent && al.allocEvent.value <= b.lastEvent)
+                            inBlock = ForwardBlocks::checkpointed(b, *changes.checkpoint);
+            if (inBlock)
+                continue;
+            const uint32_t key = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, size, al.stream, al.allocEvent.value});
+            extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, al.freeEvent.value});
         }
         insertAfterEvents(s.ops, std::move(extra));
     }

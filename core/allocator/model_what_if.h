@@ -37,7 +37,10 @@ class PythonStacks;
  *   and released where the backward makes a gradient of its weight's size (the op that saved
  *   it has run its backward), else at the backward's end; moving away removes the forward
  *   allocations of exactly half a weight's size. A product's fp32 input gets a half-size
- *   copy that takes over its lifetime, the input dying at the cast.
+ *   copy that takes over its lifetime, the input dying at the cast; a fused attention kernel
+ *   reads its projections' 16-bit outputs and its output is the next product's input (no casts).
+ *   At 16 bits a fused kernel writes its output in its query's layout: a query made contiguous
+ *   head by head (Whisper) costs a copy of the output when it is transposed back.
  * - Attention: at 16 bits the flash kernel replaces a math kernel that built its own causal
  *   mask (its tensors go but the output; its inputs are saved instead); with a mask passed
  *   in the math kernel runs again, in fp32. Grouped-query attention recorded in the flash
@@ -186,6 +189,7 @@ private:
     RecordedSetup m_recorded;
     std::vector<uint8_t> m_half; // per allocation: low precision under autocast
     std::vector<uint64_t> m_castBytes; // per allocation: autocast's copy of its fp32 input (bytes)
+    std::vector<uint8_t> m_layoutCopy; // per attention output: transposed back by a copy at 16 bits
     // an fp32 input that autocast casts for matrix products and that nothing else saves (by
     // allocation) -> the event of the last product reading it, where it dies
     std::unordered_map<int32_t, int64_t> m_consumedAt;
