@@ -881,6 +881,20 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 for (size_t a : run)
                     if (dr.allocations[a].size >= 2 * mode)
                         m_quadratic[a] = 1, scores = true;
+            // Eager attention that transforms its scores (Gemma-2's soft-capping: the scores, their
+            // scaled and tanh'd forms) makes more L x L tensors than any other size: they are
+            // those, three or more, at least twice the call's smallest tensor (B x L x H). Only
+            // their sizes follow the sequence; the kernel is the model's own at any precision.
+            if (!scores) {
+                uint64_t smallest = 0;
+                for (size_t a : run)
+                    if (dr.allocations[a].size >= 4096 && (smallest == 0 || dr.allocations[a].size < smallest))
+                        smallest = dr.allocations[a].size;
+                if (smallest > 0 && count[mode] >= 3 && mode >= 2 * smallest)
+                    for (size_t a : run)
+                        if (dr.allocations[a].size == mode)
+                            m_quadratic[a] = 1;
+            }
             // Scores mean the math kernel ran. At 16 bits the flash kernel replaces it only
             // for a call with no mask of the caller's: the math kernel built its own causal
             // mask (`tril`, or from Python frames an L x L bool beside its L x L x 4 float
@@ -1000,6 +1014,15 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                     al.size >= 4096 && !al.aliveAtEnd() && inCaller(forward[k]))
                     ++count[al.size];
             const auto [mode, best] = mostCommon(count);
+            // (or the softmax of scores found L x L above: eager attention's, after its transforms)
+            bool ofScores = false;
+            for (size_t k = lo; k <= hi; ++k)
+                ofScores = ofScores ||
+                           (m_quadratic[forward[k]] && dr.allocations[forward[k]].size == sm.size && inCaller(forward[k]));
+            if (ofScores) {
+                m_quadratic[forward[i]] = 1;
+                continue;
+            }
             if (best < 2 || sm.size < 2 * mode)
                 continue;
             for (size_t k = lo; k <= hi; ++k) {

@@ -71,7 +71,9 @@ class PythonStacks;
  * - Sequence: L/L0 like the batch, and once more for attention's L x L scores (in a run of
  *   attention allocations, those at least twice its most common size; a run is a kernel's
  *   call, or one call of a model's own line making two tensors that large; in a model's own
- *   code, a softmax that large and its function's tensors of its size).
+ *   code, a softmax that large and its function's tensors of its size; eager attention that
+ *   transforms its scores, Gemma-2's soft-capping, three or more of a size at least twice the call's
+ *   smallest, and the softmax of that size).
  * - Sharding over N GPUs (DDP, ZeRO-1, FSDP2): shard_edit.h, after the other changes.
  * Limits: a trace is one run; op dtypes are read from the ATen operator where the
  * recording has native frames (stacks="all", torch's default; autocast_ops.h), else from
