@@ -1032,6 +1032,18 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             }
         }
     }
+    // transformers' eager attention takes its probabilities in fp32 whatever the model's dtype
+    // (`softmax(scores, dtype=torch.float32).to(query.dtype)`: BLOOM's, Gemma-2's): an L x L
+    // softmax called from a model of transformers keeps 4 bytes in a 16-bit model, and its
+    // 16-bit copy is what the next product saves.
+    m_fp32Softmax.assign(dr.allocations.size(), 0);
+    for (size_t a = 0; a < dr.allocations.size(); ++a) {
+        if (!m_quadratic[a] || attribution.allocationPhase[a] != Phase::Forward)
+            continue;
+        const auto frames = stacks.frames(dr.allocations[a].stack);
+        m_fp32Softmax[a] = frames.size() >= 2 && snap.str(snap.frames.frame(frames[0]).name) == "softmax" &&
+                           contains(snap.str(snap.frames.frame(frames[1]).filename), "transformers/models/");
+    }
     for (size_t a = 0; a < dr.allocations.size(); ++a)
         if (attribution.allocationCategory[a] == Category::Input && dr.allocations[a].size % 8 == 0 &&
             std::find(m_inputSizes.begin(), m_inputSizes.end(), dr.allocations[a].size) == m_inputSizes.end())
@@ -1931,6 +1943,7 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     if ((c == Category::Intermediate && keptToEnd(m_attribution, dr.allocation(id))) ||
         m_persistentWorkspace[static_cast<size_t>(origin)] || m_fixedBytes[static_cast<size_t>(origin)] ||
         m_mathAttention[static_cast<size_t>(origin)] ||
+        (m_fp32Softmax[static_cast<size_t>(origin)] && !isAmp(from) && !isAmp(to)) ||
         (m_normCopy[static_cast<size_t>(origin)] && (from == Precision::Bf16 || from == Precision::Fp16) &&
          to == Precision::Fp32))
         return f; // a library's workspace (cuBLAS), a mask, a reduction's buffer, fp32 math: bytes, not elements
@@ -2370,6 +2383,34 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         insertAfterEvents(s.ops, std::move(extra));
     }
 
+    auto inCheckpointedBlock = [&](int64_t e) {
+        for (size_t it = 0; it < at.iterations.size(); ++it)
+            if (e >= at.iterations[it].firstEvent && e <= at.iterations[it].lastEvent)
+                for (const BlockSpan& b : m_blocks.perIteration[it])
+                    if (e >= b.firstEvent && e <= b.lastEvent)
+                        return ForwardBlocks::checkpointed(b, *changes.checkpoint);
+        return false;
+    };
+    // --- transformers' fp32 softmax copied to a pure 16-bit model's dtype (m_fp32Softmax): the
+    // copy lives as long as the probabilities (both saved for the backward; in a checkpointed
+    // block neither is saved, and the copy is a moment's)
+    if (from == Precision::Fp32 && (to == Precision::Bf16 || to == Precision::Fp16) &&
+        std::find(m_fp32Softmax.begin(), m_fp32Softmax.end(), 1) != m_fp32Softmax.end()) {
+        const bool checkpointing = changes.checkpoint && m_blocks.count() > 0 && m_recorded.checkpointedBlocks == 0;
+        std::vector<TraceOp> extra;
+        for (const TraceOp& op : s.ops) {
+            if (op.kind != TraceOp::Kind::Alloc || op.key >= allocCount || !m_fp32Softmax[op.key])
+                continue;
+            const Allocation& al = dr.allocations[op.key];
+            if (!al.freeEvent.valid() || (checkpointing && inCheckpointedBlock(op.event)))
+                continue;
+            const uint32_t key = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, op.size / 2, al.stream, op.event});
+            extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, al.freeEvent.value});
+        }
+        insertAfterEvents(s.ops, std::move(extra));
+    }
+
     // --- attention outputs transposed back by a copy at 16 bits (m_layoutCopy): of the output's
     // size in the edited stream, saved until the output itself goes; a checkpointed block saves
     // neither (its copy is a moment's)
@@ -2385,13 +2426,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             const Allocation& al = dr.allocations[a];
             if (!al.allocEvent.valid() || !al.freeEvent.valid())
                 continue;
-            bool inBlock = false;
-            if (checkpointing)
-                for (size_t it = 0; it < at.iterations.size() && !inBlock; ++it)
-                    for (const BlockSpan& b : m_blocks.perIteration[it])
-                        if (al.allocEvent.value >= b.firstEvent && al.allocEvent.value <= b.lastEvent)
-                            inBlock = ForwardBlocks::checkpointed(b, *changes.checkpoint);
-            if (inBlock)
+            if (checkpointing && inCheckpointedBlock(al.allocEvent.value))
                 continue;
             const uint32_t key = s.newKey();
             extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, size, al.stream, al.allocEvent.value});

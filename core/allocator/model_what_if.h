@@ -31,7 +31,9 @@ class PythonStacks;
  *   inputs) stay 4 B; a backward tensor takes the forward activations' average, the loss's
  *   own gradients their loss's dtype; masks, max pooling's int64 indices, workspaces and
  *   reductions' accumulators keep their bytes. Inputs above 1 MiB (images, not token ids)
- *   follow pure bf16/fp16. peft's LoRA adapters stay fp32 in a pure 16-bit model.
+ *   follow pure bf16/fp16. peft's LoRA adapters stay fp32 in a pure 16-bit model, and so do
+ *   transformers' attention probabilities (`softmax(..., dtype=torch.float32)`), beside the
+ *   16-bit copy the next product saves.
  * - Autocast's weight copies: moving to mixed precision adds, per iteration, a half-size
  *   copy of every weight of 16 KiB or more but a lookup table, made at the forward's start
  *   and released where the backward makes a gradient of its weight's size (the op that saved
@@ -192,6 +194,7 @@ private:
     std::vector<uint8_t> m_half; // per allocation: low precision under autocast
     std::vector<uint64_t> m_castBytes; // per allocation: autocast's copy of its fp32 input (bytes)
     std::vector<uint8_t> m_layoutCopy; // per attention output: transposed back by a copy at 16 bits
+    std::vector<uint8_t> m_fp32Softmax; // per allocation: transformers' attention softmax, fp32 in any model
     // an fp32 input that autocast casts for matrix products and that nothing else saves (by
     // allocation) -> the event of the last product reading it, where it dies
     std::unordered_map<int32_t, int64_t> m_consumedAt;
