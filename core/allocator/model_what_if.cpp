@@ -21,6 +21,8 @@ namespace memscope {
 namespace {
 
 constexpr uint64_t kWeightCopyMin = 16 << 10; // weights autocast casts (not norms' or biases')
+constexpr int64_t kSummedPartEvents = 64; // a gradient's last part is freed this soon after it is made
+constexpr uint64_t kSummedGradientMin = 1 << 20; // (a bias's gradient's size is too common)
 constexpr uint64_t kFloatInputMin = 1 << 20; // inputs that are float data, not token ids
 constexpr size_t kCheckpointWindow = 2; // a checkpointed forward's tensor lives until the 2nd tensor after it
 constexpr uint64_t kOutputFraction = 16; // a block's output is at least 1/16 of its largest activation
@@ -1847,6 +1849,45 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         m_tiedGradients.push_back({static_cast<int32_t>(g), static_cast<int32_t>(first)});
     }
 
+    // A weight used twice in the graph (an encoder run on two inputs) gets its gradient in
+    // parts: the first, kept as the gradient, waits for the last, a backward temporary of its
+    // size freed at once, added in. Parts are matched to the gradients of their size in order,
+    // where an iteration's backward has as many of that size as gradients, each after its own
+    // and before its free. A part is a weight's bytes at any batch.
+    m_summedPart.assign(dr.allocations.size(), 0);
+    for (const Iteration& it : attribution.iterations) {
+        std::map<uint64_t, std::pair<std::vector<size_t>, std::vector<size_t>>> bySize; // (gradients, parts)
+        for (int64_t e = it.firstEvent; e <= it.lastEvent; ++e) {
+            const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+            if (!id.valid() || dr.allocation(id).allocEvent.value != e ||
+                attribution.eventPhase[static_cast<size_t>(e)] != Phase::Backward)
+                continue;
+            const Allocation& al = dr.allocation(id);
+            const size_t a = static_cast<size_t>(id.value);
+            if (al.size < kSummedGradientMin || m_gradPartial[a])
+                continue;
+            if (attribution.allocationCategory[a] == Category::Gradient)
+                bySize[al.size].first.push_back(a);
+            else if (attribution.allocationCategory[a] == Category::Intermediate && al.freeEvent.valid() &&
+                     al.freeEvent.value - e <= kSummedPartEvents)
+                bySize[al.size].second.push_back(a);
+        }
+        for (const auto& [size, gp] : bySize) {
+            const auto& [gradients, parts] = gp;
+            bool ordered = !gradients.empty() && gradients.size() == parts.size();
+            for (size_t i = 0; ordered && i < gradients.size(); ++i) {
+                const Allocation& g = dr.allocations[gradients[i]];
+                const Allocation& p = dr.allocations[parts[i]];
+                ordered = p.allocEvent.value > g.allocEvent.value &&
+                          (!g.freeEvent.valid() || p.allocEvent.value < g.freeEvent.value);
+            }
+            for (size_t i = 0; ordered && i < gradients.size(); ++i) {
+                m_summedInto[static_cast<int32_t>(gradients[i])] = static_cast<int32_t>(parts[i]);
+                m_summedPart[parts[i]] = 1;
+            }
+        }
+    }
+
     // the recorded setup
     const int64_t trainable = trainableBytes > 0 && trainableBytes < params ? trainableBytes : params;
     m_recorded.optimizerStates = trainable > 0 ? static_cast<double>(state) / static_cast<double>(trainable) : 0.0;
@@ -1911,6 +1952,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
 std::vector<uint8_t> ModelWhatIf::fixedAtAnyBatch() const
 {
     std::vector<uint8_t> fixed = m_gradPartial;
+    for (size_t a = 0; a < fixed.size() && a < m_summedPart.size(); ++a)
+        fixed[a] |= m_summedPart[a];
     if (isAmp(m_recorded.precision))
         for (size_t a = 0; a < fixed.size() && a < m_weightCopy.size(); ++a)
             fixed[a] |= m_weightCopy[a];
@@ -1933,7 +1976,7 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
     // autocast's weight copies in a mixed-precision recording are weights' bytes, whatever the
     // batch (in an fp32 recording the same test finds activations of half a weight's size)
     double f = scalesWithBatch(m_attribution, dr, id) && !(isAmp(from) && m_weightCopy[static_cast<size_t>(origin)]) &&
-                       !m_gradPartial[static_cast<size_t>(origin)]
+                       !m_gradPartial[static_cast<size_t>(origin)] && !m_summedPart[static_cast<size_t>(origin)]
                    ? reductionBufferFactor(m_reductions[static_cast<size_t>(origin)], batchFactor)
                    : 1.0;
     if (m_quadratic[static_cast<size_t>(origin)])
@@ -1947,6 +1990,8 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         (m_normCopy[static_cast<size_t>(origin)] && (from == Precision::Bf16 || from == Precision::Fp16) &&
          to == Precision::Fp32))
         return f; // a library's workspace (cuBLAS), a mask, a reduction's buffer, fp32 math: bytes, not elements
+    if (m_summedPart[static_cast<size_t>(origin)])
+        return f * weightBytes(to) / weightBytes(from); // a gradient's part
     if (isAmp(from) && !isAmp(to) && m_ampCrossEntropy[static_cast<size_t>(origin)])
         return f * activationBytes(to, false) / m_ampCrossEntropy[static_cast<size_t>(origin)];
     switch (c) {
@@ -2808,8 +2853,15 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 else if (s.ops[k].kind == TraceOp::Kind::Free && allocated.count(s.ops[k].key))
                     freedInside.insert(s.ops[k].key);
             }
+            // a gradient summed from parts (m_summedInto) waits in a later micro-batch for its last part
+            std::unordered_map<uint32_t, uint32_t> summedAfter; // a gradient's key -> its last part's key
+            for (size_t k = begin; k < end; ++k)
+                if (s.ops[k].kind == TraceOp::Kind::Alloc && s.ops[k].key < allocCount)
+                    if (const auto part = m_summedInto.find(static_cast<int32_t>(s.ops[k].key)); part != m_summedInto.end())
+                        summedAfter[s.ops[k].key] = static_cast<uint32_t>(part->second);
             for (int rep = 1; rep <= K; ++rep) {
                 std::unordered_map<uint32_t, uint32_t> keyOf;
+                std::unordered_map<uint32_t, std::vector<TraceOp>> afterPart; // a last part's key -> the frees it ends
                 std::vector<TraceOp> pending; // outliving allocations of a micro-batch before the last
                 for (size_t k = begin; k < end; ++k) {
                     TraceOp op = s.ops[k];
@@ -2833,17 +2885,32 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                         if (!original && !inside) {
                             TraceOp f = op;
                             f.kind = TraceOp::Kind::Free;
-                            if (grad)
+                            if (const auto last = summedAfter.find(orig); grad && last != summedAfter.end())
+                                afterPart[last->second].push_back(f);
+                            else if (grad)
                                 out.push_back(f); // added into the kept gradient
                             else
                                 pending.push_back(f);
                         }
                     } else if (inside) {
+                        const uint32_t orig = op.key;
                         if (!original)
                             op.key = keyOf[op.key];
                         out.push_back(op);
+                        if (const auto ends = afterPart.find(orig); ends != afterPart.end() && op.kind == TraceOp::Kind::Free) {
+                            for (TraceOp f : ends->second) {
+                                f.event = op.event;
+                                out.push_back(f);
+                            }
+                            afterPart.erase(ends);
+                        }
                     }
                 }
+                for (auto& [part, frees] : afterPart) // (a last part never freed: at the backward's end)
+                    for (TraceOp f : frees) {
+                        f.event = hi;
+                        out.push_back(f);
+                    }
                 for (TraceOp& f : pending) {
                     f.event = hi;
                     out.push_back(f);

@@ -68,7 +68,8 @@ class PythonStacks;
  * recorded backward frees them.
  * - Accumulation K: each iteration's forward and backward are repeated K times at B/K;
  *   the first backward makes the gradients, later ones add into them (their gradient
- *   buffers become temporaries); what the forward keeps past the backward lives until
+ *   buffers become temporaries; a gradient summed from parts, a weight used twice in the graph,
+ *   waits for its last part); what the forward keeps past the backward lives until
  *   the next micro-batch.
  * - Sequence: L/L0 like the batch, and once more for attention's L x L scores (in a run of
  *   attention allocations, those at least twice its most common size; a run is a kernel's
@@ -194,6 +195,8 @@ private:
     std::vector<uint8_t> m_half; // per allocation: low precision under autocast
     std::vector<uint64_t> m_castBytes; // per allocation: autocast's copy of its fp32 input (bytes)
     std::vector<uint8_t> m_layoutCopy; // per attention output: transposed back by a copy at 16 bits
+    std::vector<uint8_t> m_summedPart; // per allocation: a gradient's last part, added into it
+    std::unordered_map<int32_t, int32_t> m_summedInto; // a gradient summed from parts -> its last part
     std::vector<uint8_t> m_fp32Softmax; // per allocation: transformers' attention softmax, fp32 in any model
     // an fp32 input that autocast casts for matrix products and that nothing else saves (by
     // allocation) -> the event of the last product reading it, where it dies
