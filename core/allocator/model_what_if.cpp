@@ -1811,8 +1811,14 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             const int64_t chosen = most - bytes.begin();
             trainableBytes = *most;
             for (size_t a = 0; a < dr.allocations.size(); ++a)
-                if (isGradient(a) && attribution.allocationIteration[a] == chosen)
+                if (isGradient(a) && attribution.allocationIteration[a] == chosen) {
                     ++m_gradientSizes[dr.allocations[a].size];
+                    // made by a matrix product's backward (where operators are recorded): a matrix's
+                    const std::string_view op = stacks.op(dr.allocations[a].stack);
+                    if (stacks.hasNativeFrames() && autocastDtypeOf(op) == AutocastDtype::Low && !isConvolutionOp(op) &&
+                        !contains(op, "convolution"))
+                        ++m_matrixGradientSizes[dr.allocations[a].size];
+                }
         }
     }
 
@@ -2625,10 +2631,17 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                     firstStep = r.stepStart;
                     break;
                 }
+            // (a weight whose gradient a matrix product made, where the recording names the
+            // backward's operators, is a matrix: a row and a column, next to nothing)
             std::vector<TraceOp> extra;
+            auto matrices = m_matrixGradientSizes;
             for (const TraceOp& op : s.ops) {
                 if (firstStep < 0 || op.kind != TraceOp::Kind::Alloc || cat(op.origin) != Category::Parameter)
                     continue;
+                if (auto mtx = matrices.find(op.size); mtx != matrices.end() && mtx->second > 0) {
+                    --mtx->second;
+                    continue;
+                }
                 uint64_t k = op.size >= kWeightCopyMin ? 1 : 0;
                 for (const uint64_t kk : {3u, 5u, 7u})
                     if (op.size % (kk * kk) == 0) {

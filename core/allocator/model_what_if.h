@@ -322,6 +322,7 @@ private:
     // the gradients of the iteration that makes the most, by size (the trainable parameters);
     // empty where the trace has no backward
     std::map<uint64_t, int64_t> m_gradientSizes;
+    std::map<uint64_t, int64_t> m_matrixGradientSizes; // of those, made by a matrix product's backward
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).

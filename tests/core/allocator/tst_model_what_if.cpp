@@ -1506,7 +1506,9 @@ private slots:
             // the fifteenth (truth_heldout10.json), held out: as measured, 51 of 60 rows within
             // (MaxViT's checkpointing +50%, its layers not found); after the fix of its layers:
             // DeBERTa's half sequence (its relative positions, 2 x 256 buckets, do not shrink with
-            // it), MaxViT's Adafactor (its matrices taken for 1 x 1 kernels) and reserved bytes
+            // it), MaxViT's Adafactor (its matrices taken for 1 x 1 kernels: from stacks="all"
+            // within since a weight whose gradient a matrix product made is a matrix, +5.2% -> 0.0%)
+            // and reserved bytes
             {"deberta_seq_half", {0.07, 0.08}},
             {"bart_bf16+ckpt_all+batch_x2", {0.05, 0.10}},
             {"maxvit_adafactor", {0.06, 0.08}},
