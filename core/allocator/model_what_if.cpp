@@ -1035,9 +1035,10 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         }
     }
     // transformers' eager attention takes its probabilities in fp32 whatever the model's dtype
-    // (`softmax(scores, dtype=torch.float32).to(query.dtype)`: BLOOM's, Gemma-2's): an L x L
-    // softmax called from a model of transformers keeps 4 bytes in a 16-bit model, and its
-    // 16-bit copy is what the next product saves.
+    // (`softmax(scores, dtype=torch.float32).to(query.dtype)`: BLOOM's, Gemma-2's, Llama's): an
+    // L x L softmax called from a model of transformers keeps 4 bytes in a 16-bit model, and its
+    // 16-bit copy is what the next product saves. (An fp32 recording cannot tell a softmax without
+    // the dtype, GPT-2's eager one: taken for fp32 too, over by its copy and half its bytes.)
     m_fp32Softmax.assign(dr.allocations.size(), 0);
     for (size_t a = 0; a < dr.allocations.size(); ++a) {
         if (!m_quadratic[a] || attribution.allocationPhase[a] != Phase::Forward)
