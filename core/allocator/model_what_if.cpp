@@ -301,6 +301,46 @@ void splitAtLandmarks(const std::vector<Entry>& entries, std::vector<std::pair<s
         ranges = std::move(best);
 }
 
+// Inverted residuals in nn.Sequential (MobileNetV3's `result = self.block(input)`, the
+// residual added in place, squeeze-excitation in some) have no line and no sub-module of
+// their own that separates two calls. A call begins with its expanding convolution, right
+// after the last call's projection and its norm: a convolution's output at least 1.5 times
+// the norm's right before it (within a call the depthwise convolution after the expansion's
+// norm is no larger, nor the projection after the depthwise one's). Only for calls of one
+// statement in nn.Sequential's loop over modules (a model's single call from a training step,
+// a bottleneck's expanding last convolution, would split the same way), where this finds more
+// calls than the landmarks.
+template <typename Entry>
+void splitAtExpansions(const std::vector<Entry>& entries, std::vector<std::pair<size_t, size_t>>& ranges)
+{
+    // the calls' lines split them elsewhere (its squeeze-excitation's own lines): adjacent
+    // ranges are one span first
+    std::vector<std::pair<size_t, size_t>> spans;
+    for (const auto& r : ranges)
+        if (!spans.empty() && spans.back().second == r.first && entries[r.first].pos == entries[r.first - 1].pos + 1)
+            spans.back().second = r.second;
+        else
+            spans.push_back(r);
+    std::vector<std::pair<size_t, size_t>> pieces;
+    for (const auto& [begin, end] : spans) {
+        size_t first = begin;
+        size_t prev = end; // the last tensor of 4 KiB or more
+        for (size_t x = begin; x < end; ++x) {
+            if (entries[x].size < 4096)
+                continue;
+            if (prev != end && entries[x].inner == 1 && entries[prev].inner == 2 &&
+                2 * entries[x].size >= 3 * entries[prev].size) {
+                pieces.push_back({first, x});
+                first = x;
+            }
+            prev = x;
+        }
+        pieces.push_back({first, end});
+    }
+    if (pieces.size() >= 3)
+        ranges = std::move(pieces);
+}
+
 // A loop whose every call is one statement (MaxViT's layer, `x = self.layers(x)`, run by a
 // loop of stages) makes one range: the calls cannot be told apart by their lines. They are
 // told apart by a sub-module each call runs once: a call begins with its run, or with the
@@ -441,6 +481,8 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
         uint64_t sub; // the next two frames inward of the callee (FrameIds), the sub-module called
         int64_t freeEvent; // -1: alive at the end
         int pass; // which run of the loop's function this is (a bi-encoder's encoder runs twice a step)
+        uint64_t size;
+        uint8_t inner; // the innermost frame: 1 a convolution's, 2 a norm's, 0 another
     };
     std::map<std::string, int> votes; // the loop frame chosen per iteration
     for (size_t itIndex = 0; itIndex < attribution.iterations.size(); ++itIndex) {
@@ -470,6 +512,11 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                     run->second.first = pos;
                 run->second.second = pos;
             }
+            uint8_t inner = 0;
+            if (!frames.empty()) {
+                const std::string_view name = snap.str(snap.frames.frame(frames[0]).name);
+                inner = contains(name, "conv") ? 1 : contains(name, "norm") ? 2 : 0;
+            }
             std::unordered_map<uint32_t, uint32_t> occurrences;
             // outermost first: each frame's callee is the next frame inward named "forward"
             for (size_t k = frames.size(); k-- > 0;) {
@@ -492,7 +539,8 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                             ++fp->second.second;
                         fp->second.first = pos;
                         byFrame[key].push_back({pos, e, static_cast<uint32_t>(frames[j].value), c.line, act, sub,
-                                                al.freeEvent.valid() ? al.freeEvent.value : -1, fp->second.second});
+                                                al.freeEvent.valid() ? al.freeEvent.value : -1, fp->second.second, al.size,
+                                                inner});
                         break;
                     }
                 }
@@ -589,9 +637,26 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
             std::map<uint64_t, size_t> callees;
             for (uint64_t c : calleeFunction)
                 ++callees[c];
-            const auto common = std::max_element(callees.begin(), callees.end(),
-                                                 [](const auto& a, const auto& b) { return a.second < b.second; });
-            if (common != callees.end() && common->second >= 2) {
+            auto common = std::max_element(callees.begin(), callees.end(),
+                                           [](const auto& a, const auto& b) { return a.second < b.second; });
+            // (unless the most common is a nested nn.Sequential's forward, a stem's and a head's
+            // convolution and norm, and another callee's calls hold more activation bytes:
+            // MobileNetV3's 15 inverted residuals, one statement each, ran into one range)
+            bool oneRangeOfCalls = false;
+            if (common != callees.end() &&
+                endsWith(snap.str(StringId{static_cast<int32_t>(common->first >> 32)}), "torch/nn/modules/container.py")) {
+                std::map<uint64_t, int64_t> bytesOf;
+                for (size_t b = 0; b < ranges.size(); ++b)
+                    for (size_t x = ranges[b].first; x < ranges[b].second; ++x)
+                        bytesOf[calleeFunction[b]] += entries[x].activationBytes;
+                const auto most = std::max_element(bytesOf.begin(), bytesOf.end(),
+                                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+                if (most != bytesOf.end() && most->first != common->first && most->second > 2 * bytesOf[common->first]) {
+                    common = callees.find(most->first);
+                    oneRangeOfCalls = common->second == 1;
+                }
+            }
+            if (common != callees.end() && (common->second >= 2 || oneRangeOfCalls)) {
                 for (size_t b = ranges.size(); b-- > 0;)
                     if (calleeFunction[b] != common->first)
                         ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(b));
@@ -647,7 +712,27 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                     }
                 }
             }
+            // calls of one statement each (every entry at one line of the callee) in nn.Sequential's loop
+            bool oneStatement = !ranges.empty() &&
+                                endsWith(snap.str(snap.frames.frame(FrameId{static_cast<int32_t>(f)}).filename),
+                                         "torch/nn/modules/container.py");
+            // (a block's own forward, not a nested nn.Sequential's, whose every call is one statement)
+            oneStatement =
+                oneStatement &&
+                !endsWith(
+                    snap.str(snap.frames.frame(FrameId{static_cast<int32_t>(entries[ranges.front().first].callee)}).filename),
+                    "torch/nn/modules/container.py");
+            for (const auto& r : ranges)
+                for (size_t x = r.first; x < r.second && oneStatement; ++x)
+                    oneStatement = entries[x].calleeLine == entries[ranges.front().first].calleeLine &&
+                                   entries[x].callee == entries[ranges.front().first].callee;
+            auto byExpansion = ranges;
             splitAtLandmarks(entries, ranges);
+            if (oneStatement) {
+                splitAtExpansions(entries, byExpansion);
+                if (byExpansion.size() > ranges.size())
+                    ranges = std::move(byExpansion);
+            }
             std::vector<BlockSpan> blocks;
             std::vector<int64_t> bytes;
             for (const auto& [first, last] : ranges) {

@@ -197,10 +197,11 @@ double sweepSlack(const QString& model, const QString& variant)
     // the checkpointed ConvNeXt: 384 ran, 360 is predicted (its layer-scale gradients' reduction
     // buffers are right now, reduction_buffers.h; its checkpointed reserved bytes run 8% to 13%
     // over between 64 and 192); every other sweep lies between what ran and what failed
-    // the checkpointed MobileNetV3: 384 ran, 374 is predicted (its blocks are not all found, 9 of 15)
+    // (the checkpointed MobileNetV3 was predicted at 374 where 384 ran while 9 of its 15 blocks
+    // were found; 464 since all are, between 384 and 512)
     if (variant != QStringLiteral("ckpt_all"))
         return 0.0;
-    return model == QStringLiteral("convnext") ? 0.10 : model == QStringLiteral("plmobilenet") ? 0.03 : 0.0;
+    return model == QStringLiteral("convnext") ? 0.10 : 0.0;
 }
 
 // How far over the smallest batch that failed a prediction may lie: the checkpointed
@@ -948,6 +949,11 @@ private slots:
                 << p + QStringLiteral("biencoder_base") << "fp32" << 6 << "modeling_bert.py";
             QTest::newRow(qPrintable(p + QStringLiteral("effnetv2")))
                 << p + QStringLiteral("effnetv2_base") << "fp32" << 38 << "container.py";
+            // MobileNetV3's 15 inverted residuals, trained by Lightning: regression, each is one
+            // statement with its residual added in place, and all ran into one range, which the
+            // stem's and head's Conv2dNormActivation calls outnumbered (9 found, of another loop)
+            QTest::newRow(qPrintable(p + QStringLiteral("plmobilenet")))
+                << p + QStringLiteral("plmobilenet_base") << "fp32" << 15 << "container.py";
         }
     }
     void recordedSetup()
@@ -1410,17 +1416,16 @@ private slots:
             {"swin_bf16+ckpt_all+batch_x2", {0.05, 0.09}},
             {"t5_ckpt_all", {0.05, 0.15}},
             // the fifth set (frameworks): transformers' own checkpointing misses where ours does;
-            // MobileNetV3's blocks without squeeze-excitation add their residual in place, so
-            // nothing on the stacks tells two calls apart (9 blocks found of 15); the Lightning
-            // Mistral checkpointed under bf16-mixed reserved 1,023 MB in the truth run and 1,156
-            // MB when recorded again (the prediction: 1,155 MB)
+            // MobileNetV3's blocks are one statement each, their residual added in place: 9 of 15
+            // were found (checkpointing all +26%, the first 2 -21%) until they were split at
+            // their expanding convolutions (regression: recordedSetup's plmobilenet rows; now
+            // within, but its two micro-batches' reserved bytes, -11.4%, allocated 0.0%); the
+            // Lightning Mistral checkpointed under bf16-mixed reserved 1,023 MB in the truth run
+            // and 1,156 MB when recorded again (the prediction: 1,155 MB)
             {"t5_hfckpt", {0.05, 0.15}},
             {"t5_hfckpt_nr", {0.05, 0.15}},
             {"plmistral_ckpt_all+amp_bf16", {0.05, 0.13}},
-            {"plmobilenet_ckpt_all", {0.27, 0.20}},
-            {"plmobilenet_ckpt_2", {0.22, 0.13}},
-            {"plmobilenet_ckpt_all+amp_bf16", {0.19, 0.24}},
-            {"plmobilenet_ckpt_all+accum2", {0.22, 0.08}},
+            {"plmobilenet_ckpt_all+accum2", {0.05, 0.12}},
             // the decoder under torch.compile: from C++ frames its amp run is -6.2% (its
             // checkpointed runs were +9.8% while its first layer, whose call starts at another
             // line, was not found as a block)
