@@ -726,7 +726,7 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                 for (size_t x = r.first; x < r.second && oneStatement; ++x)
                     oneStatement = entries[x].calleeLine == entries[ranges.front().first].calleeLine &&
                                    entries[x].callee == entries[ranges.front().first].callee;
-            auto byExpansion = ranges;
+            auto byExpansion = oneStatement ? ranges : std::vector<std::pair<size_t, size_t>>{};
             splitAtLandmarks(entries, ranges);
             if (oneStatement) {
                 splitAtExpansions(entries, byExpansion);
@@ -2412,6 +2412,19 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         insertAfterEvents(s.ops, std::move(extra));
     }
 
+    // blocks the edit recomputes (the recording checkpoints none) and whether an event lies in one
+    const bool checkpointing = changes.checkpoint && m_blocks.count() > 0 && m_recorded.checkpointedBlocks == 0;
+    auto inCheckpointedBlock = [&](int64_t e) {
+        if (!checkpointing)
+            return false;
+        for (size_t it = 0; it < at.iterations.size(); ++it)
+            if (e >= at.iterations[it].firstEvent && e <= at.iterations[it].lastEvent)
+                for (const BlockSpan& b : m_blocks.perIteration[it])
+                    if (e >= b.firstEvent && e <= b.lastEvent)
+                        return ForwardBlocks::checkpointed(b, *changes.checkpoint);
+        return false;
+    };
+
     // --- autocast's weight copies
     const bool addCopies = isAmp(to) && !isAmp(from);
     const bool dropCopies = isAmp(from) && !isAmp(to);
@@ -2477,7 +2490,6 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         // a formula's fp32 result, read by one matrix product that saves its own copy, is
         // freed right after that product instead of when the backward used it (under
         // checkpointing the blocks' recomputation decides its lifetime)
-        const bool checkpointing = changes.checkpoint && m_blocks.count() > 0 && m_recorded.checkpointedBlocks == 0;
         if (!checkpointing)
             takeFrees(
                 s.ops,
@@ -2486,17 +2498,6 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 return c != m_consumedAt.end() && op.event > c->second ? c->second : int64_t{-1};
                 },
                 extra);
-        auto inCheckpointedBlock = [&](int64_t e) {
-            for (size_t it = 0; it < at.iterations.size(); ++it) {
-                if (e < at.iterations[it].firstEvent || e > at.iterations[it].lastEvent)
-                    continue;
-                const auto& blocks = m_blocks.perIteration[it];
-                for (const BlockSpan& b : blocks)
-                    if (e >= b.firstEvent && e <= b.lastEvent)
-                        return ForwardBlocks::checkpointed(b, *changes.checkpoint);
-            }
-            return false;
-        };
         // autocast's low-precision copies of fp32 inputs to matrix products, kept as long as the product's output
         for (size_t a = 0; a < allocCount; ++a) {
             const Allocation& al = dr.allocations[a];
@@ -2508,7 +2509,7 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             // saved in place of the input it copies (while that input dies early), else as
             // long as the product's output; in a checkpointed block nothing saves it: it dies
             // with its product's call (the recomputation casts again, a block at a time)
-            if (checkpointing && inCheckpointedBlock(al.allocEvent.value)) {
+            if (inCheckpointedBlock(al.allocEvent.value)) {
                 extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, al.allocEvent.value});
                 continue;
             }
@@ -2520,53 +2521,22 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         insertAfterEvents(s.ops, std::move(extra));
     }
 
-    auto inCheckpointedBlock = [&](int64_t e) {
-        for (size_t it = 0; it < at.iterations.size(); ++it)
-            if (e >= at.iterations[it].firstEvent && e <= at.iterations[it].lastEvent)
-                for (const BlockSpan& b : m_blocks.perIteration[it])
-                    if (e >= b.firstEvent && e <= b.lastEvent)
-                        return ForwardBlocks::checkpointed(b, *changes.checkpoint);
-        return false;
-    };
-    // --- transformers' fp32 softmax copied to a pure 16-bit model's dtype (m_fp32Softmax): the
-    // copy lives as long as the probabilities (both saved for the backward; in a checkpointed
-    // block neither is saved, and the copy is a moment's)
-    if (from == Precision::Fp32 && (to == Precision::Bf16 || to == Precision::Fp16) &&
-        std::find(m_fp32Softmax.begin(), m_fp32Softmax.end(), 1) != m_fp32Softmax.end()) {
-        const bool checkpointing = changes.checkpoint && m_blocks.count() > 0 && m_recorded.checkpointedBlocks == 0;
+    // --- 16-bit copies the fp32 recording does not make, each saved as long as its source:
+    // transformers' fp32 softmax copied to a pure 16-bit model's dtype (m_fp32Softmax, half its
+    // bytes), and attention outputs transposed back by a copy (m_layoutCopy, its bytes). In a
+    // checkpointed block nothing saves either: the copy is a moment's.
+    const bool pure16 = from == Precision::Fp32 && (to == Precision::Bf16 || to == Precision::Fp16);
+    if (from == Precision::Fp32 && to != Precision::Fp32) {
         std::vector<TraceOp> extra;
         for (const TraceOp& op : s.ops) {
-            if (op.kind != TraceOp::Kind::Alloc || op.key >= allocCount || !m_fp32Softmax[op.key])
+            if (op.kind != TraceOp::Kind::Alloc || op.key >= allocCount)
                 continue;
+            const uint64_t size = pure16 && m_fp32Softmax[op.key] ? op.size / 2 : m_layoutCopy[op.key] ? op.size : 0;
             const Allocation& al = dr.allocations[op.key];
-            if (!al.freeEvent.valid() || (checkpointing && inCheckpointedBlock(op.event)))
+            if (size == 0 || !al.freeEvent.valid() || inCheckpointedBlock(op.event))
                 continue;
             const uint32_t key = s.newKey();
-            extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, op.size / 2, al.stream, op.event});
-            extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, al.freeEvent.value});
-        }
-        insertAfterEvents(s.ops, std::move(extra));
-    }
-
-    // --- attention outputs transposed back by a copy at 16 bits (m_layoutCopy): of the output's
-    // size in the edited stream, saved until the output itself goes; a checkpointed block saves
-    // neither (its copy is a moment's)
-    if (from == Precision::Fp32 && to != Precision::Fp32 &&
-        std::find(m_layoutCopy.begin(), m_layoutCopy.end(), 1) != m_layoutCopy.end()) {
-        const bool checkpointing = changes.checkpoint && m_blocks.count() > 0 && m_recorded.checkpointedBlocks == 0;
-        std::unordered_map<uint32_t, uint64_t> sizeOfKey;
-        for (const TraceOp& op : s.ops)
-            if (op.kind == TraceOp::Kind::Alloc && op.key < allocCount && m_layoutCopy[op.key])
-                sizeOfKey[op.key] = op.size;
-        std::vector<TraceOp> extra;
-        for (const auto& [a, size] : sizeOfKey) {
-            const Allocation& al = dr.allocations[a];
-            if (!al.allocEvent.valid() || !al.freeEvent.valid())
-                continue;
-            if (checkpointing && inCheckpointedBlock(al.allocEvent.value))
-                continue;
-            const uint32_t key = s.newKey();
-            extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, size, al.stream, al.allocEvent.value});
+            extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1, size, al.stream, op.event});
             extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, al.stream, al.freeEvent.value});
         }
         insertAfterEvents(s.ops, std::move(extra));

@@ -144,6 +144,13 @@ std::shared_ptr<const Analysis> loadAttributed(const QString& model, bool stacks
     return a;
 }
 
+// a data row's model, "all:NAME" for its stacks="all" recording
+bool stacksAllRow(const QString& model) { return model.startsWith(QStringLiteral("all:")); }
+std::shared_ptr<const Analysis> loadRow(const QString& model)
+{
+    return stacksAllRow(model) ? loadAttributed(model.mid(4), true) : loadAttributed(model);
+}
+
 // The changes a truth run made, from its config, against its model's base run.
 ModelChanges changesOf(const QJsonObject& cfg, const QJsonObject& base)
 {
@@ -962,15 +969,14 @@ private slots:
         QFETCH(QString, precision);
         QFETCH(int, blocks);
         QFETCH(QString, loop);
-        const bool all = model.startsWith(QStringLiteral("all:"));
-        const auto a = loadAttributed(all ? model.mid(4) : model, all);
+        const auto a = loadRow(model);
         const ModelWhatIf m(*a->replay, 0, a->attribution->devices[0]);
         QCOMPARE(QString::fromStdString(std::string(precisionName(m.recorded().precision))), precision);
         QCOMPARE(m.recorded().optimizer, OptimizerKind::AdamW);
         // two states per parameter byte, less the buffers that have none (batch norm's)
         QVERIFY2(std::fabs(m.recorded().optimizerStates - 2.0) < 0.03, std::to_string(m.recorded().optimizerStates).c_str());
         QCOMPARE(m.recorded().checkpointedBlocks, 0);
-        QCOMPARE(m.recorded().operatorsRecorded, all);
+        QCOMPARE(m.recorded().operatorsRecorded, stacksAllRow(model));
         QCOMPARE(m.blocks().count(), blocks);
         QVERIFY2(QString::fromStdString(m.blocks().loopFrame).contains(loop), m.blocks().loopFrame.c_str());
     }
@@ -998,8 +1004,7 @@ private slots:
         QFETCH(QString, model);
         QFETCH(int, blocks);
         QFETCH(int, runs);
-        const bool all = model.startsWith(QStringLiteral("all:"));
-        const auto a = loadAttributed(all ? model.mid(4) : model, all);
+        const auto a = loadRow(model);
         const ModelWhatIf m(*a->replay, 0, a->attribution->devices[0]);
         QCOMPARE(m.blocks().count(), blocks);
         QCOMPARE(m.blocks().runs(), runs);
