@@ -1980,6 +1980,27 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         }
     }
 
+    // A product's weight gradient (a cast weight's size, made by a matrix product or convolution
+    // backward where the recording names operators): under autocast it is made at 16 bits and
+    // cast to fp32 (m_productGradient; a tied weight's and a summed gradient's parts aside).
+    m_productGradient.assign(dr.allocations.size(), 0);
+    {
+        std::set<uint64_t> castSizes;
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            if (attribution.allocationCategory[a] == Category::Parameter && dr.allocations[a].size >= kWeightCopyMin &&
+                !m_uncastWeight[a])
+                castSizes.insert(dr.allocations[a].size);
+        for (size_t a = 0; a < dr.allocations.size(); ++a) {
+            const Allocation& al = dr.allocations[a];
+            if (attribution.allocationCategory[a] != Category::Gradient || attribution.allocationPhase[a] != Phase::Backward ||
+                !castSizes.count(al.size) || m_gradPartial[a] || m_summedPart[a] || m_summedInto.count(static_cast<int32_t>(a)))
+                continue;
+            const std::string_view op = stacks.op(al.stack);
+            m_productGradient[a] = !stacks.hasNativeFrames() || autocastDtypeOf(op) == AutocastDtype::Low ||
+                                   contains(op, "convolution_backward");
+        }
+    }
+
     // the recorded setup
     const int64_t trainable = trainableBytes > 0 && trainableBytes < params ? trainableBytes : params;
     m_recorded.optimizerStates = trainable > 0 ? static_cast<double>(state) / static_cast<double>(trainable) : 0.0;
@@ -2603,6 +2624,57 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
         });
         takeFrees(s.ops, firstFreedAt, moved); // after the gradient is made
         insertAfterEvents(s.ops, std::move(moved));
+    }
+
+    // --- a product's weight gradient under autocast (m_productGradient): the product's backward
+    // makes it at 16 bits, and autocast's cast of the weight casts it to fp32 once the product's
+    // backward is done, after it frees the first tensor made before it that is at least as large
+    // (its 16-bit output gradient); the 16-bit gradient dies at the cast (measured: Phi-3's head
+    // makes its 31 MiB bf16 gradient, frees the 125 MiB gradient of the logits, then makes the
+    // 63 MiB fp32 gradient in the segment that left)
+    if (addCopies) {
+        std::unordered_map<uint32_t, std::pair<size_t, uint64_t>> made; // key -> op index, bytes
+        std::unordered_map<uint32_t, size_t> freedAt; // key -> its free's op index
+        for (size_t k = 0; k < s.ops.size(); ++k) {
+            const TraceOp& op = s.ops[k];
+            if (op.kind == TraceOp::Kind::Alloc)
+                made[op.key] = {k, op.size};
+            else if (op.kind == TraceOp::Kind::Free || op.kind == TraceOp::Kind::FreeRequested)
+                freedAt[op.key] = k;
+        }
+        std::vector<TraceOp> extra;
+        std::unordered_map<uint32_t, int64_t> castAt; // gradient key -> the cast's event
+        for (size_t k = 0; k < s.ops.size(); ++k) {
+            const TraceOp& op = s.ops[k];
+            if (op.kind != TraceOp::Kind::Alloc || op.origin < 0 || op.key != static_cast<uint32_t>(op.origin) ||
+                static_cast<size_t>(op.origin) >= allocCount || !m_productGradient[static_cast<size_t>(op.origin)])
+                continue;
+            const uint64_t half = op.size / 2;
+            const auto own = freedAt.find(op.key);
+            for (size_t j = k + 1; j < s.ops.size() && j < k + 64; ++j) {
+                const TraceOp& f = s.ops[j];
+                if (f.kind != TraceOp::Kind::Free)
+                    continue;
+                const auto m = made.find(f.key);
+                if (m == made.end() || m->second.first >= k || m->second.second < half)
+                    continue;
+                if (own == freedAt.end() || own->second > j) {
+                    const uint32_t temp = s.newKey();
+                    extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, temp, -1, half, op.stream, op.event - 1});
+                    castAt[op.key] = f.event;
+                    TraceOp g = op;
+                    g.event = f.event;
+                    extra.push_back(g);
+                    extra.push_back({TraceOp::Kind::Free, Category::Other, temp, -1, 0, op.stream, f.event});
+                }
+                break;
+            }
+        }
+        std::erase_if(s.ops, [&](const TraceOp& op) {
+            return op.kind == TraceOp::Kind::Alloc && op.origin >= 0 && op.key == static_cast<uint32_t>(op.origin) &&
+                   castAt.count(op.key);
+        });
+        insertAfterEvents(s.ops, std::move(extra));
     }
 
     // --- optimizer

@@ -43,6 +43,8 @@ class PythonStacks;
  *   reads its projections' 16-bit outputs and its output is the next product's input (no casts).
  *   At 16 bits a fused kernel writes its output in its query's layout: a query made contiguous
  *   head by head (Whisper) costs a copy of the output when it is transposed back.
+ *   A product's weight gradient is made at 16 bits and cast to fp32 once the product's backward
+ *   has freed its output gradient.
  * - Attention: at 16 bits the flash kernel replaces a math kernel that built its own causal
  *   mask (its tensors go but the output; its inputs are saved instead); with a mask passed
  *   in the math kernel runs again, in fp32. Grouped-query attention recorded in the flash
@@ -198,6 +200,7 @@ private:
     std::vector<uint8_t> m_summedPart; // per allocation: a gradient's last part, added into it
     std::unordered_map<int32_t, int32_t> m_summedInto; // a gradient summed from parts -> its last part
     std::vector<uint8_t> m_fp32Softmax; // per allocation: transformers' attention softmax, fp32 in any model
+    std::vector<uint8_t> m_productGradient; // per allocation: a product's weight gradient, 16-bit then cast under autocast
     // an fp32 input that autocast casts for matrix products and that nothing else saves (by
     // allocation) -> the event of the last product reading it, where it dies
     std::unordered_map<int32_t, int64_t> m_consumedAt;

@@ -1375,13 +1375,99 @@ private slots:
         std::map<uint32_t, uint64_t> copies; // added key -> bytes
         std::vector<uint64_t> predicted;
         for (const TraceOp& op : m.build(c).ops) {
-            if (op.kind == TraceOp::Kind::Alloc && op.origin < 0 && halves.count(op.size) && op.event >= it.firstEvent &&
-                op.event <= it.lastEvent)
+            if (op.kind == TraceOp::Kind::Alloc && op.origin < 0 && op.category == Category::Activation &&
+                halves.count(op.size) && op.event >= it.firstEvent && op.event <= it.lastEvent)
                 copies[op.key] = op.size;
             else if (op.kind == TraceOp::Kind::Free && copies.count(op.key))
                 predicted.push_back(copies[op.key]);
         }
         QCOMPARE(predicted, made);
+    }
+
+    // Under autocast a product's weight gradient is made at 16 bits and cast to fp32 once the
+    // product's backward is done. The real Phi-3 under autocast (changed/phi3_amp_bf16, stacks
+    // "all") makes its head's 31 MiB bf16 gradient, frees the 125 MiB gradient of the logits and
+    // only then makes the 63 MiB fp32 gradient, in the segment that left. Predicted from the fp32
+    // recording with the fp32 gradient where the fp32 run made it, the second step reserved one
+    // logits-sized segment less: -15.4% (within since, -2.2%).
+    void productGradientIsCastAfterItsBackward_data()
+    {
+        QTest::addColumn<bool>("stacksAll");
+        QTest::newRow("python frames") << false;
+        QTest::newRow("all: C++ frames") << true;
+    }
+    void productGradientIsCastAfterItsBackward()
+    {
+        QFETCH(bool, stacksAll);
+        // the largest gradient of the first iteration, the 16-bit one of half its size made
+        // before it, and whether something at least as large as that was freed in between
+        struct Cast {
+            uint64_t gradient = 0;
+            bool halfBefore = false, largerFreedBetween = false, halfFreedAfter = false;
+        };
+        const auto real = attributedFile(kDir + QStringLiteral("/changed/phi3_amp_bf16.pickle.gz"));
+        Cast r;
+        {
+            const DeviceReplay& dr = real->replay->devices.at(0);
+            const DeviceAttribution& at = real->attribution->devices.at(0);
+            const Iteration& it = at.iterations.at(0);
+            size_t g = dr.allocations.size();
+            for (size_t a = 0; a < dr.allocations.size(); ++a)
+                if (at.allocationCategory[a] == Category::Gradient && dr.allocations[a].allocEvent.value <= it.lastEvent &&
+                    (g == dr.allocations.size() || dr.allocations[a].size > dr.allocations[g].size))
+                    g = a;
+            QVERIFY(g < dr.allocations.size());
+            const Allocation& grad = dr.allocations[g];
+            r.gradient = grad.size;
+            for (int64_t e = grad.allocEvent.value - 1; e >= grad.allocEvent.value - 32 && !r.halfBefore; --e) {
+                const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+                if (!id.valid() || dr.allocation(id).allocEvent.value != e || dr.allocation(id).size != grad.size / 2)
+                    continue;
+                r.halfBefore = true;
+                r.halfFreedAfter = dr.allocation(id).freeEvent.valid() &&
+                                   dr.allocation(id).freeEvent.value > grad.allocEvent.value;
+                for (int64_t f = e + 1; f < grad.allocEvent.value; ++f) {
+                    const AllocationId o = dr.eventAllocation[static_cast<size_t>(f)];
+                    r.largerFreedBetween = r.largerFreedBetween ||
+                                           (o.valid() && dr.allocation(o).freeEvent.value == f &&
+                                            dr.allocation(o).allocEvent.value < e && dr.allocation(o).size >= grad.size / 2);
+                }
+            }
+        }
+        QVERIFY(r.halfBefore && r.largerFreedBetween && r.halfFreedAfter);
+
+        const auto a = loadAttributed(QStringLiteral("phi3_base"), stacksAll);
+        const ModelWhatIf m = modelFor(*a, baseConfig(truth(QStringLiteral("truth_heldout9.json")), QStringLiteral("phi3")));
+        ModelChanges c;
+        c.precision = Precision::AmpBf16;
+        const auto ops = m.build(c).ops;
+        const Iteration& it = a->attribution->devices.at(0).iterations.at(0);
+        size_t g = ops.size();
+        for (size_t k = 0; k < ops.size() && g == ops.size(); ++k)
+            if (ops[k].kind == TraceOp::Kind::Alloc && ops[k].origin >= 0 && ops[k].size == r.gradient &&
+                ops[k].event <= it.lastEvent &&
+                a->attribution->devices.at(0).allocationCategory[static_cast<size_t>(ops[k].origin)] == Category::Gradient)
+                g = k;
+        QVERIFY(g < ops.size());
+        Cast p;
+        std::map<uint32_t, size_t> madeAt;
+        for (size_t k = 0; k < g; ++k)
+            if (ops[k].kind == TraceOp::Kind::Alloc)
+                madeAt[ops[k].key] = k;
+        for (size_t k = g; k-- > 0 && k + 64 > g && !p.halfBefore;) {
+            if (ops[k].kind != TraceOp::Kind::Alloc || ops[k].size != r.gradient / 2 || ops[k].origin >= 0)
+                continue;
+            p.halfBefore = true;
+            for (size_t j = k + 1; j < g; ++j)
+                if (ops[j].kind == TraceOp::Kind::Free && madeAt.count(ops[j].key) && madeAt[ops[j].key] < k &&
+                    ops[madeAt[ops[j].key]].size >= r.gradient / 2)
+                    p.largerFreedBetween = true;
+            for (size_t j = g + 1; j < ops.size() && !p.halfFreedAfter; ++j)
+                p.halfFreedAfter = ops[j].kind == TraceOp::Kind::Free && ops[j].key == ops[k].key;
+        }
+        QVERIFY(p.halfBefore);
+        QVERIFY(p.largerFreedBetween);
+        QVERIFY(p.halfFreedAfter);
     }
 
     void changesAgainstTruth_data()
@@ -1416,7 +1502,7 @@ private slots:
             {"convnext_bf16+ckpt_all+batch_x2", {0.05, 0.12}},
             {"swin_amp_bf16", {0.16, 0.25}},
             {"swin_amp_fp16", {0.16, 0.21}},
-            {"swin_ckpt_all+amp_bf16", {0.07, 0.21}},
+            {"swin_ckpt_all+amp_bf16", {0.07, 0.26}},
             {"swin_amp_bf16+sgd_momentum+accum2", {0.13, 0.15}},
             {"swin_bf16+ckpt_all+batch_x2", {0.05, 0.09}},
             {"t5_ckpt_all", {0.05, 0.15}},
@@ -1467,12 +1553,13 @@ private slots:
             // placement; under autocast within since the layer norms' statistics are no cast input); DeepLabV3's dilated
             // convolutions, whose cuDNN workspaces
             // do not follow the batch (162 MiB at batch 8, 180 MiB at 16) nor the dtype
-            {"falcon_amp_bf16", {0.08, 0.08}},
-            {"falcon_amp_fp16", {0.08, 0.08}},
+            {"falcon_amp_bf16", {0.08, 0.09}},
+            {"falcon_amp_fp16", {0.08, 0.09}},
             {"falcon_amp_bf16+sgd_momentum+accum2", {0.06, 0.08}},
             {"whisper_ckpt_all", {0.05, 0.12}},
             {"deeplab_bf16", {0.07, 0.08}},
-            {"deeplab_amp_bf16", {0.05, 0.09}},
+            {"deeplab_amp_bf16", {0.05, 0.14}},
+            {"deeplab_amp_fp16", {0.05, 0.12}},
             {"deeplab_accum2", {0.07, 0.14}},
             {"deeplab_accum4", {0.08, 0.09}},
             {"deeplab_batch_x2", {0.06, 0.08}},
@@ -1489,7 +1576,6 @@ private slots:
             // at half its batch where the recorded batch took 6.6 MiB
             {"mixtral_amp_bf16", {0.07, 0.08}},
             {"mixtral_amp_fp16", {0.07, 0.08}},
-            {"mixtral_ckpt_all+amp_bf16", {0.05, 0.10}},
             {"mixtral_amp_bf16+sgd_momentum+accum2", {0.09, 0.09}},
             {"lstm_amp_bf16", {0.09, 0.08}},
             {"lstm_amp_fp16", {0.09, 0.08}},
@@ -1507,10 +1593,9 @@ private slots:
             {"shufflenet_ckpt_all+accum2", {0.18, 0.08}},
             {"shufflenet_bf16+ckpt_all+batch_x2", {0.05, 0.20}},
             // the fourteenth (truth_heldout9.json), held out, as measured: a nanoGPT, a Phi-3 and a
-            // U-Net of its own code all within 4% allocated; reserved bytes off on five runs
-            {"nanogpt_amp_bf16+sgd_momentum+accum2", {0.05, 0.15}},
-            {"phi3_amp_bf16", {0.05, 0.16}},
-            {"phi3_amp_fp16", {0.05, 0.16}},
+            // U-Net of its own code all within 4% allocated; reserved bytes off on five runs (Phi-3
+            // under autocast -15.4% and the nanoGPT's -16.9% and +13.8% within since a product's
+            // weight gradient is made at 16 bits and cast to fp32 once its backward is done)
             {"unet_batch_half", {0.05, 0.10}},
             {"unet_bf16+ckpt_all+batch_x2", {0.05, 0.12}},
             // the fifteenth (truth_heldout10.json), held out: as measured, 51 of 60 rows within
@@ -1533,9 +1618,7 @@ private slots:
             // autocast casts (timm's ViT, Whisper, MaxViT, T5 checkpointed now within) and a 16-bit
             // input of a layer norm keeps its fp32 bytes (ConvNeXt), as measured: reserved bytes
             // of checkpointed runs under autocast and DistilBERT's (+7.0% before, +8.7%)
-            {"convnext_ckpt_all+amp_bf16", {0.05, 0.09}},
             {"hfopt_ckpt_all+amp_bf16", {0.05, 0.11}},
-            {"nanogpt_ckpt_all+amp_bf16", {0.05, 0.17}},
             // the seventeenth (truth_heldout12.json), held out, as measured: 48 of 60 rows from each
             // recording; EfficientNetV2's checkpointing +62% (its fused MBConvs, half an MBConv's
             // tensors, were dropped from the blocks), within since they are kept by their bytes.
@@ -1549,15 +1632,17 @@ private slots:
             // the first part waits for the second before both are added in (real run recorded;
             // within since, +1.2%)
             {"gemma2_ckpt_2", {0.05, 0.15}},
-            {"gemma2_ckpt_all+amp_bf16", {0.05, 0.14}},
             // Since a fused attention kernel after the projections casts nothing and its output
             // is the out-projection's 16-bit input (regression: BERT, DistilBERT, the bi-encoder,
             // GPT-2, T5, ViTs under autocast, +2% to +6% before, within 1% after), and a query
             // made contiguous gives an output copied back (Whisper in bf16 -3.6% -> 0.0%): a
-            // checkpointed GPT-2 under autocast from stacks="all" reserves 10.6% less than its
-            // real run (was +2.2%; allocated -1.6%), the spurious casts' segments gone
-            {"gpt2_ckpt_all+amp_bf16", {0.05, 0.11}},
-            {"gpt2_hfckpt+amp_bf16", {0.05, 0.11}},
+            // checkpointed GPT-2 under autocast from stacks="all" reserved 10.6% less than its
+            // real run (was +2.2%; allocated -1.6%), the spurious casts' segments gone; +2.2%
+            // since a product's weight gradient is cast from 16 bits after its backward (real run
+            // recorded), and so are Gemma-2, nanoGPT, Mixtral and ConvNeXt checkpointed under
+            // autocast. That cast moved DeepLabV3 under autocast from +6.6% to +11.7% reserved,
+            // Falcon from Python frames from +8.0% to +8.2%, Swin checkpointed from Python frames
+            // from +12.4% to +25.1%
             {"effnetv2_bf16+ckpt_all+batch_x2", {0.05, 0.16}},
         };
         for (const bool all : {false, true})
