@@ -53,6 +53,9 @@ constexpr std::array<std::string_view, 23> kLow{"mm",
                                                 "rnn_tanh_cell",
                                                 "rnn_relu_cell",
                                                 "_convolution_mode"};
+// cuDNN's recurrent layers: autocast casts their input and a reflattened copy of their weights
+// (AutocastRNN.cpp), so their outputs and reserve space are low precision
+constexpr std::array<std::string_view, 6> kRecurrent{"lstm", "gru", "rnn_tanh", "rnn_relu", "_cudnn_rnn", "miopen_rnn"};
 constexpr std::array<std::string_view, 49> kFull{"pow",
                                                  "exp",
                                                  "expm1",
@@ -109,7 +112,7 @@ AutocastDtype autocastDtypeOf(std::string_view op)
 {
     if (op.empty())
         return AutocastDtype::Follow;
-    if (namedAny(op, kLow) || isConvolutionOp(op) || isAttentionOp(op))
+    if (namedAny(op, kLow) || isConvolutionOp(op) || isAttentionOp(op) || isRecurrentOp(op))
         return AutocastDtype::Low;
     if (namedAny(op, kFull) || op.ends_with("_loss"))
         return AutocastDtype::Full;
@@ -119,5 +122,7 @@ AutocastDtype autocastDtypeOf(std::string_view op)
 bool isConvolutionOp(std::string_view op) { return namedAny(op, kConvolutions); }
 
 bool isAttentionOp(std::string_view op) { return namedAny(op, kAttention); }
+
+bool isRecurrentOp(std::string_view op) { return namedAny(op, kRecurrent); }
 
 } // namespace memscope

@@ -7,7 +7,7 @@ namespace memscope {
 /*
  * What autocast on CUDA does to an ATen operator's output, from torch's op lists (the
  * "Autocast Op Reference" of torch.amp): matrix products, convolutions, linear layers and
- * attention run in the low precision; pow, exp, log, rsqrt, softmax, norms, reductions
+ * attention (and cuDNN's recurrent layers) run in the low precision; pow, exp, log, rsqrt, softmax, norms, reductions
  * (sum, prod, cumsum) and losses run in fp32; any other op follows its inputs (type
  * promotion). An operator is named as torch's dispatcher names it, with or without its
  * overload ("pow_Tensor_Scalar", "softmax_int", "native_layer_norm").
@@ -20,5 +20,7 @@ AutocastDtype autocastDtypeOf(std::string_view atenOp);
 bool isConvolutionOp(std::string_view atenOp);
 // Scaled dot-product attention, any of its kernels.
 bool isAttentionOp(std::string_view atenOp);
+// A recurrent layer's forward ("lstm_input", "gru_data", "_cudnn_rnn"), not a cell's.
+bool isRecurrentOp(std::string_view atenOp);
 
 } // namespace memscope

@@ -21,6 +21,7 @@ namespace memscope {
 namespace {
 
 constexpr uint64_t kWeightCopyMin = 16 << 10; // weights autocast casts (not norms' or biases')
+constexpr uint64_t kRecurrentCallMin = 1 << 20; // a recurrent layer's line makes its output, not only B x H states
 constexpr int64_t kSummedPartEvents = 64; // a gradient's last part is freed this soon after it is made
 constexpr uint64_t kSummedGradientMin = 1 << 20; // (a bias's gradient's size is too common)
 constexpr uint64_t kFloatInputMin = 1 << 20; // inputs that are float data, not token ids
@@ -833,6 +834,10 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // activation function, dropout, batch norm) follows the op before it, its likely input.
     enum : uint8_t { kFollow, kLow, kFull, kMix };
     std::unordered_map<int32_t, uint8_t> byStack;
+    std::unordered_map<int32_t, uint64_t> largestOf; // by stack: its largest allocation
+    for (const Allocation& al : dr.allocations)
+        if (al.stack.valid())
+            largestOf[al.stack.value] = std::max(largestOf[al.stack.value], al.size);
     auto classify = [&](StackId s) -> uint8_t {
         if (!s.valid())
             return kFollow;
@@ -861,9 +866,11 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             }
             if (endsWith(file, "modules/linear.py") || endsWith(file, "modules/conv.py") || contains(file, "sdpa_attention") ||
                 (endsWith(file, "transformers/pytorch_utils.py") && name == "forward") || // GPT-2's Conv1D (addmm)
-                contains(name, "scaled_dot_product") || contains(name, "attention_forward") ||
-                contains(name, "multi_head_attention") || name == "linear" || name == "matmul" || name == "bmm" ||
-                name == "conv2d" || name == "conv1d" || name == "einsum") {
+                (endsWith(file, "modules/rnn.py") && name == "forward" && stacks.op(s).empty() &&
+                 largestOf[s.value] >= kRecurrentCallMin) || // cuDNN's LSTM/GRU (AutocastRNN), not its zero states
+                contains(name, "scaled_dot_product") ||
+                contains(name, "attention_forward") || contains(name, "multi_head_attention") || name == "linear" ||
+                name == "matmul" || name == "bmm" || name == "conv2d" || name == "conv1d" || name == "einsum") {
                 it->second = kLow;
                 break;
             }
@@ -1364,7 +1371,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             if (attribution.allocationPhase[a] != Phase::Backward)
                 continue;
             const std::string_view op = stacks.op(dr.allocations[a].stack);
-            if (autocastDtypeOf(op) == AutocastDtype::Low || contains(op, "convolution_backward"))
+            if (autocastDtypeOf(op) == AutocastDtype::Low || contains(op, "convolution_backward") ||
+                contains(op, "_rnn_backward"))
                 products.insert(dr.allocations[a].size);
         }
         // a frozen weight has no gradient, whatever reads it (a LoRA's base weights, which
@@ -1997,7 +2005,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 continue;
             const std::string_view op = stacks.op(al.stack);
             m_productGradient[a] = !stacks.hasNativeFrames() || autocastDtypeOf(op) == AutocastDtype::Low ||
-                                   contains(op, "convolution_backward");
+                                   contains(op, "convolution_backward") || contains(op, "_rnn_backward");
         }
     }
 

@@ -1470,6 +1470,58 @@ private slots:
         QVERIFY(p.halfFreedAfter);
     }
 
+    // cuDNN's LSTM under autocast (AutocastRNN): its input and a reflattened copy of its weights
+    // are cast, so its output and its reserve space (saved for the backward) are 16-bit. The
+    // real LSTM language model under autocast (changed/lstm_amp_bf16, stacks "all") saves a
+    // 62.9 MB reserve space per layer where the fp32 run saved 125.8 MB; predicted as an op that
+    // follows its fp32 input, its amp rows were +6.8% (+8.1% from Python frames).
+    void recurrentLayerIsLowUnderAutocast_data()
+    {
+        QTest::addColumn<bool>("stacksAll");
+        QTest::newRow("python frames") << false;
+        QTest::newRow("all: C++ frames") << true;
+    }
+    void recurrentLayerIsLowUnderAutocast()
+    {
+        QFETCH(bool, stacksAll);
+        // the largest tensor the first recurrent call keeps past the forward (its reserve space)
+        auto largestKept = [](const Analysis& a, const std::vector<std::pair<int32_t, uint64_t>>& made) {
+            const DeviceAttribution& at = a.attribution->devices.at(0);
+            uint64_t largest = 0;
+            for (const auto& [origin, size] : made) {
+                const Allocation& al = a.replay->devices.at(0).allocations[static_cast<size_t>(origin)];
+                if (at.allocationIteration[static_cast<size_t>(origin)] != 0 ||
+                    at.allocationPhase[static_cast<size_t>(origin)] != Phase::Forward ||
+                    (al.freeEvent.valid() && at.eventPhase[static_cast<size_t>(al.freeEvent.value)] == Phase::Forward))
+                    continue;
+                const auto frames = PythonStacks(*a.replay->snapshot).frames(al.stack);
+                if (frames.empty() ||
+                    !a.replay->snapshot->str(a.replay->snapshot->frames.frame(frames[0]).filename).ends_with("modules/rnn.py"))
+                    continue;
+                largest = std::max(largest, size);
+            }
+            return largest;
+        };
+        const auto real = attributedFile(kDir + QStringLiteral("/changed/lstm_amp_bf16.pickle.gz"));
+        std::vector<std::pair<int32_t, uint64_t>> recorded;
+        for (size_t k = 0; k < real->replay->devices.at(0).allocations.size(); ++k)
+            recorded.push_back({static_cast<int32_t>(k), real->replay->devices.at(0).allocations[k].size});
+        const uint64_t want = largestKept(*real, recorded);
+        QVERIFY(want > (16u << 20));
+
+        const auto a = loadAttributed(QStringLiteral("lstm_base"), stacksAll);
+        const ModelWhatIf m = modelFor(*a, baseConfig(truth(QStringLiteral("truth_heldout8.json")), QStringLiteral("lstm")));
+        ModelChanges c;
+        c.precision = Precision::AmpBf16;
+        std::vector<std::pair<int32_t, uint64_t>> predicted;
+        for (const TraceOp& op : m.build(c).ops)
+            if (op.kind == TraceOp::Kind::Alloc && op.origin >= 0 && op.key == static_cast<uint32_t>(op.origin))
+                predicted.push_back({op.origin, op.size});
+        const uint64_t got = largestKept(*a, predicted);
+        QVERIFY2(std::llabs(static_cast<long long>(got) - static_cast<long long>(want)) * 1000 <= static_cast<long long>(want),
+                 qPrintable(QStringLiteral("predicted %1, real %2").arg(got).arg(want)));
+    }
+
     void changesAgainstTruth_data()
     {
         QTest::addColumn<QString>("model");
@@ -1569,7 +1621,8 @@ private slots:
             {"deeplab_bf16+ckpt_all+batch_x2", {0.18, 0.19}},
             // the thirteenth (truth_heldout8.json), held out and measured, no rule fitted to it:
             // the Mixtral under autocast (+6% to +9%); the LSTM language model, whose cuDNN RNN
-            // the autocast rules do not know (its batch, sequence and accumulation rows exact on
+            // the autocast rules did not know (under autocast +6.8% to +8.1%; within since its
+            // layers are 16-bit: recurrentLayerIsLowUnderAutocast) (its batch, sequence and accumulation rows exact on
             // allocated bytes and 13% off on reserved; its checkpointed rows, +8% to +20%
             // allocated as measured, within since the block output rule); ShuffleNetV2, whose cuDNN backward takes a 29 MiB
             // workspace
@@ -1577,12 +1630,8 @@ private slots:
             {"mixtral_amp_bf16", {0.07, 0.08}},
             {"mixtral_amp_fp16", {0.07, 0.08}},
             {"mixtral_amp_bf16+sgd_momentum+accum2", {0.09, 0.09}},
-            {"lstm_amp_bf16", {0.09, 0.08}},
-            {"lstm_amp_fp16", {0.09, 0.08}},
             {"lstm_accum4", {0.05, 0.14}},
             {"lstm_batch_half", {0.05, 0.13}},
-            {"lstm_ckpt_all+amp_bf16", {0.05, 0.15}},
-            {"lstm_amp_bf16+sgd_momentum+accum2", {0.07, 0.08}},
             {"lstm_seq_half", {0.05, 0.13}},
             {"shufflenet_ckpt_all", {0.05, 0.10}},
             {"shufflenet_amp_bf16", {0.05, 0.09}},
