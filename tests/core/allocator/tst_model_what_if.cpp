@@ -1487,6 +1487,7 @@ private slots:
         // the largest tensor the first recurrent call keeps past the forward (its reserve space)
         auto largestKept = [](const Analysis& a, const std::vector<std::pair<int32_t, uint64_t>>& made) {
             const DeviceAttribution& at = a.attribution->devices.at(0);
+            const PythonStacks stacks(*a.replay->snapshot); // frames() are views into it
             uint64_t largest = 0;
             for (const auto& [origin, size] : made) {
                 const Allocation& al = a.replay->devices.at(0).allocations[static_cast<size_t>(origin)];
@@ -1494,7 +1495,7 @@ private slots:
                     at.allocationPhase[static_cast<size_t>(origin)] != Phase::Forward ||
                     (al.freeEvent.valid() && at.eventPhase[static_cast<size_t>(al.freeEvent.value)] == Phase::Forward))
                     continue;
-                const auto frames = PythonStacks(*a.replay->snapshot).frames(al.stack);
+                const auto frames = stacks.frames(al.stack);
                 if (frames.empty() ||
                     !a.replay->snapshot->str(a.replay->snapshot->frames.frame(frames[0]).filename).ends_with("modules/rnn.py"))
                     continue;
