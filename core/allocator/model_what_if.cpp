@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace memscope {
 
@@ -125,6 +126,39 @@ void takeFrees(std::vector<TraceOp>& ops, const std::map<uint32_t, int64_t>& to,
         return m != to.end() ? m->second : int64_t{-1};
         },
         moved);
+}
+
+// A backward operator of a matrix product, convolution or recurrent layer: what makes a weight's
+// gradient where autocast casts that weight.
+bool isProductBackward(std::string_view op)
+{
+    return autocastDtypeOf(op) == AutocastDtype::Low || contains(op, "convolution_backward") || contains(op, "_rnn_backward");
+}
+
+using MadeAt = std::unordered_map<uint32_t, std::pair<size_t, uint64_t>>; // key -> its alloc's op index, bytes
+
+MadeAt madeAt(const std::vector<TraceOp>& ops)
+{
+    MadeAt made;
+    for (size_t k = 0; k < ops.size(); ++k)
+        if (ops[k].kind == TraceOp::Kind::Alloc)
+            made[ops[k].key] = {k, ops[k].size};
+    return made;
+}
+
+// Where a product's backward is done, seen from the 16-bit weight gradient it made at ops[k]: the
+// first free, within 64 ops, of a tensor made before it of `bytes` or more (its 16-bit output
+// gradient); the op index of that free, or ops.size() where there is none.
+size_t productBackwardDone(const std::vector<TraceOp>& ops, const MadeAt& made, size_t k, uint64_t bytes)
+{
+    for (size_t j = k + 1; j < ops.size() && j < k + 64; ++j) {
+        if (ops[j].kind != TraceOp::Kind::Free)
+            continue;
+        const auto m = made.find(ops[j].key);
+        if (m != made.end() && m->second.first < k && m->second.second >= bytes)
+            return j;
+    }
+    return ops.size();
 }
 
 // Only the frees of the keys of `until` that come before their key's event, moved there: the
@@ -1371,8 +1405,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             if (attribution.allocationPhase[a] != Phase::Backward)
                 continue;
             const std::string_view op = stacks.op(dr.allocations[a].stack);
-            if (autocastDtypeOf(op) == AutocastDtype::Low || contains(op, "convolution_backward") ||
-                contains(op, "_rnn_backward"))
+            if (isProductBackward(op))
                 products.insert(dr.allocations[a].size);
         }
         // a frozen weight has no gradient, whatever reads it (a LoRA's base weights, which
@@ -2003,9 +2036,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             if (attribution.allocationCategory[a] != Category::Gradient || attribution.allocationPhase[a] != Phase::Backward ||
                 !castSizes.count(al.size) || m_gradPartial[a] || m_summedPart[a] || m_summedInto.count(static_cast<int32_t>(a)))
                 continue;
-            const std::string_view op = stacks.op(al.stack);
-            m_productGradient[a] = !stacks.hasNativeFrames() || autocastDtypeOf(op) == AutocastDtype::Low ||
-                                   contains(op, "convolution_backward") || contains(op, "_rnn_backward");
+            m_productGradient[a] = !stacks.hasNativeFrames() || isProductBackward(stacks.op(al.stack));
         }
     }
 
@@ -2577,38 +2608,17 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     // autocast makes its 445 MiB gradient right after the logits' backward, in the segment
     // the 16-bit logits left, not at the end of the backward)
     if (addCopies && !m_tiedGradients.empty() && !changes.checkpoint) {
-        // the cast runs once the product's backward is done: after it frees the first tensor
-        // made before the partial that is at least as large (its 16-bit output gradient)
-        std::unordered_map<uint32_t, std::pair<size_t, uint64_t>> made; // key -> op index, bytes
-        std::unordered_map<uint32_t, size_t> firstAt; // first partial -> its op index
-        for (const TiedGradient& t : m_tiedGradients)
-            firstAt[static_cast<uint32_t>(t.first)] = s.ops.size();
-        for (size_t k = 0; k < s.ops.size(); ++k) {
-            const TraceOp& op = s.ops[k];
-            if (op.kind != TraceOp::Kind::Alloc)
-                continue;
-            made[op.key] = {k, op.size};
-            if (op.origin >= 0 && op.key == static_cast<uint32_t>(op.origin))
-                if (auto f = firstAt.find(op.key); f != firstAt.end())
-                    f->second = k;
-        }
+        // the cast runs once the product's backward is done (productBackwardDone)
+        const MadeAt made = madeAt(s.ops);
         std::map<uint32_t, int64_t> gradientAt, firstFreedAt;
         for (const TiedGradient& t : m_tiedGradients) {
             const auto first = static_cast<uint32_t>(t.first);
-            const size_t k0 = firstAt[first];
+            const auto m = made.find(first);
             int64_t at = dr.allocations[static_cast<size_t>(t.first)].allocEvent.value;
-            if (k0 < s.ops.size()) {
-                at = s.ops[k0].event;
-                for (size_t k = k0 + 1; k < s.ops.size() && k < k0 + 64; ++k) {
-                    const TraceOp& op = s.ops[k];
-                    if (op.kind != TraceOp::Kind::Free || op.key == first)
-                        continue;
-                    const auto m = made.find(op.key);
-                    if (m != made.end() && m->second.first < k0 && m->second.second >= s.ops[k0].size) {
-                        at = op.event;
-                        break;
-                    }
-                }
+            if (m != made.end()) {
+                const size_t k0 = m->second.first;
+                const size_t done = productBackwardDone(s.ops, made, k0, s.ops[k0].size);
+                at = done < s.ops.size() ? s.ops[done].event : s.ops[k0].event;
             }
             gradientAt[static_cast<uint32_t>(t.gradient)] = at;
             firstFreedAt[first] = at;
@@ -2641,46 +2651,35 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     // makes its 31 MiB bf16 gradient, frees the 125 MiB gradient of the logits, then makes the
     // 63 MiB fp32 gradient in the segment that left)
     if (addCopies) {
-        std::unordered_map<uint32_t, std::pair<size_t, uint64_t>> made; // key -> op index, bytes
+        const MadeAt made = madeAt(s.ops);
         std::unordered_map<uint32_t, size_t> freedAt; // key -> its free's op index
-        for (size_t k = 0; k < s.ops.size(); ++k) {
-            const TraceOp& op = s.ops[k];
-            if (op.kind == TraceOp::Kind::Alloc)
-                made[op.key] = {k, op.size};
-            else if (op.kind == TraceOp::Kind::Free || op.kind == TraceOp::Kind::FreeRequested)
-                freedAt[op.key] = k;
-        }
+        for (size_t k = 0; k < s.ops.size(); ++k)
+            if (s.ops[k].kind == TraceOp::Kind::Free || s.ops[k].kind == TraceOp::Kind::FreeRequested)
+                freedAt[s.ops[k].key] = k;
         std::vector<TraceOp> extra;
-        std::unordered_map<uint32_t, int64_t> castAt; // gradient key -> the cast's event
+        std::unordered_set<uint32_t> cast; // the gradients made again at their cast
         for (size_t k = 0; k < s.ops.size(); ++k) {
             const TraceOp& op = s.ops[k];
             if (op.kind != TraceOp::Kind::Alloc || op.origin < 0 || op.key != static_cast<uint32_t>(op.origin) ||
                 static_cast<size_t>(op.origin) >= allocCount || !m_productGradient[static_cast<size_t>(op.origin)])
                 continue;
             const uint64_t half = op.size / 2;
+            const size_t done = productBackwardDone(s.ops, made, k, half);
             const auto own = freedAt.find(op.key);
-            for (size_t j = k + 1; j < s.ops.size() && j < k + 64; ++j) {
-                const TraceOp& f = s.ops[j];
-                if (f.kind != TraceOp::Kind::Free)
-                    continue;
-                const auto m = made.find(f.key);
-                if (m == made.end() || m->second.first >= k || m->second.second < half)
-                    continue;
-                if (own == freedAt.end() || own->second > j) {
-                    const uint32_t temp = s.newKey();
-                    extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, temp, -1, half, op.stream, op.event - 1});
-                    castAt[op.key] = f.event;
-                    TraceOp g = op;
-                    g.event = f.event;
-                    extra.push_back(g);
-                    extra.push_back({TraceOp::Kind::Free, Category::Other, temp, -1, 0, op.stream, f.event});
-                }
-                break;
-            }
+            if (done == s.ops.size() || (own != freedAt.end() && own->second <= done))
+                continue;
+            const int64_t at = s.ops[done].event;
+            const uint32_t temp = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, Category::Intermediate, temp, -1, half, op.stream, op.event - 1});
+            cast.insert(op.key);
+            TraceOp g = op;
+            g.event = at;
+            extra.push_back(g);
+            extra.push_back({TraceOp::Kind::Free, Category::Other, temp, -1, 0, op.stream, at});
         }
         std::erase_if(s.ops, [&](const TraceOp& op) {
             return op.kind == TraceOp::Kind::Alloc && op.origin >= 0 && op.key == static_cast<uint32_t>(op.origin) &&
-                   castAt.count(op.key);
+                   cast.count(op.key);
         });
         insertAfterEvents(s.ops, std::move(extra));
     }

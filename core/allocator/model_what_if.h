@@ -26,9 +26,9 @@ class PythonStacks;
  *   the target mode over the recorded one: parameters, gradients, optimizer state and the
  *   step's temporaries follow the weights (4 B in fp32 and mixed precision, 2 B in
  *   bf16/fp16); forward tensors follow the op that made them: under autocast the outputs of
- *   matrix products, convolutions, attention and cuDNN's recurrent layers (the innermost frames
- *   name the module or function) are 2 B, the others (norms, softmax, the loss, element-wise ops on fp32
- *   inputs) stay 4 B; a backward tensor takes the forward activations' average, the loss's
+ *   matrix products, convolutions, attention and cuDNN's recurrent layers (the innermost
+ *   frames name the module or function) are 2 B, the others (norms, softmax, the loss,
+ *   element-wise ops on fp32 inputs) stay 4 B; a backward tensor takes the forward activations' average, the loss's
  *   own gradients their loss's dtype; masks, max pooling's int64 indices, workspaces and
  *   reductions' accumulators keep their bytes. Inputs above 1 MiB (images, not token ids)
  *   follow pure bf16/fp16. peft's LoRA adapters stay fp32 in a pure 16-bit model, and so do

@@ -41,6 +41,15 @@ const QString kDir = QStringLiteral(MEMSCOPE_TESTDATA_DIR "/whatif");
 // transformers' ViT trained by transformers' Trainer, the changes being TrainingArguments;
 // truth_compiled.json: the first set's decoder under torch.compile; truth_lora.json: that
 // decoder fine-tuned with LoRA (every weight frozen, adapters on q and v).
+// A data-driven test's two rows: a base recorded with Python frames only, and with C++ frames
+// (stacks="all", torch's default), as column "stacksAll".
+void addRecordingRows()
+{
+    QTest::addColumn<bool>("stacksAll");
+    QTest::newRow("python frames") << false;
+    QTest::newRow("all: C++ frames") << true;
+}
+
 QJsonObject truth(const QString& file = QStringLiteral("truth.json"))
 {
     QFile f(kDir + QLatin1Char('/') + file);
@@ -1338,12 +1347,7 @@ private slots:
     // weights' copies one by one through the backward, last layer first. Predicted from the
     // fp32 recording, the copies die in the same order of sizes (before, all at the backward's
     // end: the amp row was +3.9% allocated, +5.9% once max pooling's indices kept their bytes).
-    void weightCopiesDieThroughTheBackward_data()
-    {
-        QTest::addColumn<bool>("stacksAll");
-        QTest::newRow("python frames") << false;
-        QTest::newRow("all: C++ frames") << true;
-    }
+    void weightCopiesDieThroughTheBackward_data() { addRecordingRows(); }
     void weightCopiesDieThroughTheBackward()
     {
         QFETCH(bool, stacksAll);
@@ -1390,12 +1394,7 @@ private slots:
     // only then makes the 63 MiB fp32 gradient, in the segment that left. Predicted from the fp32
     // recording with the fp32 gradient where the fp32 run made it, the second step reserved one
     // logits-sized segment less: -15.4% (within since, -2.2%).
-    void productGradientIsCastAfterItsBackward_data()
-    {
-        QTest::addColumn<bool>("stacksAll");
-        QTest::newRow("python frames") << false;
-        QTest::newRow("all: C++ frames") << true;
-    }
+    void productGradientIsCastAfterItsBackward_data() { addRecordingRows(); }
     void productGradientIsCastAfterItsBackward()
     {
         QFETCH(bool, stacksAll);
@@ -1475,12 +1474,7 @@ private slots:
     // real LSTM language model under autocast (changed/lstm_amp_bf16, stacks "all") saves a
     // 62.9 MB reserve space per layer where the fp32 run saved 125.8 MB; predicted as an op that
     // follows its fp32 input, its amp rows were +6.8% (+8.1% from Python frames).
-    void recurrentLayerIsLowUnderAutocast_data()
-    {
-        QTest::addColumn<bool>("stacksAll");
-        QTest::newRow("python frames") << false;
-        QTest::newRow("all: C++ frames") << true;
-    }
+    void recurrentLayerIsLowUnderAutocast_data() { addRecordingRows(); }
     void recurrentLayerIsLowUnderAutocast()
     {
         QFETCH(bool, stacksAll);
