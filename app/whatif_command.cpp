@@ -262,7 +262,7 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
     std::optional<MaxBatchResult> search;
     if (maxBatch) {
         search = model.maxBatch(changes, options);
-        search->safeBatch = model.safeBatch(changes, options);
+        search->safeBatch = model.safeBatch(changes, options, search->maxBatch);
     }
     std::vector<PlanRow> rows;
     if (plan)

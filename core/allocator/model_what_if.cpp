@@ -3161,11 +3161,13 @@ ChangeResult ModelWhatIf::simulate(const ModelChanges& changes, const Simulation
     return r;
 }
 
-int64_t ModelWhatIf::safeBatch(const ModelChanges& changes, const SimulationOptions& options) const
+int64_t ModelWhatIf::safeBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t largest) const
 {
     SimulationOptions o = options;
     o.capacity = safeCapacity(options.capacity);
-    const int64_t top = maxBatch(changes, o).maxBatch;
+    int64_t top = maxBatch(changes, o).maxBatch;
+    if (largest >= 0)
+        top = std::min(top, largest);
     // And room for one more segment of its largest tensor: where the replay finds room for a
     // logits-sized block, real runs have made one more (measured: the checkpointed Falcon at
     // 4x its batch, 2.59 GB where the replay says 2.07; BLOOM, T5, the Lightning GPT-2).
@@ -3374,7 +3376,7 @@ std::vector<PlanRow> ModelWhatIf::plan(const SimulationOptions& options, const s
                 row.cost = row.cost == "none" ? "none (allocator setting)" : row.cost + ", allocator setting";
             if (row.fits && options.capacity != AllocatorSettings::kNoLimit) {
                 row.maxBatch = maxBatch(c, o).maxBatch;
-                row.safeBatch = safeBatch(c, o);
+                row.safeBatch = safeBatch(c, o, row.maxBatch);
             }
             rows.push_back(std::move(row));
         }

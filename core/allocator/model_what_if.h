@@ -166,8 +166,10 @@ public:
     MaxBatchResult maxBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t limit = 1 << 16) const;
     // The largest batch whose reserved peak leaves kReservedMargin of options.capacity, and room
     // for one more segment of its largest tensor: one the real run fits with the what-if's
-    // measured error.
-    int64_t safeBatch(const ModelChanges& changes, const SimulationOptions& options) const;
+    // measured error. Never more than `largest`, the largest batch under the whole capacity
+    // where the caller has it: the replay's peak is not monotonic in the batch (segments round),
+    // and a search under less room can land on a batch the search under more passed over.
+    int64_t safeBatch(const ModelChanges& changes, const SimulationOptions& options, int64_t largest = -1) const;
     // Changes alone and two together (checkpointing all or half the blocks, amp-bf16, bf16,
     // accumulation 2/4/8, AdamW 8-bit, SGD with momentum), and expandable segments alone and
     // with one of them, each with its reserved peak under options.settings, whether it fits

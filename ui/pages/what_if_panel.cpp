@@ -634,7 +634,7 @@ bool WhatIfPanel::findLargestBatch()
         ModelWhatIf model = base->model;
         model.setRecorded(setup);
         *out = model.maxBatch(c, o);
-        out->safeBatch = model.safeBatch(c, o);
+        out->safeBatch = model.safeBatch(c, o, out->maxBatch);
         },
         std::move(callbacks));
     m_output->setText(tr("Searching the largest batch…"));

@@ -1875,6 +1875,29 @@ private slots:
         QVERIFY(peakActivations[1] * 2 < peakActivations[0]);
     }
 
+    // Regression: the plan printed "largest batch 132 (140 with 8% and a largest tensor's
+    // segment to spare)" for the EfficientNet checkpointed at 8 blocks with 4 micro-batches
+    // under 600 MiB. The replay's peak is not monotonic in the batch, and the search under 92%
+    // of the capacity landed on 140, which the search under all of it had passed over (136
+    // failed there). The safe batch is now never more than the largest.
+    void safeBatchIsNoMoreThanTheLargest()
+    {
+        const auto a = loadAttributed(QStringLiteral("effnet_base"));
+        const QJsonObject base = baseConfig(truth(QStringLiteral("truth_heldout2.json")), QStringLiteral("effnet"));
+        QCOMPARE(base.value(QStringLiteral("batch")).toInt(), 32);
+        const ModelWhatIf m = modelFor(*a, base);
+        SimulationOptions o;
+        o.capacity = 600ull << 20;
+        ModelChanges c;
+        c.checkpoint = 8;
+        c.accumulate = 4;
+        const MaxBatchResult r = m.maxBatch(c, o);
+        QVERIFY(r.maxBatch > 0);
+        QVERIFY(m.safeBatch(c, o, r.maxBatch) <= r.maxBatch);
+        for (const PlanRow& row : m.plan(o))
+            QVERIFY2(row.safeBatch <= row.maxBatch, row.changes.describe().c_str());
+    }
+
     // --plan: the changes that fit come first, cheapest first; each fits its peak under the
     // capacity and names its largest batch; the recorded run itself is not a row.
     void planOrder()
