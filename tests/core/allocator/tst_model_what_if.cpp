@@ -2123,6 +2123,48 @@ private slots:
                                       [](const std::string& n) { return n.find("already one rank") != std::string::npos; });
         QCOMPARE(said, distributed);
     }
+
+    // cuDNN's algorithm choices, which the prediction cannot know, are said where they can
+    // move the peak: a convolutional network at another precision or batch.
+    void convolutionWorkspacesAreSaidUncertain_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("change");
+        QTest::addColumn<bool>("said");
+        QTest::newRow("effnet bf16") << QStringLiteral("effnet") << QStringLiteral("bf16") << true;
+        QTest::newRow("effnet batch 16") << QStringLiteral("effnet") << QStringLiteral("batch") << true;
+        QTest::newRow("effnet accumulate 2") << QStringLiteral("effnet") << QStringLiteral("accumulate") << true;
+        QTest::newRow("effnet sgd") << QStringLiteral("effnet") << QStringLiteral("sgd") << false;
+        QTest::newRow("effnet checkpoint") << QStringLiteral("effnet") << QStringLiteral("checkpoint") << false;
+        QTest::newRow("resnet50 amp") << QStringLiteral("resnet50") << QStringLiteral("amp") << true;
+        QTest::newRow("gpt2 bf16") << QStringLiteral("gpt2") << QStringLiteral("bf16") << false;
+        QTest::newRow("gpt2 batch 16") << QStringLiteral("gpt2") << QStringLiteral("batch") << false;
+    }
+    void convolutionWorkspacesAreSaidUncertain()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, change);
+        QFETCH(bool, said);
+        const auto a = attributedFile(kDir + QStringLiteral("/whatif_%1_base.pickle.gz").arg(model));
+        const ModelWhatIf m(*a->replay, 0, a->attribution->devices.at(0));
+        ModelChanges c;
+        if (change == QLatin1String("bf16"))
+            c.precision = Precision::Bf16;
+        else if (change == QLatin1String("amp"))
+            c.precision = Precision::AmpBf16;
+        else if (change == QLatin1String("batch"))
+            c.batch = m.recorded().batch / 2;
+        else if (change == QLatin1String("accumulate"))
+            c.accumulate = 2;
+        else if (change == QLatin1String("sgd"))
+            c.optimizer = OptimizerKind::Sgd;
+        else
+            c.checkpoint = -1;
+        const ChangeResult res = m.simulate(c, SimulationOptions{});
+        const bool cudnn = std::any_of(res.notes.begin(), res.notes.end(),
+                                       [](const std::string& n) { return n.find("cuDNN picks") != std::string::npos; });
+        QCOMPARE(cudnn, said);
+    }
 };
 
 QTEST_GUILESS_MAIN(TstModelWhatIf)
