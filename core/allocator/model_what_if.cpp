@@ -872,6 +872,20 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     for (const Allocation& al : dr.allocations)
         if (al.stack.valid())
             largestOf[al.stack.value] = std::max(largestOf[al.stack.value], al.size);
+    // by innermost frame: the most tensors one call of its line made in a row
+    std::unordered_map<int32_t, int> callTensors;
+    {
+        int32_t line = -1;
+        int run = 0;
+        for (const Allocation& al : dr.allocations) {
+            const auto frames = al.stack.valid() ? stacks.frames(al.stack) : std::span<const FrameId>();
+            const int32_t here = frames.empty() ? -1 : frames[0].value;
+            run = here == line ? run + 1 : 1;
+            line = here;
+            if (here >= 0)
+                callTensors[here] = std::max(callTensors[here], run);
+        }
+    }
     auto classify = [&](StackId s) -> uint8_t {
         if (!s.valid())
             return kFollow;
@@ -890,7 +904,10 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             const std::string_view file = snap.str(f.filename);
             const std::string_view name = snap.str(f.name);
             if (contains(name, "batch_norm") || endsWith(file, "modules/batchnorm.py") || contains(name, "dropout") ||
-                (endsWith(file, "modules/activation.py") && !contains(name, "attention")))
+                (endsWith(file, "modules/activation.py") && !contains(name, "attention")) ||
+                // transformers' activation modules: one function of the input (GELUActivation);
+                // NewGELUActivation's one line of many ops, its pow at fp32, promotes
+                (k == 0 && endsWith(file, "transformers/activations.py") && callTensors[frames[0].value] == 1))
                 break;
             if (contains(name, "layer_norm") || contains(name, "group_norm") || contains(name, "rms_norm") ||
                 contains(name, "softmax") || contains(name, "cross_entropy") || contains(name, "nll_loss") ||

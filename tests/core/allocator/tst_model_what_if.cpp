@@ -2124,6 +2124,47 @@ private slots:
         QCOMPARE(said, distributed);
     }
 
+    // From Python frames, transformers' activation modules: GELUActivation's one call of one
+    // function follows its input (the product before it: 16 bits under autocast), and
+    // NewGELUActivation's one line of eight tensors, whose pow autocast runs at fp32, stays
+    // fp32 by type promotion (GPT-2 +15% in bf16 when it followed).
+    void transformersActivationFollowsItsInput_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("low");
+        QTest::newRow("bart (GELUActivation)") << QStringLiteral("bart") << true;
+        QTest::newRow("gpt2 (NewGELUActivation)") << QStringLiteral("gpt2") << false;
+    }
+    void transformersActivationFollowsItsInput()
+    {
+        QFETCH(QString, model);
+        QFETCH(bool, low);
+        const auto a = loadAttributed(model + QStringLiteral("_base"), false);
+        const ModelWhatIf m(*a->replay, 0, a->attribution->devices.at(0));
+        QVERIFY(!m.recorded().operatorsRecorded);
+        const PythonStacks stacks(*a->replay->snapshot);
+        const DeviceAttribution& at = a->attribution->devices.at(0);
+        ModelChanges c;
+        c.precision = Precision::AmpBf16;
+        std::unordered_map<int32_t, uint64_t> predicted; // the recorded allocations' own sizes under autocast
+        for (const TraceOp& op : m.build(c).ops)
+            if (op.kind == TraceOp::Kind::Alloc && op.origin >= 0 && op.key == static_cast<uint32_t>(op.origin))
+                predicted[op.origin] = op.size;
+        int seen = 0, lowCount = 0;
+        for (size_t k = 0; k < a->replay->devices.at(0).allocations.size(); ++k) {
+            const Allocation& al = a->replay->devices.at(0).allocations[k];
+            const auto frames = stacks.frames(al.stack);
+            if (at.allocationPhase[k] != Phase::Forward || frames.empty() || al.size < 4096 ||
+                !a->replay->snapshot->str(a->replay->snapshot->frames.frame(frames[0]).filename)
+                     .ends_with("transformers/activations.py"))
+                continue;
+            ++seen;
+            lowCount += predicted[static_cast<int32_t>(k)] * 2 == al.size ? 1 : 0;
+        }
+        QVERIFY(seen > 0);
+        QCOMPARE(lowCount, low ? seen : 0);
+    }
+
     // cuDNN's algorithm choices, which the prediction cannot know, are said where they can
     // move the peak: a convolutional network at another precision or batch.
     void convolutionWorkspacesAreSaidUncertain_data()
