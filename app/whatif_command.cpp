@@ -199,14 +199,21 @@ void printPeaks(const SimulationResult& what, std::optional<int64_t> recordedRes
                   << " convolution workspace(s) did not fit and were done without (cuDNN takes a plan with less)\n";
 }
 
-void printSearch(const MaxBatchResult& search)
+// A batch in the recording's own units where it named none: 3 is three recorded batches.
+std::string batchText(int64_t batch, bool recordedUnits)
 {
-    std::cout << "\nlargest batch that fits: " << search.maxBatch;
+    return std::to_string(batch) + (recordedUnits ? "x the recorded batch" : "");
+}
+
+void printSearch(const MaxBatchResult& search, bool recordedUnits = false)
+{
+    std::cout << "\nlargest batch that fits: " << batchText(search.maxBatch, recordedUnits);
     if (search.unbounded)
         std::cout << " (or more: nothing that grows with the batch ran out)";
     if (search.safeBatch >= 0)
         std::cout << "; with " << std::lround(kReservedMargin * 100)
-                  << "% of the capacity and a segment of its largest tensor to spare (the what-if's error): " << search.safeBatch;
+                  << "% of the capacity and a segment of its largest tensor to spare (the what-if's error): " << search.safeBatch
+                  << (recordedUnits ? "x" : "");
     std::cout << "\n  probes:";
     for (const BatchProbe& p : search.probes)
         std::cout << " " << p.batch << (p.fits ? " fits" : " OOM") << ";";
@@ -370,7 +377,7 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
     for (const std::string& n : what.notes)
         std::cout << "  note: " << n << "\n";
     if (search) {
-        printSearch(*search);
+        printSearch(*search, !setup.batchKnown);
     }
     if (plan) {
         std::cout << "\nplan under " << formatBytes(static_cast<int64_t>(*capacity)) << " (cheapest first):\n";
@@ -379,7 +386,8 @@ int runModelWhatIf(const CommandLine& cl, const std::string& file, const Analysi
                 continue;
             std::cout << "  " << planChangesText(r) << "\n      reserved peak " << formatBytes(r.reservedPeak)
                       << (r.tight ? " (tight: within the what-if's error of the capacity)" : "") << ", cost " << r.cost
-                      << ", largest batch " << r.maxBatch << " (" << r.safeBatch << " with " << std::lround(kReservedMargin * 100)
+                      << ", largest batch " << batchText(r.maxBatch, !setup.batchKnown) << " (" << r.safeBatch
+                      << (setup.batchKnown ? "" : "x") << " with " << std::lround(kReservedMargin * 100)
                       << "% and a largest tensor's segment to spare)\n";
         }
         size_t misses = 0;

@@ -395,6 +395,24 @@ private slots:
         QVERIFY(!panel.prediction()->result.result.oom);
         QVERIFY(panel.resultText().contains(QStringLiteral("Largest batch that fits: <b>%1</b>").arg(m.maxBatch)));
     }
+
+    // With no recorded batch named, the largest batch counts recorded batches and says so.
+    void largestBatchInRecordedBatches()
+    {
+        const auto a = load(QStringLiteral("whatif/whatif_llm_base.pickle.gz"));
+        WhatIfPanel panel;
+        QVERIFY(ready(panel, *a, 1, 256));
+        QVERIFY(!panel.recordedSetup().batchKnown);
+        panel.setCapacityGiB(1.5);
+        panel.setChanges(changes(-1, {}, {}, 1, {}));
+        QSignalSpy simulated(&panel, &WhatIfPanel::simulated);
+        QVERIFY(panel.findLargestBatch());
+        QVERIFY(simulated.wait(120000));
+        QVERIFY(panel.maxBatch());
+        QVERIFY2(panel.resultText().contains(
+                     QStringLiteral("Largest batch that fits: %1× the recorded batch").arg(panel.maxBatch()->maxBatch)),
+                 qPrintable(panel.resultText()));
+    }
 };
 
 QTEST_MAIN(TstWhatIfPanel)

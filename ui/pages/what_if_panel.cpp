@@ -755,9 +755,9 @@ void WhatIfPanel::showPrediction()
     if (m_maxBatch)
         html += tr(" Largest batch that fits: <b>%1</b>%2 (%3 with %4% of the capacity and a segment of its largest "
                    "tensor to spare).")
-                    .arg(m_maxBatch->maxBatch)
+                    .arg(batchText(m_maxBatch->maxBatch))
                     .arg(m_maxBatch->unbounded ? tr(" or more") : QString())
-                    .arg(m_maxBatch->safeBatch)
+                    .arg(batchText(m_maxBatch->safeBatch))
                     .arg(qRound(kReservedMargin * 100));
     // ranks that differ (ZeRO-1's shares of the state, DDP's second buckets): each one's peaks
     const auto& ranks = p.result.ranks;
@@ -778,13 +778,19 @@ void WhatIfPanel::showPrediction()
     m_chart->setCurve(curve, p.capacity, r.oom ? std::optional<int64_t>(r.oom->event) : std::nullopt);
 }
 
+QString WhatIfPanel::batchText(int64_t batch) const
+{
+    // without a recorded batch, batches count recorded batches: 3 is three of them
+    return recordedSetup().batchKnown ? QString::number(batch) : tr("%1× the recorded batch").arg(batch);
+}
+
 void WhatIfPanel::showMaxBatch()
 {
     QStringList probes;
     for (const BatchProbe& p : m_maxBatch->probes)
         probes << tr("%1 %2").arg(p.batch).arg(p.fits ? tr("fits") : tr("OOM"));
     m_output->setText(tr("<b>Largest batch that fits: %1</b>%2. Probes: %3")
-                          .arg(m_maxBatch->maxBatch)
+                          .arg(batchText(m_maxBatch->maxBatch))
                           .arg(m_maxBatch->unbounded ? tr(" (or more: nothing that grows with the batch ran out)") : QString(),
                                probes.join(QStringLiteral(", "))));
 }

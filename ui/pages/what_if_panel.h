@@ -110,6 +110,7 @@ private:
     void fillSetupControls();
     void showPrediction();
     void showMaxBatch();
+    QString batchText(int64_t batch) const;
     void showError(const QString& message);
     void updateButtons();
 
