@@ -55,6 +55,10 @@ fine-tuned with peft's LoRA, timm's ViT-S/16 and timm's CoAtNet-nano.
 TRUTH_MODELS=gemma2,biencoder,effnetv2 TRUTH_FILE=truth_heldout12.json records the seventeenth: a
 Gemma-2 decoder with eager attention, a BERT bi-encoder with in-batch negatives and timm's
 EfficientNetV2.
+TRUTH_MODELS=bigcode,vgg,wav2vec TRUTH_FILE=truth_heldout13.json records the eighteenth, recorded
+before any of its runs was looked at: a GPTBigCode (StarCoder) decoder with multi-query attention,
+torchvision's VGG-11 with batch norm (a 411 MB Linear weight in its head) and a Wav2Vec2 audio
+classifier (convolutions over raw samples, then a transformer encoder).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1188,6 +1192,83 @@ class EffNetV2(ImageClassifier):
         return in_order(*m.blocks)
 
 
+class BigCode(CausalLM):
+    """Held out (eighteenth set): a GPTBigCode (StarCoder) decoder from a transformers config:
+    multi-query attention (one key/value head) from one fused projection, a tanh GELU MLP,
+    learned positions, its loss inside the model."""
+    name = "bigcode"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import GPTBigCodeConfig, GPTBigCodeForCausalLM
+
+        cfg = GPTBigCodeConfig(vocab_size=self.vocab, n_positions=1024, n_embd=512, n_layer=4, n_head=8,
+                               multi_query=True, use_cache=False)
+        torch.manual_seed(0)
+        return GPTBigCodeForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.transformer.h)
+
+
+class VGG(ImageClassifier):
+    """Held out (eighteenth set): torchvision's VGG-11 with batch norm (plain 3 x 3 convolutions,
+    and a head of two 4096-wide Linear layers whose first weight is 411 MB), its blocks its eight
+    convolutions, each with what follows it."""
+    name = "vgg"
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        m = torchvision.models.vgg11_bn(num_classes=100)
+        # its flat features as one block per convolution (with its norm, in-place ReLU and pool),
+        # the blocks checkpointing wraps: one in-place ReLU alone in a checkpoint would modify
+        # the input the checkpoint saved
+        groups, cur = [], []
+        for layer in m.features:
+            if isinstance(layer, nn.Conv2d) and cur:
+                groups.append(nn.Sequential(*cur))
+                cur = []
+            cur.append(layer)
+        groups.append(nn.Sequential(*cur))
+        m.features = nn.Sequential(*groups)
+        return m.to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.features)
+
+
+class Wav2Vec2:
+    """Held out (eighteenth set): a Wav2Vec2 audio classifier from a transformers config (a
+    convolutional feature extractor over the raw samples, then a transformer encoder), on one
+    second of 16 kHz audio; its sequence is the samples. Layer drop and SpecAugment's masks off:
+    every run makes the same allocations."""
+    name = "wav2vec"
+    batch = 16
+    seq = 16000
+
+    def build(self, dtype):
+        from transformers import Wav2Vec2Config, Wav2Vec2ForSequenceClassification
+
+        cfg = Wav2Vec2Config(hidden_size=384, num_hidden_layers=4, num_attention_heads=6, intermediate_size=1536,
+                             num_labels=4, layerdrop=0.0, apply_spec_augment=False, mask_time_prob=0.0)
+        torch.manual_seed(0)
+        return Wav2Vec2ForSequenceClassification(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.wav2vec2.encoder.layers)
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, seq, device=DEV, dtype=dtype)
+        y = torch.randint(0, 4, (b,), device=DEV)
+        return (x, y)
+
+    def loss(self, m, xy):
+        x, y = xy
+        return m(input_values=x, labels=y).loss
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1195,7 +1276,7 @@ def all_specs():
                                 DenseNet(), Falcon(), Whisper(), DeepLab(), Mixtral(), LSTM(),
                                 ShuffleNet(), NanoGPT(), Phi3(), UNet(), DeBERTa(), BART(), MaxViT(),
                                 PeftLlama(), TimmViT(), CoAtNet(), Gemma2(), BiEncoder(),
-                                EffNetV2())}
+                                EffNetV2(), BigCode(), VGG(), Wav2Vec2())}
 
 
 # ---------------------------------------------------------------- one run
