@@ -381,10 +381,11 @@ void splitAtExpansions(const std::vector<Entry>& entries, std::vector<std::pair<
 // told apart by a sub-module each call runs once: a call begins with its run, or with the
 // runs right before it of sub-modules that only ever come right before it (the first layer of
 // a stage: its downsampling projection), and so does the range. The calls must be alike:
-// within a factor of two of the median call's tensors, and a sub-module that half of them or
-// more run, three quarters run (MaxViT's attention, twice a layer as window and as grid
-// attention, would make half-layers, every other one without the convolution; its last
-// stage's layers lack two of the others' sub-modules). Most landmarks win.
+// within a factor of two of the median call's tensors, and no sub-module that half of them or
+// more run and under three quarters runs in every other call (MaxViT's attention, twice a
+// layer as window and as grid attention, would make half-layers, every other one without the
+// convolution; its last stage's layers lack two of the others' sub-modules; VGG's pooling
+// follows five of its eight convolutions). Most landmarks win.
 template <typename Entry>
 void splitWrapperCall(const std::vector<Entry>& entries, std::vector<std::pair<size_t, size_t>>& ranges)
 {
@@ -432,12 +433,15 @@ void splitWrapperCall(const std::vector<Entry>& entries, std::vector<std::pair<s
         }
         pieces.push_back({first, end});
         std::map<uint64_t, size_t> piecesRunning; // sub-module -> the pieces that run it
-        for (const auto& [from, to] : pieces) {
+        std::map<uint64_t, std::vector<size_t>> runningPieces; // sub-module -> which pieces
+        for (size_t q = 0; q < pieces.size(); ++q) {
             std::set<uint64_t> subs;
-            for (size_t x = from; x < to; ++x)
+            for (size_t x = pieces[q].first; x < pieces[q].second; ++x)
                 subs.insert(entries[x].sub);
-            for (uint64_t sub : subs)
+            for (uint64_t sub : subs) {
                 ++piecesRunning[sub];
+                runningPieces[sub].push_back(q);
+            }
         }
         // and of a size: within a factor of two of the median piece
         std::vector<size_t> sizes;
@@ -446,8 +450,14 @@ void splitWrapperCall(const std::vector<Entry>& entries, std::vector<std::pair<s
         std::sort(sizes.begin(), sizes.end());
         const size_t median = sizes[sizes.size() / 2];
         bool alike = 2 * sizes.front() >= median && sizes.back() <= 2 * median;
-        for (const auto& [sub, n] : piecesRunning)
-            alike = alike && (2 * n < pieces.size() || 4 * n >= 3 * pieces.size());
+        for (const auto& [sub, n] : piecesRunning) {
+            // every other piece: half-layers
+            const std::vector<size_t>& qs = runningPieces[sub];
+            bool alternate = 2 * n == pieces.size() || 2 * n + 1 == pieces.size();
+            for (size_t k = 1; k < qs.size() && alternate; ++k)
+                alternate = qs[k] == qs[k - 1] + 2;
+            alike = alike && (2 * n < pieces.size() || 4 * n >= 3 * pieces.size() || !alternate);
+        }
         if (alike)
             best = std::move(pieces);
     }
@@ -678,15 +688,18 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
             // convolution and norm, and another callee's calls hold more activation bytes:
             // MobileNetV3's 15 inverted residuals, one statement each, ran into one range)
             bool oneRangeOfCalls = false;
-            if (common != callees.end() &&
-                endsWith(snap.str(StringId{static_cast<int32_t>(common->first >> 32)}), "torch/nn/modules/container.py")) {
+            auto isSequential = [&](uint64_t callee) {
+                return endsWith(snap.str(StringId{static_cast<int32_t>(callee >> 32)}), "torch/nn/modules/container.py");
+            };
+            if (common != callees.end()) {
                 std::map<uint64_t, int64_t> bytesOf;
                 for (size_t b = 0; b < ranges.size(); ++b)
                     for (size_t x = ranges[b].first; x < ranges[b].second; ++x)
                         bytesOf[calleeFunction[b]] += entries[x].activationBytes;
                 const auto most = std::max_element(bytesOf.begin(), bytesOf.end(),
                                                    [](const auto& a, const auto& b) { return a.second < b.second; });
-                if (most != bytesOf.end() && most->first != common->first && most->second > 2 * bytesOf[common->first]) {
+                if (most != bytesOf.end() && most->first != common->first && most->second > 2 * bytesOf[common->first] &&
+                    isSequential(common->first)) {
                     common = callees.find(most->first);
                     oneRangeOfCalls = common->second == 1;
                 }
@@ -1695,6 +1708,20 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             return out;
         };
         m_backwardUpcast = madeWhileAlive(m_upcastLoss);
+        // A convolution's backward runs in the dtype the convolution ran in: under autocast its
+        // input's gradient and its workspaces are 16-bit (Wav2Vec2's feature extractor: 126 MiB
+        // real where fp32 made 259; the forward's share of 16-bit bytes, about a third there, put it at
+        // +13% allocated). A matrix product's are not taken so (1,841 rows of 2,000 against
+        // 1,847): its input's gradient is cast back to an fp32 input's dtype.
+        m_convolutionBackwardTemp.assign(dr.allocations.size(), 0);
+        if (stacks.hasNativeFrames())
+            for (size_t a = 0; a < dr.allocations.size(); ++a)
+                m_convolutionBackwardTemp[a] = attribution.allocationPhase[a] == Phase::Backward &&
+                                               attribution.allocationCategory[a] == Category::Intermediate &&
+                                               contains(stacks.op(dr.allocations[a].stack), "convolution_backward");
+        else // from Python frames, of a convolution's backward only its workspaces are known
+            for (size_t a = 0; a < dr.allocations.size(); ++a)
+                m_convolutionBackwardTemp[a] = attribution.allocationPhase[a] == Phase::Backward && m_convWorkspace[a];
         // per iteration: the logits the upcast copies, and the gradient cast back where the
         // other loss tensors alive beside it are gone
         std::vector<size_t> lossTensors;
@@ -2185,6 +2212,8 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         auto avg = [&](Precision q) {
             if (isAmp(q) && m_backwardUpcast[static_cast<size_t>(origin)])
                 return 4.0;
+            if (isAmp(q) && m_convolutionBackwardTemp[static_cast<size_t>(origin)])
+                return activationBytes(q, true);
             if (isAmp(q) && m_crossEntropyGradient[static_cast<size_t>(origin)])
                 return m_crossEntropyGradient[static_cast<size_t>(origin)] == 1 ? 4.0 : 2.0;
             // recorded under autocast: a gradient has the dtype of the forward tensors of its

@@ -259,6 +259,10 @@ private:
     // per allocation: a backward buffer made while an upcast-loss forward tensor of its size
     // is alive (the loss's own gradients, fp32)
     std::vector<uint8_t> m_backwardUpcast;
+    // per allocation: a temporary of a convolution's backward (its input's gradient, its
+    // workspaces; where the recording names its operators), 16-bit under autocast as the
+    // convolution ran
+    std::vector<uint8_t> m_convolutionBackwardTemp;
     // per iteration with an upcast loss: its logits, the gradient the backward casts back to
     // 16 bits (-1: none) and where
     struct UpcastLoss {
