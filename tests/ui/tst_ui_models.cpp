@@ -7,6 +7,7 @@
 #include "ui/models/call_site_model.h"
 #include "ui/models/active_allocation_model.h"
 #include "ui/models/module_breakdown_model.h"
+#include "ui/models/plan_table_model.h"
 #include "ui/style/text_format.h"
 
 #include <QAbstractItemModelTester>
@@ -169,6 +170,36 @@ private slots:
         }
         model.clear();
         QCOMPARE(model.rowCount(), 0);
+    }
+
+    // The plan's largest batches count recorded batches where the recording's batch was not
+    // named, and say so in the cell and its tooltip (as the CLI's "3x the recorded batch").
+    void planBatchesSayTheirUnit_data()
+    {
+        QTest::addColumn<bool>("recordedBatches");
+        QTest::addColumn<QString>("cell");
+        QTest::newRow("named batch") << false << QStringLiteral("24 (21 safe)");
+        QTest::newRow("recorded batches") << true << QStringLiteral("3× (2× safe)");
+    }
+    void planBatchesSayTheirUnit()
+    {
+        QFETCH(bool, recordedBatches);
+        QFETCH(QString, cell);
+        PlanTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto rows = std::make_shared<std::vector<PlanRow>>(2);
+        (*rows)[0].fits = true;
+        (*rows)[0].maxBatch = recordedBatches ? 3 : 24;
+        (*rows)[0].safeBatch = recordedBatches ? 2 : 21;
+        (*rows)[1].fits = false;
+        model.setRows(rows, recordedBatches);
+        QCOMPARE(model.index(0, PlanTableModel::MaxBatch).data().toString(), cell);
+        QCOMPARE(model.index(0, PlanTableModel::MaxBatch)
+                     .data(Qt::ToolTipRole)
+                     .toString()
+                     .contains(QStringLiteral("In recorded batches")),
+                 recordedBatches);
+        QCOMPARE(model.index(1, PlanTableModel::MaxBatch).data().toString(), QStringLiteral("–"));
     }
 };
 

@@ -6,10 +6,11 @@ namespace memscope {
 
 PlanTableModel::PlanTableModel(QObject* parent) : QAbstractTableModel(parent) { }
 
-void PlanTableModel::setRows(std::shared_ptr<const std::vector<PlanRow>> rows)
+void PlanTableModel::setRows(std::shared_ptr<const std::vector<PlanRow>> rows, bool recordedBatches)
 {
     beginResetModel();
     m_rows = std::move(rows);
+    m_recordedBatches = recordedBatches;
     endResetModel();
 }
 
@@ -47,7 +48,11 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const
         case ReservedPeak: return bytesText(r->reservedPeak);
         case Fits: return r->fits ? (r->tight ? tr("tight") : tr("fits")) : tr("OOM");
         case Cost: return QString::fromStdString(r->cost);
-        case MaxBatch: return r->fits ? tr("%1 (%2 safe)").arg(r->maxBatch).arg(r->safeBatch) : QStringLiteral("–");
+        case MaxBatch:
+            if (!r->fits)
+                return QStringLiteral("–");
+            return m_recordedBatches ? tr("%1× (%2× safe)").arg(r->maxBatch).arg(r->safeBatch)
+                                     : tr("%1 (%2 safe)").arg(r->maxBatch).arg(r->safeBatch);
         default: return {};
         }
     }
@@ -70,8 +75,9 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const
                   "on most measured runs, so the real run may not fit")
             .arg(qRound(kReservedMargin * 100));
     if (role == Qt::ToolTipRole && col == MaxBatch && r->fits)
-        return tr("The largest batch that fits; the safe one leaves %1% of the capacity, the what-if's measured error")
-            .arg(qRound(kReservedMargin * 100));
+        return tr("The largest batch that fits; the safe one leaves %1% of the capacity, the what-if's measured error%2")
+            .arg(qRound(kReservedMargin * 100))
+            .arg(m_recordedBatches ? tr(". In recorded batches: give the recorded batch to count samples") : QString());
     if (role == Qt::ToolTipRole && col == Cost)
         return QString::fromStdString(r->cost);
     return {};

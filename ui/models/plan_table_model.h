@@ -11,7 +11,8 @@ namespace memscope {
 
 // The what-if plan (ModelWhatIf::plan()) as table rows in the plan's own order (the ones that
 // fit first, cheapest first): the changes, the predicted reserved peak, whether it fits the
-// capacity, the compute cost and the largest batch that fits. SortRole gives each column's raw
+// capacity, the compute cost and the largest batch that fits (in recorded batches, "3×", where
+// the recording's batch was not named; its tooltip says so). SortRole gives each column's raw
 // value.
 class PlanTableModel : public QAbstractTableModel {
     Q_OBJECT
@@ -20,7 +21,7 @@ public:
     static constexpr int SortRole = Qt::UserRole;
 
     explicit PlanTableModel(QObject* parent = nullptr);
-    void setRows(std::shared_ptr<const std::vector<PlanRow>> rows);
+    void setRows(std::shared_ptr<const std::vector<PlanRow>> rows, bool recordedBatches = false);
     const std::vector<PlanRow>* rows() const { return m_rows.get(); }
     const PlanRow* row(int r) const;
 
@@ -34,6 +35,7 @@ public:
 
 private:
     std::shared_ptr<const std::vector<PlanRow>> m_rows;
+    bool m_recordedBatches = false;
 };
 
 } // namespace memscope

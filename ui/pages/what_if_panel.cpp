@@ -667,12 +667,12 @@ bool WhatIfPanel::makePlan()
     const int64_t capacity = static_cast<int64_t>(o.capacity);
     JobCallbacks callbacks;
     callbacks.receiver = this;
-    callbacks.finished = [this, out, gen, capacity] {
+    callbacks.finished = [this, out, gen, capacity, known = setup.batchKnown] {
         if (gen != m_planGen)
             return;
         m_planJob = 0;
         m_plan = out;
-        m_planModel->setRows(out);
+        m_planModel->setRows(out, !known);
         int fit = 0;
         for (const PlanRow& r : *out)
             fit += r.fits ? 1 : 0;
