@@ -432,16 +432,13 @@ void splitWrapperCall(const std::vector<Entry>& entries, std::vector<std::pair<s
             first = runs[r].first;
         }
         pieces.push_back({first, end});
-        std::map<uint64_t, size_t> piecesRunning; // sub-module -> the pieces that run it
-        std::map<uint64_t, std::vector<size_t>> runningPieces; // sub-module -> which pieces
+        std::map<uint64_t, std::vector<size_t>> piecesRunning; // sub-module -> the pieces that run it
         for (size_t q = 0; q < pieces.size(); ++q) {
             std::set<uint64_t> subs;
             for (size_t x = pieces[q].first; x < pieces[q].second; ++x)
                 subs.insert(entries[x].sub);
-            for (uint64_t sub : subs) {
-                ++piecesRunning[sub];
-                runningPieces[sub].push_back(q);
-            }
+            for (uint64_t sub : subs)
+                piecesRunning[sub].push_back(q);
         }
         // and of a size: within a factor of two of the median piece
         std::vector<size_t> sizes;
@@ -450,11 +447,11 @@ void splitWrapperCall(const std::vector<Entry>& entries, std::vector<std::pair<s
         std::sort(sizes.begin(), sizes.end());
         const size_t median = sizes[sizes.size() / 2];
         bool alike = 2 * sizes.front() >= median && sizes.back() <= 2 * median;
-        for (const auto& [sub, n] : piecesRunning) {
+        for (const auto& [sub, qs] : piecesRunning) {
+            const size_t n = qs.size();
             // every other piece: half-layers
-            const std::vector<size_t>& qs = runningPieces[sub];
             bool alternate = 2 * n == pieces.size() || 2 * n + 1 == pieces.size();
-            for (size_t k = 1; k < qs.size() && alternate; ++k)
+            for (size_t k = 1; k < n && alternate; ++k)
                 alternate = qs[k] == qs[k - 1] + 2;
             alike = alike && (2 * n < pieces.size() || 4 * n >= 3 * pieces.size() || !alternate);
         }
@@ -688,18 +685,15 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
             // convolution and norm, and another callee's calls hold more activation bytes:
             // MobileNetV3's 15 inverted residuals, one statement each, ran into one range)
             bool oneRangeOfCalls = false;
-            auto isSequential = [&](uint64_t callee) {
-                return endsWith(snap.str(StringId{static_cast<int32_t>(callee >> 32)}), "torch/nn/modules/container.py");
-            };
-            if (common != callees.end()) {
+            if (common != callees.end() &&
+                endsWith(snap.str(StringId{static_cast<int32_t>(common->first >> 32)}), "torch/nn/modules/container.py")) {
                 std::map<uint64_t, int64_t> bytesOf;
                 for (size_t b = 0; b < ranges.size(); ++b)
                     for (size_t x = ranges[b].first; x < ranges[b].second; ++x)
                         bytesOf[calleeFunction[b]] += entries[x].activationBytes;
                 const auto most = std::max_element(bytesOf.begin(), bytesOf.end(),
                                                    [](const auto& a, const auto& b) { return a.second < b.second; });
-                if (most != bytesOf.end() && most->first != common->first && most->second > 2 * bytesOf[common->first] &&
-                    isSequential(common->first)) {
+                if (most != bytesOf.end() && most->first != common->first && most->second > 2 * bytesOf[common->first]) {
                     common = callees.find(most->first);
                     oneRangeOfCalls = common->second == 1;
                 }
