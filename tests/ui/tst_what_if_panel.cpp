@@ -413,6 +413,64 @@ private slots:
                      QStringLiteral("Largest batch that fits: %1× the recorded batch").arg(panel.maxBatch()->maxBatch)),
                  qPrintable(panel.resultText()));
     }
+
+    // The batch to predict keeps its meaning when the recorded batch is named or changed: a
+    // count of recorded batches while that is unknown (1), samples once it is known.
+    void batchKeepsItsMeaning_data()
+    {
+        QTest::addColumn<QList<double>>("recorded"); // the recorded batch, edited in turn
+        QTest::addColumn<double>("batch"); // set before the first edit
+        QTest::addColumn<double>("expected"); // the batch to predict after the last
+        QTest::newRow("named") << QList<double>{8} << 3.0 << 24.0;
+        QTest::newRow("corrected") << QList<double>{8, 16} << 3.0 << 24.0;
+        QTest::newRow("named, then unknown again") << QList<double>{8, 1} << 3.0 << 3.0;
+        QTest::newRow("named, unknown again, larger") << QList<double>{16, 1} << 40.0 << 40.0;
+        QTest::newRow("as recorded stays") << QList<double>{8} << 0.0 << 0.0;
+    }
+    void batchKeepsItsMeaning()
+    {
+        QFETCH(QList<double>, recorded);
+        QFETCH(double, batch);
+        QFETCH(double, expected);
+        const auto a = load(QStringLiteral("whatif/whatif_llm_base.pickle.gz"));
+        WhatIfPanel panel;
+        QVERIFY(ready(panel, *a, 1, 256));
+        ModelChanges c;
+        if (batch > 0)
+            c.batch = batch;
+        panel.setChanges(c);
+        for (double r : recorded)
+            panel.setRecordedBatch(r);
+        QCOMPARE(panel.changes().batch.value_or(0), expected);
+    }
+
+    // Regression (session 23): a largest batch found in recorded batches stayed on screen
+    // after the recorded batch was named and another prediction ran, its count then read as
+    // samples ("26" for 26x the recorded batch).
+    void largestBatchGoesWithAnotherPrediction()
+    {
+        const auto a = load(QStringLiteral("whatif/whatif_llm_base.pickle.gz"));
+        WhatIfPanel panel;
+        QVERIFY(ready(panel, *a, 1, 256));
+        panel.setCapacityGiB(1.5);
+        panel.setChanges(changes(-1, {}, {}, 1, {}));
+        QSignalSpy simulated(&panel, &WhatIfPanel::simulated);
+        QVERIFY(panel.findLargestBatch());
+        QVERIFY(simulated.wait(120000));
+        QVERIFY(panel.maxBatch());
+        const int64_t found = panel.maxBatch()->maxBatch;
+        QVERIFY(found > 1);
+        // before the prediction at that batch is shown, the user names the recorded batch and
+        // predicts again
+        panel.setRecordedBatch(8);
+        QVERIFY(panel.recordedSetup().batchKnown);
+        QCOMPARE(panel.changes().batch.value_or(0), static_cast<double>(found * 8)); // the same batch, in samples
+        QVERIFY(panel.simulate());
+        QVERIFY(simulated.wait(120000));
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.busy(), 120000);
+        QVERIFY2(!panel.maxBatch(), qPrintable(panel.resultText()));
+        QVERIFY2(!panel.resultText().contains(QStringLiteral("Largest batch")), qPrintable(panel.resultText()));
+    }
 };
 
 QTEST_MAIN(TstWhatIfPanel)

@@ -234,6 +234,16 @@ WhatIfPanel::WhatIfPanel(QWidget* parent, JobRunner* runner)
         connect(s, &QDoubleSpinBox::valueChanged, this, edited);
     connect(m_accumulate, &QSpinBox::valueChanged, this, edited);
     connect(m_recordedSeq, &QDoubleSpinBox::valueChanged, this, [this](double v) { m_seq->setEnabled(v > 1); });
+    // The batch to predict counts recorded batches while the recorded one is unknown (1): once
+    // it is named, the same batch is that many samples (3x a recorded 8 is 24), and back.
+    connect(m_recordedBatch, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        const double before = m_recordedBatchBefore;
+        m_recordedBatchBefore = v;
+        if (m_batch->value() <= 0 || (before == 1) == (v == 1))
+            return;
+        const QSignalBlocker quiet(m_batch); // the recorded batch's own edit predicts again
+        m_batch->setValue(before == 1 ? m_batch->value() * v : std::max(1.0, std::round(m_batch->value() / before)));
+    });
     connect(m_settings, &QLineEdit::editingFinished, this, edited);
     connect(m_debounce, &QTimer::timeout, this, [this] { simulate(); });
     connect(m_search, &QPushButton::clicked, this, [this] { findLargestBatch(); });
@@ -535,9 +545,11 @@ bool WhatIfPanel::simulate()
             return;
         m_predictJob = 0;
         m_prediction = out;
-        if (!m_keepMaxBatch)
+        // the largest batch stays beside the prediction made at it, and no other (a setup
+        // edited since may count batches in other units)
+        if (gen != m_maxBatchPrediction)
             m_maxBatch.reset();
-        m_keepMaxBatch = false;
+        m_maxBatchPrediction = 0;
         showPrediction();
         emit simulated();
     };
@@ -601,11 +613,12 @@ bool WhatIfPanel::findLargestBatch()
     const std::shared_ptr<const Base> base = m_base;
     JobCallbacks callbacks;
     callbacks.receiver = this;
-    callbacks.finished = [this, out, gen] {
+    callbacks.finished = [this, out, gen, known = setup.batchKnown] {
         if (gen != m_predictGen)
             return;
         m_predictJob = 0;
         m_maxBatch = *out;
+        m_maxBatchInRecorded = !known;
         showMaxBatch();
         emit simulated();
         if (out->maxBatch > 0) {
@@ -613,7 +626,7 @@ bool WhatIfPanel::findLargestBatch()
             m_updating = true;
             m_batch->setValue(static_cast<double>(out->maxBatch));
             m_updating = false;
-            m_keepMaxBatch = simulate();
+            m_maxBatchPrediction = simulate() ? m_predictGen : 0;
         }
     };
     callbacks.failed = [this, gen](const QString& message) {
@@ -780,8 +793,8 @@ void WhatIfPanel::showPrediction()
 
 QString WhatIfPanel::batchText(int64_t batch) const
 {
-    // without a recorded batch, batches count recorded batches: 3 is three of them
-    return recordedSetup().batchKnown ? QString::number(batch) : tr("%1× the recorded batch").arg(batch);
+    // found without a recorded batch, batches count recorded batches: 3 is three of them
+    return m_maxBatchInRecorded ? tr("%1× the recorded batch").arg(batch) : QString::number(batch);
 }
 
 void WhatIfPanel::showMaxBatch()

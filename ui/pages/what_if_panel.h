@@ -126,7 +126,9 @@ private:
     uint64_t m_predictGen = 0, m_planGen = 0;
     bool m_pendingSimulate = false, m_pendingPlan = false, m_pendingSearch = false;
     bool m_updating = false;
-    bool m_keepMaxBatch = false; // the prediction at the largest batch found
+    double m_recordedBatchBefore = 1; // the recorded batch before its last edit
+    uint64_t m_maxBatchPrediction = 0; // the generation of the prediction at the largest batch found
+    bool m_maxBatchInRecorded = false; // m_maxBatch counts recorded batches (none was named when it was found)
     int m_cancelled = 0;
 
     std::shared_ptr<const WhatIfPrediction> m_prediction;
