@@ -57,6 +57,10 @@ build() {
   cmake --preset "$1" && cmake --build --preset "$1"
 }
 
+# free disk: the three builds take about 11 GB with full debug information (a run that ran
+# out of it failed to link, "No space left on device")
+disk() { echo "scripts/test.sh: $(df -Ph . | awk 'NR == 2 { print $4 }') free on this disk $1"; }
+disk "before the builds"
 build ci || exit 1
 run_ctest ci ctest --preset ci
 if CLI_LOG="$log/cli_ctest.txt" bash scripts/package-check.sh; then
@@ -80,6 +84,7 @@ if [ "$python_ok" -eq 0 ]; then
   echo "scripts/test.sh: the Python checks failed (see above)" >&2
   failed=$((failed + 1))
 fi
+disk "before the ASan build"
 build ci-asan || exit 1
 run_ctest ci-asan env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset ci-asan
 if FUZZ_LOG="$log/fuzz_ctest.txt" bash fuzz/ci.sh; then
