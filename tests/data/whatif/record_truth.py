@@ -59,6 +59,9 @@ TRUTH_MODELS=bigcode,vgg,wav2vec TRUTH_FILE=truth_heldout13.json records the eig
 before any of its runs was looked at: a GPTBigCode (StarCoder) decoder with multi-query attention,
 torchvision's VGG-11 with batch norm (a 411 MB Linear weight in its head) and a Wav2Vec2 audio
 classifier (convolutions over raw samples, then a transformer encoder).
+TRUTH_MODELS=stablelm,starcoder2,roberta TRUTH_FILE=truth_heldout14.json records the nineteenth,
+recorded before any of its runs was looked at: a StableLM decoder (partial rotary), a Starcoder2
+decoder with a sliding window of 128 tokens and a RoBERTa masked language model.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1269,6 +1272,76 @@ class Wav2Vec2:
         return m(input_values=x, labels=y).loss
 
 
+class StableLM(CausalLM):
+    """Held out (nineteenth set): a StableLM decoder from a transformers config: layer norms with
+    biases, rotary embeddings on a quarter of each head, a SwiGLU MLP, its loss inside the model."""
+    name = "stablelm"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import StableLmConfig, StableLmForCausalLM
+
+        cfg = StableLmConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1408, num_hidden_layers=4,
+                             num_attention_heads=8, num_key_value_heads=8, partial_rotary_factor=0.25,
+                             max_position_embeddings=1024, use_cache=False)
+        torch.manual_seed(0)
+        return StableLmForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class Starcoder2(CausalLM):
+    """Held out (nineteenth set): a Starcoder2 decoder from a transformers config: grouped-query
+    attention (2 key/value heads of 8) inside a sliding window of 128 tokens (a mask, not the
+    causal flag), biases, a GELU MLP, its loss inside the model."""
+    name = "starcoder2"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import Starcoder2Config, Starcoder2ForCausalLM
+
+        cfg = Starcoder2Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=2048, num_hidden_layers=4,
+                               num_attention_heads=8, num_key_value_heads=2, sliding_window=128,
+                               max_position_embeddings=1024, use_cache=False)
+        torch.manual_seed(0)
+        return Starcoder2ForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class RobertaMLM:
+    """Held out (nineteenth set): a RoBERTa masked language model from a transformers config, a
+    sixth of the tokens masked and predicted over the vocabulary (the others labelled -100), its
+    loss inside the model."""
+    name = "roberta"
+    vocab = 16384
+    batch = 16
+    seq = 128
+
+    def build(self, dtype):
+        from transformers import RobertaConfig, RobertaForMaskedLM
+
+        cfg = RobertaConfig(vocab_size=self.vocab, hidden_size=512, num_hidden_layers=6, num_attention_heads=8,
+                            intermediate_size=2048, max_position_embeddings=1026, pad_token_id=1)
+        torch.manual_seed(0)
+        return RobertaForMaskedLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.roberta.encoder.layer)
+
+    def batch_of(self, b, seq, dtype):
+        g = torch.Generator(device=DEV).manual_seed(0)
+        ids = torch.randint(3, self.vocab, (b, seq), device=DEV, generator=g)
+        labels = torch.where(torch.rand((b, seq), device=DEV, generator=g) < 1 / 6, ids, torch.full_like(ids, -100))
+        return (ids, labels)
+
+    def loss(self, m, xy):
+        ids, labels = xy
+        return m(input_ids=ids, labels=labels).loss
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1276,7 +1349,8 @@ def all_specs():
                                 DenseNet(), Falcon(), Whisper(), DeepLab(), Mixtral(), LSTM(),
                                 ShuffleNet(), NanoGPT(), Phi3(), UNet(), DeBERTa(), BART(), MaxViT(),
                                 PeftLlama(), TimmViT(), CoAtNet(), Gemma2(), BiEncoder(),
-                                EffNetV2(), BigCode(), VGG(), Wav2Vec2())}
+                                EffNetV2(), BigCode(), VGG(), Wav2Vec2(), StableLM(), Starcoder2(),
+                                RobertaMLM())}
 
 
 # ---------------------------------------------------------------- one run
