@@ -11,6 +11,7 @@ namespace {
 
 constexpr int64_t kTargetBlocks = 2112; // SMs x blocks an SM (H100, H200: 132 x 16)
 constexpr uint64_t kMinBuffer = 1 << 20;
+constexpr size_t kInputLookBack = 64; // allocations before the output searched for the input
 
 int64_t lastPow2(int64_t n)
 {
@@ -21,6 +22,15 @@ int64_t lastPow2(int64_t n)
 }
 
 int64_t divUp(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// ATen's blocks an output for `rows` values an output (1: the input is not split, no buffer)
+int64_t ctasFor(int64_t rows, int64_t blockHeight, int64_t cap)
+{
+    const int64_t perThread = divUp(rows, blockHeight);
+    if (perThread < 256)
+        return 1;
+    return std::max(std::min(cap, divUp(perThread, 16)), divUp(perThread, 256));
+}
 
 } // namespace
 
@@ -56,7 +66,26 @@ std::vector<ReductionBuffer> reductionBuffers(const Replay& replay, size_t devic
                 const auto unit = static_cast<uint64_t>(4 * outputs * x);
                 if (divUp(outputs, x) != grid || buffer.size % unit != 0)
                     continue;
-                out[static_cast<size_t>(made[k])] = {static_cast<int64_t>(buffer.size / unit), divUp(kTargetBlocks, grid)};
+                ReductionBuffer r{static_cast<int64_t>(buffer.size / unit), divUp(kTargetBlocks, grid), 0, 0};
+                // the block: 512 / vec threads, its width the lanes (x / vec), its height the rest
+                r.blockHeight = std::max<int64_t>(1, 512 / vec / (x / vec));
+                // the input: a tensor alive at the reduction whose rows give its ctas
+                for (size_t back = 2; back <= kInputLookBack && back <= k && r.rows == 0; ++back) {
+                    const Allocation& in = dr.allocations[static_cast<size_t>(made[k - back])];
+                    if (in.freeEvent.valid() && in.freeEvent.value < buffer.allocEvent.value)
+                        continue;
+                    for (const uint64_t e : {uint64_t{4}, uint64_t{2}}) {
+                        const uint64_t perRow = static_cast<uint64_t>(outputs) * e;
+                        if (in.size % perRow != 0 || in.size / perRow < 2)
+                            continue;
+                        const auto rows = static_cast<int64_t>(in.size / perRow);
+                        if (ctasFor(rows, r.blockHeight, r.cap) == r.ctas) {
+                            r.rows = rows;
+                            break;
+                        }
+                    }
+                }
+                out[static_cast<size_t>(made[k])] = r;
                 found = true;
                 break;
             }
@@ -69,6 +98,12 @@ std::vector<ReductionBuffer> reductionBuffers(const Replay& replay, size_t devic
 
 double reductionBufferFactor(const ReductionBuffer& r, double factor)
 {
+    if (r.ctas > 0 && r.rows > 0 && r.blockHeight > 0) {
+        const auto rows = static_cast<int64_t>(std::ceil(static_cast<double>(r.rows) * factor));
+        const int64_t ctas = ctasFor(rows, r.blockHeight, r.cap);
+        // no split: no buffer (a byte stands for it)
+        return ctas > 1 ? static_cast<double>(ctas) / static_cast<double>(r.ctas) : 0.0;
+    }
     if (r.ctas <= 0 || factor <= 1.0 || r.ctas > r.cap)
         return factor; // not one; fewer values (linear down); past c1 already (grows as V/256)
     const double perThread16 = static_cast<double>(r.ctas) * factor; // V/16 at the new batch
@@ -80,9 +115,19 @@ std::string reductionCapNote(const std::vector<ReductionBuffer>& buffers, const 
 {
     if (!(factor > 1.0))
         return {};
+    // capped: fewer blocks than its values would take (where its rows are known, by the rule
+    // itself, not by a factor its whole blocks round under)
+    auto cappedAt = [&](const ReductionBuffer& r) {
+        if (r.ctas > 0 && r.rows > 0 && r.blockHeight > 0) {
+            const auto rows = static_cast<int64_t>(std::ceil(static_cast<double>(r.rows) * factor));
+            const int64_t perThread = divUp(rows, r.blockHeight);
+            return perThread >= 256 && divUp(perThread, 16) > r.cap && divUp(perThread, 256) < r.cap;
+        }
+        return r.ctas > 0 && reductionBufferFactor(r, factor) < factor;
+    };
     uint64_t capped = 0;
     for (size_t a = 0; a < buffers.size() && a < replay.allocations.size(); ++a)
-        if (buffers[a].ctas > 0 && reductionBufferFactor(buffers[a], factor) < factor)
+        if (cappedAt(buffers[a]))
             capped = std::max(capped, replay.allocations[a].size);
     if (capped == 0)
         return {};

@@ -20,11 +20,21 @@ namespace memscope {
  *
  * Found from the trace alone: the reduction's output (outputs x 4 or 2 B), the buffer right
  * after it, a semaphore of 4 B x grid right after that, and the buffer's size a whole number
- * of blocks an output for the X the outputs give.
+ * of blocks an output for the X the outputs give. V is the input's rows over the block's
+ * height (128 threads over 32 lanes for a vector of 4: 4); with fewer than 256 values a
+ * thread the input is not split and there is no buffer. Where the input is found, the buffer
+ * at another batch follows from its rows (a capped buffer stays capped at half the batch
+ * while V/16 is over c1: RoBERTa's 16,384-output bias, 17 blocks at batch 16, 16 at 8);
+ * where not, it is taken to be V/16 below the cap.
  */
 struct ReductionBuffer {
     int64_t ctas = 0; // blocks an output in the recording; 0: not a reduction's buffer
     int64_t cap = 0; // c1
+    // The values an output reduces (the rows of the input), where the input was found: a live
+    // tensor made shortly before, of rows x outputs elements, whose rows give the recorded
+    // ctas by the rule above (V = rows / the block's height). 0: not found.
+    int64_t rows = 0;
+    int64_t blockHeight = 0;
 };
 
 // Per AllocationId of device `deviceIndex`.

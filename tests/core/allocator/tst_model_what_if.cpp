@@ -1569,7 +1569,8 @@ private slots:
             {"swin_amp_bf16", {0.16, 0.25}},
             {"swin_amp_fp16", {0.16, 0.21}},
             {"swin_ckpt_all+amp_bf16", {0.07, 0.26}},
-            {"swin_amp_bf16+sgd_momentum+accum2", {0.13, 0.15}},
+            {"swin_amp_bf16+sgd_momentum+accum2", {0.13, 0.16}}, // 13.8% -> 15.0% reserved since the
+            // reduction buffers follow their inputs' rows (session 23)
             {"swin_bf16+ckpt_all+batch_x2", {0.05, 0.09}},
             {"t5_ckpt_all", {0.05, 0.15}},
             // the fifth set (frameworks): transformers' own checkpointing misses where ours does;
@@ -1738,13 +1739,14 @@ private slots:
             {"wav2vec_seq_half", {0.05, 0.11}},
             // the nineteenth (truth_heldout14.json), held out, as measured: 115 of 126 rows, every
             // allocated peak within 5% (StableLM, Starcoder2 with a sliding window, a RoBERTa
-            // masked language model); left out on reserved bytes only
+            // masked language model); left out on reserved bytes only. RoBERTa at half the batch
+            // or sequence within since a capped reduction buffer follows its input's rows
+            // (-11.7% -> -6.2%, allocated -4.1% -> 0.0%); with two micro-batches from C++ frames
+            // that moved -5.1% -> -11.7% (allocated -3.7% -> 0.0%)
             {"stablelm_batch_x2", {0.05, 0.14}},
             {"stablelm_seq_x2", {0.05, 0.14}},
             {"starcoder2_ckpt_all", {0.05, 0.15}},
             {"roberta_accum2", {0.05, 0.12}},
-            {"roberta_batch_half", {0.05, 0.12}},
-            {"roberta_seq_half", {0.05, 0.12}},
         };
         for (const bool all : {false, true})
             for (const QString& file :

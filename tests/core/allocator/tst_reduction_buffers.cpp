@@ -56,6 +56,9 @@ private slots:
                                    << qlonglong(512) << qlonglong(704);
         // its q, k and v biases' gradients over 2,048 tokens
         QTest::newRow("llm") << QStringLiteral("whatif_llm_base") << 63 << qulonglong(8388608) << qlonglong(32) << qlonglong(528);
+        // its masked-LM bias's gradient: 16,384 outputs at the cap of 17 blocks each
+        QTest::newRow("all: roberta") << QStringLiteral("stacks_all/whatif_roberta_base") << 114 << qulonglong(142606336)
+                                      << qlonglong(17) << qlonglong(17);
         QTest::newRow("effnet (none)") << QStringLiteral("whatif_effnet_base") << 0 << qulonglong(0) << qlonglong(0)
                                        << qlonglong(0);
     }
@@ -104,6 +107,11 @@ private slots:
         QTest::newRow("convnext x4") << QStringLiteral("whatif_convnext_base") << QStringLiteral("convnext_ckpt_all_batch_x4")
                                      << 4.0;
         QTest::newRow("vit x5") << QStringLiteral("whatif_vit_base") << QStringLiteral("vit_ckpt_all_batch_x5") << 5.0;
+        // at half the batch: RoBERTa's masked-LM bias over 16,384 outputs is capped (17 blocks)
+        // at batch 16 and still 16 at batch 8 (its input's 1,024 rows over the block's 4), where
+        // halving it put 68 of 128 MiB (regression, session 23: the run -4.1% allocated)
+        QTest::newRow("all: roberta x0.5") << QStringLiteral("stacks_all/whatif_roberta_base")
+                                           << QStringLiteral("roberta_batch_half") << 0.5;
     }
     void grownLikeARealRunAtThatBatch()
     {
@@ -118,6 +126,8 @@ private slots:
         // each predicted buffer has its own recorded one within 3%; the real run may have more
         // (a reduction too short for a global buffer at the base's batch)
         for (auto it = predicted.rbegin(); it != predicted.rend(); ++it) {
+            if (*it < 1 << 20)
+                continue; // too short a reduction to split at this batch: no buffer
             const auto near = std::min_element(recorded.begin(), recorded.end(),
                                                [&](double x, double y) { return std::fabs(x - *it) < std::fabs(y - *it); });
             QVERIFY2(near != recorded.end() && std::fabs(*near / *it - 1) <= 0.03,
