@@ -23,13 +23,20 @@ int64_t lastPow2(int64_t n)
 
 int64_t divUp(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// ATen's blocks an output for `rows` values an output (1: the input is not split, no buffer)
-int64_t ctasFor(int64_t rows, int64_t blockHeight, int64_t cap)
+// ATen's blocks an output for `perThread` values a thread (1: the input is not split, no buffer)
+int64_t ctasFor(int64_t perThread, int64_t cap)
 {
-    const int64_t perThread = divUp(rows, blockHeight);
     if (perThread < 256)
         return 1;
     return std::max(std::min(cap, divUp(perThread, 16)), divUp(perThread, 256));
+}
+
+// The values a thread reduces at `factor` times the recorded rows (0: the rows are not known)
+int64_t perThreadAt(const ReductionBuffer& r, double factor)
+{
+    if (r.ctas <= 0 || r.rows <= 0 || r.blockHeight <= 0)
+        return 0;
+    return divUp(static_cast<int64_t>(std::ceil(static_cast<double>(r.rows) * factor)), r.blockHeight);
 }
 
 } // namespace
@@ -79,7 +86,7 @@ std::vector<ReductionBuffer> reductionBuffers(const Replay& replay, size_t devic
                         if (in.size % perRow != 0 || in.size / perRow < 2)
                             continue;
                         const auto rows = static_cast<int64_t>(in.size / perRow);
-                        if (ctasFor(rows, r.blockHeight, r.cap) == r.ctas) {
+                        if (ctasFor(divUp(rows, r.blockHeight), r.cap) == r.ctas) {
                             r.rows = rows;
                             break;
                         }
@@ -98,9 +105,8 @@ std::vector<ReductionBuffer> reductionBuffers(const Replay& replay, size_t devic
 
 double reductionBufferFactor(const ReductionBuffer& r, double factor)
 {
-    if (r.ctas > 0 && r.rows > 0 && r.blockHeight > 0) {
-        const auto rows = static_cast<int64_t>(std::ceil(static_cast<double>(r.rows) * factor));
-        const int64_t ctas = ctasFor(rows, r.blockHeight, r.cap);
+    if (const int64_t perThread = perThreadAt(r, factor); perThread > 0) {
+        const int64_t ctas = ctasFor(perThread, r.cap);
         // no split: no buffer (a byte stands for it)
         return ctas > 1 ? static_cast<double>(ctas) / static_cast<double>(r.ctas) : 0.0;
     }
@@ -118,11 +124,8 @@ std::string reductionCapNote(const std::vector<ReductionBuffer>& buffers, const 
     // capped: fewer blocks than its values would take (where its rows are known, by the rule
     // itself, not by a factor its whole blocks round under)
     auto cappedAt = [&](const ReductionBuffer& r) {
-        if (r.ctas > 0 && r.rows > 0 && r.blockHeight > 0) {
-            const auto rows = static_cast<int64_t>(std::ceil(static_cast<double>(r.rows) * factor));
-            const int64_t perThread = divUp(rows, r.blockHeight);
+        if (const int64_t perThread = perThreadAt(r, factor); perThread > 0)
             return perThread >= 256 && divUp(perThread, 16) > r.cap && divUp(perThread, 256) < r.cap;
-        }
         return r.ctas > 0 && reductionBufferFactor(r, factor) < factor;
     };
     uint64_t capped = 0;
