@@ -97,6 +97,16 @@ ModelChanges changes(std::optional<int> checkpoint, std::optional<Precision> p, 
     return c;
 }
 
+// With the recorded batch unnamed: the largest batch of the LLM checkpointed under 1.5 GiB,
+// searched for and shown (the prediction at that batch follows).
+bool searchedInRecordedBatches(WhatIfPanel& panel)
+{
+    panel.setCapacityGiB(1.5);
+    panel.setChanges(changes(-1, {}, {}, 1, {}));
+    QSignalSpy simulated(&panel, &WhatIfPanel::simulated);
+    return panel.findLargestBatch() && simulated.wait(120000) && panel.maxBatch();
+}
+
 } // namespace
 
 class TstWhatIfPanel : public QObject {
@@ -403,12 +413,7 @@ private slots:
         WhatIfPanel panel;
         QVERIFY(ready(panel, *a, 1, 256));
         QVERIFY(!panel.recordedSetup().batchKnown);
-        panel.setCapacityGiB(1.5);
-        panel.setChanges(changes(-1, {}, {}, 1, {}));
-        QSignalSpy simulated(&panel, &WhatIfPanel::simulated);
-        QVERIFY(panel.findLargestBatch());
-        QVERIFY(simulated.wait(120000));
-        QVERIFY(panel.maxBatch());
+        QVERIFY(searchedInRecordedBatches(panel));
         QVERIFY2(panel.resultText().contains(
                      QStringLiteral("Largest batch that fits: %1× the recorded batch").arg(panel.maxBatch()->maxBatch)),
                  qPrintable(panel.resultText()));
@@ -452,12 +457,7 @@ private slots:
         const auto a = load(QStringLiteral("whatif/whatif_llm_base.pickle.gz"));
         WhatIfPanel panel;
         QVERIFY(ready(panel, *a, 1, 256));
-        panel.setCapacityGiB(1.5);
-        panel.setChanges(changes(-1, {}, {}, 1, {}));
-        QSignalSpy simulated(&panel, &WhatIfPanel::simulated);
-        QVERIFY(panel.findLargestBatch());
-        QVERIFY(simulated.wait(120000));
-        QVERIFY(panel.maxBatch());
+        QVERIFY(searchedInRecordedBatches(panel));
         const int64_t found = panel.maxBatch()->maxBatch;
         QVERIFY(found > 1);
         // before the prediction at that batch is shown, the user names the recorded batch and
@@ -465,6 +465,7 @@ private slots:
         panel.setRecordedBatch(8);
         QVERIFY(panel.recordedSetup().batchKnown);
         QCOMPARE(panel.changes().batch.value_or(0), static_cast<double>(found * 8)); // the same batch, in samples
+        QSignalSpy simulated(&panel, &WhatIfPanel::simulated);
         QVERIFY(panel.simulate());
         QVERIFY(simulated.wait(120000));
         QTRY_VERIFY_WITH_TIMEOUT(!panel.busy(), 120000);
