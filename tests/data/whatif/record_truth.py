@@ -62,6 +62,9 @@ classifier (convolutions over raw samples, then a transformer encoder).
 TRUTH_MODELS=stablelm,starcoder2,roberta TRUTH_FILE=truth_heldout14.json records the nineteenth,
 recorded before any of its runs was looked at: a StableLM decoder (partial rotary), a Starcoder2
 decoder with a sliding window of 128 tokens and a RoBERTa masked language model.
+TRUTH_MODELS=r3d,mamba,segformer TRUTH_FILE=truth_heldout15.json records the twentieth, recorded
+before any of its runs was looked at: torchvision's R3D-18 video classifier (3D convolutions), a
+Mamba state-space decoder (its scan token by token in PyTorch) and a SegFormer segmenter.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1342,6 +1345,82 @@ class RobertaMLM:
         return m(input_ids=ids, labels=labels).loss
 
 
+class R3D(ImageClassifier):
+    """Held out (twentieth set): torchvision's R3D-18 video classifier, 3D convolutions over
+    8 frames of 112 x 112 (cuDNN's 3D algorithms and workspaces), batch norm, its BasicBlocks in
+    four stages."""
+    name = "r3d"
+    batch = 8
+    frames = 8
+    size = 112
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.video.r3d_18(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.layer1, m.layer2, m.layer3, m.layer4)
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.frames, self.size, self.size, device=DEV, dtype=dtype)
+        y = torch.randint(0, 100, (b,), device=DEV)
+        return (x, y)
+
+
+class Mamba(CausalLM):
+    """Held out (twentieth set): a Mamba state-space decoder from a transformers config, no
+    attention: a causal depthwise convolution and a selective scan run token by token in
+    PyTorch (transformers' path without the fused kernels), its loss inside the model."""
+    name = "mamba"
+    vocab = 16384
+    seq = 128
+
+    def build(self, dtype):
+        from transformers import MambaConfig, MambaForCausalLM
+
+        cfg = MambaConfig(vocab_size=self.vocab, hidden_size=512, state_size=16, num_hidden_layers=4, expand=2,
+                          conv_kernel=4, use_cache=False)
+        torch.manual_seed(0)
+        return MambaForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.backbone.layers)
+
+
+class SegFormer(ImageClassifier):
+    """Held out (twentieth set): a SegFormer semantic segmentation model from a transformers
+    config: four stages of efficient self-attention (keys and values from a reduced map), an MLP
+    decoder over all stages, the logits upsampled to the labels' size inside the model's loss
+    (19 classes, 128 x 128)."""
+    name = "segformer"
+    batch = 16
+
+    def build(self, dtype):
+        from transformers import SegformerConfig, SegformerForSemanticSegmentation
+
+        cfg = SegformerConfig(num_labels=19, depths=[2, 2, 2, 2], hidden_sizes=[32, 64, 160, 256],
+                              decoder_hidden_size=256)
+        torch.manual_seed(0)
+        return SegformerForSemanticSegmentation(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        # the SegformerLayers of each stage's ModuleList, wherever the transformers version keeps
+        # the stages (segformer.encoder.block in 4.x)
+        return [(c, i) for c in m.modules() if isinstance(c, nn.ModuleList)
+                for i in range(len(c)) if type(c[i]).__name__ == "SegformerLayer"]
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
+        y = torch.randint(0, 19, (b, self.size, self.size), device=DEV)
+        return (x, y)
+
+    def loss(self, m, xy):
+        x, y = xy
+        return m(pixel_values=x, labels=y).loss
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1350,7 +1429,7 @@ def all_specs():
                                 ShuffleNet(), NanoGPT(), Phi3(), UNet(), DeBERTa(), BART(), MaxViT(),
                                 PeftLlama(), TimmViT(), CoAtNet(), Gemma2(), BiEncoder(),
                                 EffNetV2(), BigCode(), VGG(), Wav2Vec2(), StableLM(), Starcoder2(),
-                                RobertaMLM())}
+                                RobertaMLM(), R3D(), Mamba(), SegFormer())}
 
 
 # ---------------------------------------------------------------- one run
