@@ -1859,7 +1859,9 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         for (size_t k = 0; k + 2 < fwd.size(); ++k) {
             const Allocation& sq = dr.allocations[fwd[k]];
             const Allocation& mean = dr.allocations[fwd[k + 1]];
-            if (sq.size < (64u << 10) || mean.size == 0 || sq.size % mean.size != 0 || sq.size / mean.size < 64 ||
+            // (a mean of one element is a loss's reduction, not a norm's: a segmentation loss's
+            // log-softmax over the logits, then its scalar, from Python frames)
+            if (sq.size < (64u << 10) || mean.size <= 8 || sq.size % mean.size != 0 || sq.size / mean.size < 64 ||
                 !sq.freeEvent.valid() || sq.freeEvent.value > dr.allocations[fwd[k + 2]].allocEvent.value ||
                 isAttention(sq.stack) || (stacks.hasNativeFrames() && !stacks.op(sq.stack).starts_with("pow")))
                 continue;
