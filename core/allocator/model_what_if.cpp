@@ -1702,6 +1702,49 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             return out;
         };
         m_backwardUpcast = madeWhileAlive(m_upcastLoss);
+        m_fp32Scan.assign(dr.allocations.size(), 0);
+        {
+            std::unordered_map<int32_t, uint8_t> scanByStack;
+            for (size_t a = 0; a < dr.allocations.size(); ++a) {
+                const StackId st = dr.allocations[a].stack;
+                if (attribution.allocationPhase[a] != Phase::Forward || !st.valid())
+                    continue;
+                auto [it, fresh] = scanByStack.try_emplace(st.value, 0);
+                if (fresh)
+                    for (const FrameId f : snap.stacks.frames(st)) {
+                        const std::string_view name = snap.str(snap.frames.frame(f).name);
+                        if (name == "mamba_selective_scan" || name == "selective_scan_ref") {
+                            it->second = 1;
+                            break;
+                        }
+                    }
+                m_fp32Scan[a] = it->second;
+            }
+        }
+        m_backwardFp32Scan = madeWhileAlive(m_fp32Scan);
+        // In the scan's loop a state update (its most common size) is followed by the token's
+        // product with C, a tensor a power of two smaller on the next line: a pair of lines
+        // seen at least 16 times
+        {
+            std::map<std::pair<int32_t, int32_t>, std::vector<ScanProduct>> byLines;
+            int32_t previous = -1;
+            for (size_t a = 0; a < dr.allocations.size(); ++a) {
+                if (!m_fp32Scan[a])
+                    continue;
+                if (previous >= 0) {
+                    const Allocation& st = dr.allocations[static_cast<size_t>(previous)];
+                    const Allocation& pr = dr.allocations[a];
+                    const auto sf = stacks.frames(st.stack), pf = stacks.frames(pr.stack);
+                    if (!sf.empty() && !pf.empty() && sf[0] != pf[0] && pr.size >= 512 && st.size >= 4 * pr.size &&
+                        st.size % pr.size == 0 && st.freeEvent.valid())
+                        byLines[{sf[0].value, pf[0].value}].push_back({static_cast<int32_t>(a), previous});
+                }
+                previous = static_cast<int32_t>(a);
+            }
+            for (const auto& [lines, products] : byLines)
+                if (products.size() >= 16)
+                    m_scanProducts.insert(m_scanProducts.end(), products.begin(), products.end());
+        }
         // A convolution's backward runs in the dtype the convolution ran in: under autocast its
         // input's gradient and its workspaces are 16-bit (Wav2Vec2's feature extractor: 126 MiB
         // real where fp32 made 259; the forward's share of 16-bit bytes, about a third there, put it at
@@ -2177,7 +2220,8 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
         return f;
     if ((c == Category::Intermediate && keptToEnd(m_attribution, dr.allocation(id))) ||
         m_persistentWorkspace[static_cast<size_t>(origin)] || m_fixedBytes[static_cast<size_t>(origin)] ||
-        m_mathAttention[static_cast<size_t>(origin)] ||
+        m_mathAttention[static_cast<size_t>(origin)] || m_fp32Scan[static_cast<size_t>(origin)] ||
+        m_backwardFp32Scan[static_cast<size_t>(origin)] ||
         (m_fp32Softmax[static_cast<size_t>(origin)] && !isAmp(from) && !isAmp(to)) ||
         (m_normCopy[static_cast<size_t>(origin)] && (from == Precision::Bf16 || from == Precision::Fp16) &&
          to == Precision::Fp32))
@@ -2377,6 +2421,20 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
             extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1,
                              scaled(sq.size, sizeFactor(n.square, from, from, batchFactor, seqFactor)), sq.stream, n.event - 1});
             extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, sq.stream, n.freeEvent});
+        }
+        insertAfterEvents(s.ops, std::move(extra));
+    }
+    // --- a reference scan's per-token 16-bit copies of its fp32 state (see m_scanProducts)
+    if (from == Precision::Fp32 && to != Precision::Fp32 && !changes.checkpoint && !m_scanProducts.empty()) {
+        std::vector<TraceOp> extra;
+        for (const ScanProduct& p : m_scanProducts) {
+            const Allocation& st = dr.allocations[static_cast<size_t>(p.state)];
+            const Allocation& pr = dr.allocations[static_cast<size_t>(p.product)];
+            const uint32_t key = s.newKey();
+            extra.push_back({TraceOp::Kind::Alloc, Category::Activation, key, -1,
+                             scaled(st.size, sizeFactor(p.state, from, from, batchFactor, seqFactor)) / 2, st.stream,
+                             pr.allocEvent.value - 1});
+            extra.push_back({TraceOp::Kind::Free, Category::Other, key, -1, 0, st.stream, st.freeEvent.value});
         }
         insertAfterEvents(s.ops, std::move(extra));
     }

@@ -259,6 +259,19 @@ private:
     // per allocation: a backward buffer made while an upcast-loss forward tensor of its size
     // is alive (the loss's own gradients, fp32)
     std::vector<uint8_t> m_backwardUpcast;
+    // per allocation: made inside a reference selective scan (transformers' Mamba without the
+    // fused kernels, mamba_ssm's selective_scan_ref), which upcasts its inputs and computes in
+    // fp32 whatever the model's precision; and the backward buffers made while such a tensor
+    // of their size is alive (its gradients, fp32 too)
+    std::vector<uint8_t> m_fp32Scan;
+    std::vector<uint8_t> m_backwardFp32Scan;
+    // the scan's per-token products (its state times C): at 16 bits each reads a 16-bit copy of
+    // the fp32 state, saved for the backward as long as the state is
+    struct ScanProduct {
+        int32_t product = -1; // the product's output
+        int32_t state = -1; // the state it reads
+    };
+    std::vector<ScanProduct> m_scanProducts;
     // per allocation: a temporary of a convolution's backward (its input's gradient, its
     // workspaces; where the recording names its operators), 16-bit under autocast as the
     // convolution ran

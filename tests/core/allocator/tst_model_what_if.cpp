@@ -1762,15 +1762,16 @@ private slots:
             // cannot show it), the SegFormer in 16 bits from Python frames (its segmentation loss
             // read as a norm's upcast: the recording taken for a bf16 one) and under autocast
             // (its decoder's interpolations are autocast's fp32 ops)
-            {"mamba_bf16", {0.40, 0.42}},
-            {"mamba_amp_bf16", {0.38, 0.34}},
-            {"mamba_amp_fp16", {0.38, 0.34}},
+            // The Mamba since its reference scan keeps fp32 and its per-token products read 16-bit
+            // copies of the state: in 16 bits -39.3% -> +1.4%, under autocast -36.9% -> +0.8%
+            // (Python frames; -18.0% -> +0.8% from C++ frames), checkpointed in 16 bits at twice
+            // the batch -42.3% -> -4.5%; checkpointed under autocast -23.1% -> -5.5% (the copies
+            // of a checkpointed block live in its recomputation: not added there)
             {"mamba_adafactor", {0.06, 0.09}},
             {"mamba_accum2", {0.05, 0.10}},
-            {"mamba_ckpt_all+amp_bf16", {0.24, 0.21}},
+            {"mamba_ckpt_all+amp_bf16", {0.06, 0.08}},
             {"mamba_ckpt_all+accum2", {0.05, 0.15}},
-            {"mamba_amp_bf16+sgd_momentum+accum2", {0.33, 0.39}},
-            {"mamba_bf16+ckpt_all+batch_x2", {0.43, 0.37}},
+            {"mamba_amp_bf16+sgd_momentum+accum2", {0.05, 0.11}},
             // The SegFormer from Python frames since a one-element mean is no norm's (its
             // recording read as fp32): in 16 bits +72.1% -> -0.6% and +76.4% -> 0.0% (allocated),
             // under autocast +35% to +45% -> -5% to -14% (allocated and reserved, as from C++ frames)
