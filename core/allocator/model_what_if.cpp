@@ -918,7 +918,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 break;
             if (contains(name, "layer_norm") || contains(name, "group_norm") || contains(name, "rms_norm") ||
                 contains(name, "softmax") || contains(name, "cross_entropy") || contains(name, "nll_loss") ||
-                contains(name, "mse_loss") || endsWith(file, "modules/normalization.py") || contains(file, "RMSNorm")) {
+                contains(name, "mse_loss") || endsWith(file, "modules/normalization.py") || contains(file, "RMSNorm") ||
+                name == "interpolate") {
                 it->second = kFull;
                 break;
             }
@@ -1351,8 +1352,24 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 const auto frames = stacks.frames(al.stack);
                 return frames.empty() || !contains(snap.str(snap.frames.frame(frames[0]).name), "eager");
             }();
+            // A linear layer's call that first copies its input into a layout of its own (a
+            // transposed input made contiguous), then makes its output on the same line, reads a
+            // tensor of that copy's size: where that is not the last plain op's size, that op's
+            // output is some later op's input (SegFormer's upsampled maps, kept for a `cat`), not
+            // this call's, and is neither cast nor consumed by it.
+            const bool readsOther = c == kLow && !sameCall && al.size != plainSize && !al.aliveAtEnd() && [&] {
+                const size_t next = static_cast<size_t>(id.value) + 1;
+                if (next >= dr.allocations.size() || attribution.allocationPhase[next] != Phase::Forward)
+                    return false;
+                // one call: the same Python frames (q, k and v, one line each, are three calls)
+                const auto mine = stacks.frames(al.stack), theirs = stacks.frames(dr.allocations[next].stack);
+                return !mine.empty() && std::equal(mine.begin(), mine.end(), theirs.begin(), theirs.end()) &&
+                       endsWith(snap.str(snap.frames.frame(mine[0]).filename), "modules/linear.py");
+            }();
+            if (readsOther)
+                lastProduct = al.stack;
             if (c == kLow && !plainLow && plainSize >= 4096 && !m_quadratic[static_cast<size_t>(id.value)] && !sameCall &&
-                !(attention && prevLow)) {
+                !(attention && prevLow) && !readsOther) {
                 lastProduct = al.stack;
                 m_castBytes[static_cast<size_t>(id.value)] = plainSize / 2; // autocast's copy of its fp32 input
                 // the products save their copies, not the fp32 input: unless the op that made
@@ -1397,6 +1414,12 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             }
         }
     }
+    auto isInterpolation = memoByStack([&](StackId st) {
+        if (stacks.op(st).starts_with("upsample_") || stacks.op(st).starts_with("_upsample_"))
+            return true;
+        const auto frames = stacks.frames(st);
+        return !frames.empty() && snap.str(snap.frames.frame(frames[0]).name) == "interpolate";
+    });
     int64_t fwd = 0, fwdHalf = 0, params = 0, state = 0, stepTemps = 0;
     std::map<uint64_t, int64_t> halfWeights; // half a large weight's size -> weights of that size
     for (size_t a = 0; a < dr.allocations.size(); ++a) {
@@ -1829,11 +1852,23 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                 if (c.softmaxGradient >= 0)
                     break;
             }
+            // logits an interpolation made (fp32 under autocast: DeepLabV3's, upsampled to the
+            // labels) reach the loss in fp32: it runs as the fp32 recording ran, its gradients fp32
+            bool fp32Input = false;
+            for (size_t p = a; p-- > 0;) {
+                if (attribution.allocationPhase[p] != Phase::Forward)
+                    break;
+                if (dr.allocations[p].size < 4096 || m_crossEntropy[p])
+                    continue;
+                fp32Input = !m_half[p] && isInterpolation(dr.allocations[p].stack);
+                break;
+            }
             if (c.nllGradient >= 0)
                 m_crossEntropyGradient[static_cast<size_t>(c.nllGradient)] = 1;
             if (c.softmaxGradient >= 0)
-                m_crossEntropyGradient[static_cast<size_t>(c.softmaxGradient)] = 2;
-            m_crossEntropyCalls.push_back(c);
+                m_crossEntropyGradient[static_cast<size_t>(c.softmaxGradient)] = fp32Input ? 1 : 2;
+            if (!fp32Input)
+                m_crossEntropyCalls.push_back(c);
         }
         m_ampCrossEntropy.assign(dr.allocations.size(), 0);
         // Recorded under autocast, the same call in the trace: the 16-bit log-softmax, nll_loss's

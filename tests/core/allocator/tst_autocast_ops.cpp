@@ -22,27 +22,13 @@ private slots:
                                "_scaled_dot_product_efficient_attention", "_scaled_dot_product_flash_attention"})
             QTest::newRow(op) << QString::fromLatin1(op) << AutocastDtype::Low;
         // the fp32 list, with the dispatcher's overload names
-        for (const char* op : {"pow_Tensor_Scalar",
-                               "pow_Tensor_Tensor",
-                               "exp",
-                               "rsqrt",
-                               "log_softmax_int",
-                               "softmax_int",
-                               "_softmax",
-                               "native_layer_norm",
-                               "layer_norm",
-                               "group_norm",
-                               "sum_dim_IntList",
-                               "sum",
-                               "cumsum",
-                               "prod_dim_int",
-                               "cross_entropy_loss",
-                               "nll_loss_nd",
-                               "mse_loss",
-                               "binary_cross_entropy_with_logits",
-                               "linalg_vector_norm",
-                               "softplus",
-                               "log1p"})
+        for (const char* op : {"pow_Tensor_Scalar", "pow_Tensor_Tensor", "exp", "rsqrt", "log_softmax_int", "softmax_int",
+                               "_softmax", "native_layer_norm", "layer_norm", "group_norm", "sum_dim_IntList", "sum", "cumsum",
+                               "prod_dim_int", "cross_entropy_loss", "nll_loss_nd", "mse_loss",
+                               "binary_cross_entropy_with_logits", "linalg_vector_norm", "softplus", "log1p",
+                               // F.interpolate (SegFormer's decoder, DeepLabV3's logits), as recorded
+                               "upsample_bilinear2d_vec", "upsample_bilinear2d", "upsample_nearest2d_vec",
+                               "_upsample_bilinear2d_aa", "upsample_trilinear3d"})
             QTest::newRow(op) << QString::fromLatin1(op) << AutocastDtype::Full;
         // everything else follows its inputs; names that only start like a listed one do too
         for (const char* op :

@@ -1735,8 +1735,10 @@ private slots:
             {"vgg_bf16+ckpt_all+batch_x2", {0.05, 0.20}},
             {"wav2vec_ckpt_all", {0.05, 0.10}},
             {"wav2vec_bf16", {0.05, 0.31}},
-            {"wav2vec_amp_bf16", {0.07, 0.08}},
-            {"wav2vec_amp_fp16", {0.07, 0.08}},
+            // (from C++ frames under autocast reserved +3.8% -> -11.0% since a linear layer that
+            // copies its input first reads that copy, not the op before it; allocated +2.2% -> +2.3%)
+            {"wav2vec_amp_bf16", {0.07, 0.12}},
+            {"wav2vec_amp_fp16", {0.07, 0.12}},
             {"wav2vec_adafactor", {0.07, 0.08}},
             {"wav2vec_accum2", {0.05, 0.12}},
             {"wav2vec_batch_half", {0.05, 0.12}},
@@ -1773,12 +1775,13 @@ private slots:
             {"mamba_ckpt_all+accum2", {0.05, 0.15}},
             {"mamba_amp_bf16+sgd_momentum+accum2", {0.05, 0.11}},
             // The SegFormer from Python frames since a one-element mean is no norm's (its
-            // recording read as fp32): in 16 bits +72.1% -> -0.6% and +76.4% -> 0.0% (allocated),
-            // under autocast +35% to +45% -> -5% to -14% (allocated and reserved, as from C++ frames)
-            {"segformer_amp_bf16", {0.12, 0.08}},
-            {"segformer_amp_fp16", {0.12, 0.08}},
-            {"segformer_ckpt_all+amp_bf16", {0.15, 0.15}},
-            {"segformer_amp_bf16+sgd_momentum+accum2", {0.10, 0.08}},
+            // recording read as fp32): in 16 bits +72.1% -> -0.6% and +76.4% -> 0.0% (allocated).
+            // Under autocast since interpolations are fp32 and a linear layer that copies its
+            // input first reads that copy (the upsampled maps are kept for the `cat`, not cast and
+            // dropped): -10.2% -> -0.6% (Python frames), -11.2% -> -1.0% (C++ frames), with SGD and
+            // two micro-batches -9.5% -> -1.0%; checkpointed under autocast -14.6% -> +5.6%
+            // (allocated; reserved -13.9% -> +14.9%)
+            {"segformer_ckpt_all+amp_bf16", {0.07, 0.15}},
         };
         for (const bool all : {false, true})
             for (const QString& file :
