@@ -204,7 +204,7 @@ const QStringList kTruthFiles{
     QStringLiteral("truth_heldout5.json"),  QStringLiteral("truth_heldout6.json"),      QStringLiteral("truth_heldout7.json"),
     QStringLiteral("truth_heldout8.json"),  QStringLiteral("truth_heldout9.json"),      QStringLiteral("truth_heldout10.json"),
     QStringLiteral("truth_heldout11.json"), QStringLiteral("truth_heldout12.json"),     QStringLiteral("truth_heldout13.json"),
-    QStringLiteral("truth_heldout14.json"), QStringLiteral("truth_heldout15.json")};
+    QStringLiteral("truth_heldout14.json"), QStringLiteral("truth_heldout15.json"),     QStringLiteral("truth_accelerate.json")};
 
 // How far under the largest batch that ran a prediction may lie (docs/ALLOCATOR.md): only the
 // checkpointed ConvNeXt's, by 10% (360 where 384 ran): at large batches the model reserves more
@@ -221,11 +221,12 @@ double sweepSlack(const QString& model, const QString& variant)
     // checkpointed 92 where 96 ran)
     if (variant != QStringLiteral("ckpt_all"))
         return model == QStringLiteral("wav2vec") ? 0.03 : 0.0;
-    return model == QStringLiteral("convnext")     ? 0.10
-           : model == QStringLiteral("vgg")        ? 0.03
-           : model == QStringLiteral("starcoder2") ? 0.13
-           : model == QStringLiteral("roberta")    ? 0.05
-                                                   : 0.0;
+    // (the twenty-first, accelerate's: its ConvNeXt-T as the plain loop's, 360 where 384 ran)
+    return model == QStringLiteral("convnext") || model == QStringLiteral("accconvnext") ? 0.10
+           : model == QStringLiteral("vgg")                                              ? 0.03
+           : model == QStringLiteral("starcoder2")                                       ? 0.13
+           : model == QStringLiteral("roberta")                                          ? 0.05
+                                                                                         : 0.0;
 }
 
 // How far over the smallest batch that failed a prediction may lie: the checkpointed
@@ -1782,6 +1783,12 @@ private slots:
             // two micro-batches -9.5% -> -1.0%; checkpointed under autocast -14.6% -> +5.6%
             // (allocated; reserved -13.9% -> +14.9%)
             {"segformer_ckpt_all+amp_bf16", {0.07, 0.15}},
+            // the twenty-first (truth_accelerate.json), trained by accelerate's Accelerator, held out,
+            // as measured: 67 of 70 rows (its Qwen2 decoder 38 of 38, mixed precision and
+            // accumulation the Accelerator's); its ConvNeXt-T checkpointed in 16 bits on reserved
+            // bytes, as the plain loop's ConvNeXt
+            {"accconvnext_ckpt_all+amp_bf16", {0.05, 0.09}},
+            {"accconvnext_bf16+ckpt_all+batch_x2", {0.05, 0.12}},
         };
         for (const bool all : {false, true})
             for (const QString& file :

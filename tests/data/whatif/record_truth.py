@@ -65,6 +65,8 @@ decoder with a sliding window of 128 tokens and a RoBERTa masked language model.
 TRUTH_MODELS=r3d,mamba,segformer TRUTH_FILE=truth_heldout15.json records the twentieth, recorded
 before any of its runs was looked at: torchvision's R3D-18 video classifier (3D convolutions), a
 Mamba state-space decoder (its scan token by token in PyTorch) and a SegFormer segmenter.
+TRUTH_MODELS=accllm,accconvnext TRUTH_FILE=truth_accelerate.json records the twenty-first: a Qwen2
+decoder and ConvNeXt-T trained by accelerate's Accelerator (its mixed precision, its accumulation).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1421,6 +1423,27 @@ class SegFormer(ImageClassifier):
         return m(pixel_values=x, labels=y).loss
 
 
+class AccLLM(Qwen2Decoder, CausalLM):
+    """Held out (twenty-first set), trained by accelerate's Accelerator: a Qwen2 decoder with a
+    32,000-token vocabulary, its loss inside the model; mixed precision and accumulation are
+    the Accelerator's (mixed_precision=, gradient_accumulation_steps=)."""
+    name = "accllm"
+    vocab = 32000
+    accelerate = True
+
+
+class AccConvNeXt(StagedImageClassifier):
+    """Held out (twenty-first set): torchvision's ConvNeXt-T trained by accelerate's Accelerator."""
+    name = "accconvnext"
+    accelerate = True
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.convnext_tiny(num_classes=100).to(device=DEV, dtype=dtype)
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1429,7 +1452,8 @@ def all_specs():
                                 ShuffleNet(), NanoGPT(), Phi3(), UNet(), DeBERTa(), BART(), MaxViT(),
                                 PeftLlama(), TimmViT(), CoAtNet(), Gemma2(), BiEncoder(),
                                 EffNetV2(), BigCode(), VGG(), Wav2Vec2(), StableLM(), Starcoder2(),
-                                RobertaMLM(), R3D(), Mamba(), SegFormer())}
+                                RobertaMLM(), R3D(), Mamba(), SegFormer(), AccLLM(),
+                                AccConvNeXt())}
 
 
 # ---------------------------------------------------------------- one run
@@ -1543,6 +1567,46 @@ def train(spec, cfg, record=None):
     return res
 
 
+def train_accelerate(spec, cfg, record=None):
+    """The same training run by accelerate's Accelerator: mixed_precision="no"|"bf16"|"fp16" (its
+    autocast around the model's forward, whose outputs it converts to fp32), a model built in
+    bf16 for pure bf16, gradient_accumulation_steps=K under accelerator.accumulate (the loss
+    divided by K, the optimizer's step and zero_grad only on the last micro-batch)."""
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState, GradientState
+    from accelerate.utils import GradScalerKwargs
+
+    AcceleratorState._reset_state(True)  # one process, a new Accelerator per run
+    GradientState._reset_state()
+    start_reserved = begin(record, 200000)
+    prec = cfg.get("precision", "fp32")
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec, torch.float32)
+    K = cfg.get("accumulate", 1)
+    # the loss scale of train()'s fp16 runs (the default one skips every step of some CNNs)
+    acc = Accelerator(mixed_precision={"amp-bf16": "bf16", "amp-fp16": "fp16"}.get(prec, "no"),
+                      gradient_accumulation_steps=K, kwargs_handlers=[GradScalerKwargs(init_scale=2.0 ** 10)])
+    m = spec.build(dtype)
+    m.train()
+    if cfg.get("ckpt", 0):
+        checkpoint_first(spec.blocks(m), cfg["ckpt"])
+    opt = make_optimizer(cfg.get("optimizer", "adamw"), m.parameters())
+    m, opt = acc.prepare(m, opt)
+    mb = cfg["batch"] // K
+    for _ in range(STEPS):
+        for _k in range(K):
+            with acc.accumulate(m):
+                data = spec.batch_of(mb, cfg.get("seq"), dtype)
+                loss = spec.loss(m, data)
+                acc.backward(loss)
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                del loss, data
+    res = finish(start_reserved, record)
+    acc.free_memory()
+    del m, opt, acc
+    return res
+
+
 def train_lightning(spec, cfg, record=None):
     """The same training run by Lightning's Trainer: precision=32-true|bf16-true|16-true|bf16-mixed|
     16-mixed, accumulate_grad_batches=K over micro-batches of B/K from a DataLoader of CPU batches
@@ -1642,7 +1706,8 @@ def run(spec, name, cfg, record=None):
     t = time.time()
     out = {"model": spec.name, "name": name, "config": full}
     try:
-        how = train_lightning if getattr(spec, "lightning", False) else train_hf if getattr(spec, "trainer", False) else train
+        how = train_lightning if getattr(spec, "lightning", False) else train_hf if getattr(spec, "trainer", False) \
+            else train_accelerate if getattr(spec, "accelerate", False) else train
         out.update(how(spec, full, record))
         out["ok"] = True
         out["oom"] = False
@@ -1816,6 +1881,12 @@ def main():
                 else HF_CHANGES
         if getattr(spec, "trainer", False):
             changes = TRAINER_CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
+        if getattr(spec, "accelerate", False):  # what an accelerate user changes
+            changes = named_changes(
+                "ckpt_all", "ckpt_2", "bf16", "amp_bf16", "amp_fp16", "sgd_momentum", "adafactor", "accum2", "accum4",
+                "batch_x2", "batch_half", "ckpt_all+amp_bf16", "ckpt_all+accum2", "amp_bf16+sgd_momentum+accum2",
+                "bf16+ckpt_all+batch_x2") + [("amp_bf16+accum2", {"precision": "amp-bf16", "accumulate": 2})] + (
+                SEQ_CHANGES if spec.seq is not None else [])
         if BASE_PRECISION != "fp32":
             changes = FROM_AMP_CHANGES + (SEQ_CHANGES if spec.seq is not None else [])
         if spec.name == "lora" or getattr(spec, "lora", False):  # what a LoRA fine-tune changes
