@@ -2397,6 +2397,11 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
              "otherwise in measured runs the allocated peak was up to 9% higher at 16 bits (EfficientNet's and "
              "MobileNetV2's 320-to-1280 head: a 50 MiB weight-gradient workspace the fp32 run did without) and up to "
              "13% higher at half the batch (ShuffleNetV2: a 29 MiB one)");
+    if (changes.precision && to != from && std::find(m_fp32Scan.begin(), m_fp32Scan.end(), 1) != m_fp32Scan.end())
+        note("a reference selective scan (Mamba without mamba_ssm's fused kernels: transformers' mamba_selective_scan, "
+             "selective_scan_ref) computes in fp32 at any precision: its tensors keep their bytes, and at 16 bits each "
+             "token's product reads a 16-bit copy of the state. With the fused kernels installed the scan keeps none of "
+             "these tensors: record again with them");
     if (const std::string n = reductionCapNote(m_reductions, dr, batchFactor); !n.empty())
         note(n);
     // the sequence length of the grouped-query attention calls that fp32 moves to the math kernel

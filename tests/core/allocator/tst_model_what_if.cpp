@@ -2308,6 +2308,38 @@ private slots:
                                        [](const std::string& n) { return n.find("cuDNN picks") != std::string::npos; });
         QCOMPARE(cudnn, said);
     }
+
+    // A precision change on a recording with transformers' reference selective scan says that
+    // the scan stays fp32, from either recording; other changes and other models do not
+    void referenceScanIsSaid_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stacksAll");
+        QTest::addColumn<bool>("precision");
+        QTest::addColumn<bool>("said");
+        QTest::newRow("mamba bf16") << "mamba" << false << true << true;
+        QTest::newRow("mamba bf16, C++ frames") << "mamba" << true << true << true;
+        QTest::newRow("mamba batch") << "mamba" << false << false << false;
+        QTest::newRow("llm bf16") << "llm" << false << true << false;
+    }
+    void referenceScanIsSaid()
+    {
+        QFETCH(QString, model);
+        QFETCH(bool, stacksAll);
+        QFETCH(bool, precision);
+        QFETCH(bool, said);
+        const auto a = loadAttributed(model + QStringLiteral("_base"), stacksAll);
+        const ModelWhatIf m(*a->replay, 0, a->attribution->devices.at(0));
+        ModelChanges c;
+        if (precision)
+            c.precision = Precision::Bf16;
+        else
+            c.batch = m.recorded().batch * 2;
+        const ChangeResult res = m.simulate(c, SimulationOptions{});
+        QCOMPARE(std::any_of(res.notes.begin(), res.notes.end(),
+                             [](const std::string& n) { return n.find("selective scan") != std::string::npos; }),
+                 said);
+    }
 };
 
 QTEST_GUILESS_MAIN(TstModelWhatIf)
