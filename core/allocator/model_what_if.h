@@ -345,6 +345,7 @@ private:
     // empty where the trace has no backward
     std::map<uint64_t, int64_t> m_gradientSizes;
     std::map<uint64_t, int64_t> m_matrixGradientSizes; // of those, made by a matrix product's backward
+    std::map<uint64_t, int64_t> m_kernelGradientSizes; // of those, made by a convolution's backward
 };
 
 // The repeated blocks of each iteration's forward (see ModelWhatIf).

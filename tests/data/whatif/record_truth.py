@@ -67,6 +67,8 @@ before any of its runs was looked at: torchvision's R3D-18 video classifier (3D 
 Mamba state-space decoder (its scan token by token in PyTorch) and a SegFormer segmenter.
 TRUTH_MODELS=accllm,accconvnext TRUTH_FILE=truth_accelerate.json records the twenty-first: a Qwen2
 decoder and ConvNeXt-T trained by accelerate's Accelerator (its mixed precision, its accumulation).
+TRUTH_MODELS=mambaw TRUTH_FILE=truth_mamba_wide.json records a Mamba of another shape, after the
+reference scan's rule (session 24) was written.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1391,6 +1393,22 @@ class Mamba(CausalLM):
         return in_order(m.backbone.layers)
 
 
+class MambaWide(Mamba):
+    """The Mamba's rule held out: another shape (hidden 768, a state of 8, 3 layers, 4 x 256
+    tokens), recorded after the reference scan's rule was written."""
+    name = "mambaw"
+    batch = 4
+    seq = 256
+
+    def build(self, dtype):
+        from transformers import MambaConfig, MambaForCausalLM
+
+        cfg = MambaConfig(vocab_size=self.vocab, hidden_size=768, state_size=8, num_hidden_layers=3, expand=2,
+                          conv_kernel=4, use_cache=False)
+        torch.manual_seed(0)
+        return MambaForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+
 class SegFormer(ImageClassifier):
     """Held out (twentieth set): a SegFormer semantic segmentation model from a transformers
     config: four stages of efficient self-attention (keys and values from a reduced map), an MLP
@@ -1453,7 +1471,7 @@ def all_specs():
                                 PeftLlama(), TimmViT(), CoAtNet(), Gemma2(), BiEncoder(),
                                 EffNetV2(), BigCode(), VGG(), Wav2Vec2(), StableLM(), Starcoder2(),
                                 RobertaMLM(), R3D(), Mamba(), SegFormer(), AccLLM(),
-                                AccConvNeXt())}
+                                AccConvNeXt(), MambaWide())}
 
 
 # ---------------------------------------------------------------- one run
