@@ -1678,20 +1678,14 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     }
     m_upcastLoss.assign(dr.allocations.size(), 0);
     {
-        std::unordered_map<int32_t, uint8_t> byStack;
-        for (size_t a = 0; a < dr.allocations.size(); ++a) {
-            const StackId st = dr.allocations[a].stack;
-            if (attribution.allocationPhase[a] != Phase::Forward || !st.valid())
-                continue;
-            auto [it, fresh] = byStack.try_emplace(st.value, 0);
-            if (fresh)
-                for (const FrameId f : snap.stacks.frames(st))
-                    if (contains(snap.str(snap.frames.frame(f).filename), "transformers/loss/")) {
-                        it->second = 1;
-                        break;
-                    }
-            m_upcastLoss[a] = it->second;
-        }
+        auto inLossModule = memoByStack([&](StackId st) {
+            return std::ranges::any_of(snap.stacks.frames(st), [&](FrameId f) {
+                return contains(snap.str(snap.frames.frame(f).filename), "transformers/loss/");
+            });
+        });
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            if (attribution.allocationPhase[a] == Phase::Forward)
+                m_upcastLoss[a] = inLossModule(dr.allocations[a].stack) ? 1 : 0;
         for (size_t a = 0; a < dr.allocations.size(); ++a) {
             if (attribution.allocationPhase[a] != Phase::Forward || dr.allocations[a].size < 4096)
                 continue;
@@ -1727,22 +1721,15 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         m_backwardUpcast = madeWhileAlive(m_upcastLoss);
         m_fp32Scan.assign(dr.allocations.size(), 0);
         {
-            std::unordered_map<int32_t, uint8_t> scanByStack;
-            for (size_t a = 0; a < dr.allocations.size(); ++a) {
-                const StackId st = dr.allocations[a].stack;
-                if (attribution.allocationPhase[a] != Phase::Forward || !st.valid())
-                    continue;
-                auto [it, fresh] = scanByStack.try_emplace(st.value, 0);
-                if (fresh)
-                    for (const FrameId f : snap.stacks.frames(st)) {
-                        const std::string_view name = snap.str(snap.frames.frame(f).name);
-                        if (name == "mamba_selective_scan" || name == "selective_scan_ref") {
-                            it->second = 1;
-                            break;
-                        }
-                    }
-                m_fp32Scan[a] = it->second;
-            }
+            auto inScan = memoByStack([&](StackId st) {
+                return std::ranges::any_of(snap.stacks.frames(st), [&](FrameId f) {
+                    const std::string_view name = snap.str(snap.frames.frame(f).name);
+                    return name == "mamba_selective_scan" || name == "selective_scan_ref";
+                });
+            });
+            for (size_t a = 0; a < dr.allocations.size(); ++a)
+                if (attribution.allocationPhase[a] == Phase::Forward)
+                    m_fp32Scan[a] = inScan(dr.allocations[a].stack) ? 1 : 0;
         }
         m_backwardFp32Scan = madeWhileAlive(m_fp32Scan);
         // In the scan's loop a state update (its most common size) is followed by the token's
