@@ -69,6 +69,10 @@ TRUTH_MODELS=accllm,accconvnext TRUTH_FILE=truth_accelerate.json records the twe
 decoder and ConvNeXt-T trained by accelerate's Accelerator (its mixed precision, its accumulation).
 TRUTH_MODELS=mambaw TRUTH_FILE=truth_mamba_wide.json records a Mamba of another shape, after the
 reference scan's rule (session 24) was written.
+TRUTH_MODELS=inception,torchtx,clip TRUTH_FILE=truth_heldout16.json records the twenty-third,
+recorded before any of its runs was looked at: torchvision's Inception v3 with its auxiliary
+classifier, a decoder of PyTorch's own nn.TransformerEncoderLayer and a CLIP trained on its
+contrastive loss.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1462,6 +1466,124 @@ class AccConvNeXt(StagedImageClassifier):
         return torchvision.models.convnext_tiny(num_classes=100).to(device=DEV, dtype=dtype)
 
 
+class Attrs:
+    """A model's named submodules as a container of blocks, for checkpoint_first()."""
+
+    def __init__(self, m, names):
+        self.m, self.names = m, names
+
+    def __len__(self):
+        return len(self.names)
+
+    def __getitem__(self, i):
+        return getattr(self.m, self.names[i])
+
+    def __setitem__(self, i, block):
+        setattr(self.m, self.names[i], block)
+
+
+class Inception(ImageClassifier):
+    """Held out (twenty-third set): torchvision's Inception v3 with its auxiliary classifier
+    (training returns both logits; the loss adds 0.4 of the auxiliary one), factorised and
+    asymmetric convolutions in eleven Mixed blocks, batch 16 at its own 299 x 299 (the auxiliary
+    head's 5 x 5 convolution needs a map of 17 x 17 before it)."""
+    name = "inception"
+    batch = 16
+    size = 299
+    mixed = ("Mixed_5b", "Mixed_5c", "Mixed_5d", "Mixed_6a", "Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e",
+             "Mixed_7a", "Mixed_7b", "Mixed_7c")
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.inception_v3(num_classes=100, aux_logits=True,
+                                               init_weights=True).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(Attrs(m, self.mixed))
+
+    def loss(self, m, xy):
+        x, y = xy
+        out = m(x)
+        return F.cross_entropy(out.logits, y) + 0.4 * F.cross_entropy(out.aux_logits, y)
+
+
+class TorchTxModel(nn.Module):
+    """A pre-norm causal decoder of nn.TransformerEncoderLayer (PyTorch's own multi-head
+    attention, GELU, dropout), learned positions, an untied head."""
+
+    def __init__(self, vocab, d, layers, heads, positions):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(positions, d)
+        self.layers = nn.ModuleList([nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.1, activation="gelu",
+                                                                batch_first=True, norm_first=True)
+                                     for _ in range(layers)])
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids, targets):
+        t = ids.shape[1]
+        mask = nn.Transformer.generate_square_subsequent_mask(t, device=ids.device, dtype=self.emb.weight.dtype)
+        x = self.emb(ids) + self.pos(torch.arange(t, device=ids.device))
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, is_causal=True)
+        logits = self.head(self.norm(x))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
+
+
+class TorchTx(NanoGPT):
+    """Held out (twenty-third set): a decoder of PyTorch's own nn.TransformerEncoderLayer
+    (F.multi_head_attention_forward, a float causal mask), 6 layers of 512, a vocabulary of
+    16,384, its loss inside its forward."""
+    name = "torchtx"
+    vocab = 16384
+
+    def build(self, dtype):
+        torch.manual_seed(0)
+        return TorchTxModel(self.vocab, 512, 6, 8, 1024).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.layers)
+
+
+class CLIP:
+    """Held out (twenty-third set): a CLIP from a transformers config trained on its contrastive
+    loss (a ViT image tower of 6 layers at 128 x 128, a text tower of 4 layers over 32 tokens,
+    the loss over the batch's image-text similarities)."""
+    name = "clip"
+    batch = 32
+    seq = None
+    tokens = 32
+    vocab = 8192
+    size = 128
+
+    def build(self, dtype):
+        from transformers import CLIPConfig, CLIPModel
+
+        cfg = CLIPConfig(text_config=dict(vocab_size=self.vocab, hidden_size=256, intermediate_size=1024,
+                                          num_hidden_layers=4, num_attention_heads=4, max_position_embeddings=64,
+                                          pad_token_id=1, bos_token_id=0, eos_token_id=2),
+                         vision_config=dict(hidden_size=384, intermediate_size=1536, num_hidden_layers=6,
+                                            num_attention_heads=6, image_size=self.size, patch_size=16),
+                         projection_dim=256)
+        torch.manual_seed(0)
+        return CLIPModel(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.vision_model.encoder.layers, m.text_model.encoder.layers)
+
+    def batch_of(self, b, seq, dtype):
+        x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
+        ids = torch.randint(0, self.vocab, (b, self.tokens), device=DEV)
+        return (x, ids)
+
+    def loss(self, m, xy):
+        x, ids = xy
+        return m(input_ids=ids, pixel_values=x, return_loss=True).loss
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1471,7 +1593,7 @@ def all_specs():
                                 PeftLlama(), TimmViT(), CoAtNet(), Gemma2(), BiEncoder(),
                                 EffNetV2(), BigCode(), VGG(), Wav2Vec2(), StableLM(), Starcoder2(),
                                 RobertaMLM(), R3D(), Mamba(), SegFormer(), AccLLM(),
-                                AccConvNeXt(), MambaWide())}
+                                AccConvNeXt(), MambaWide(), Inception(), TorchTx(), CLIP())}
 
 
 # ---------------------------------------------------------------- one run
