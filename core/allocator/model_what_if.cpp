@@ -525,6 +525,7 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
         int pass; // which run of the loop's function this is (a bi-encoder's encoder runs twice a step)
         uint64_t size;
         uint8_t inner; // the innermost frame: 1 a convolution's, 2 a norm's, 0 another
+        uint64_t via; // the frames between the loop frame and the callee (0: none but nn.Module's)
     };
     std::map<std::string, int> votes; // the loop frame chosen per iteration
     for (size_t itIndex = 0; itIndex < attribution.iterations.size(); ++itIndex) {
@@ -576,13 +577,17 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                                 sub = (sub << 32) | (static_cast<uint32_t>(frames[m].value) + 1u);
                                 ++depth;
                             }
+                        uint64_t via = 0;
+                        for (size_t m = j + 1; m < k; ++m)
+                            if (!machinery(frames[m]))
+                                via = via * 1000003u + static_cast<uint32_t>(frames[m].value) + 1u;
                         auto [fp, fresh] = framePass.try_emplace(key, pos, 0);
                         if (!fresh && fp->second.first < frameRun[frames[k].value].first)
                             ++fp->second.second;
                         fp->second.first = pos;
                         byFrame[key].push_back({pos, e, static_cast<uint32_t>(frames[j].value), c.line, act, sub,
-                                                al.freeEvent.valid() ? al.freeEvent.value : -1, fp->second.second, al.size,
-                                                inner});
+                                                al.freeEvent.valid() ? al.freeEvent.value : -1, fp->second.second, al.size, inner,
+                                                via});
                         break;
                     }
                 }
@@ -654,7 +659,7 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                           statement->second == e.sub) ||
                          (endsRule && prev->sub == 0 && ends.count(prev->calleeLine) && startLines.count(e.calleeLine)) ||
                          (e.sub == first->sub && e.calleeLine < prev->calleeLine && !seen.count(e.calleeLine)));
-                    if (!prev || e.pos != prev->pos + 1 ||
+                    if (!prev || e.pos != prev->pos + 1 || e.via != prev->via ||
                         callee.filename != snap.frames.frame(FrameId{static_cast<int32_t>(prev->callee)}).filename ||
                         (e.calleeLine < prev->calleeLine && (seen.count(e.calleeLine) || e.calleeLine + 8 < prev->calleeLine)) ||
                         beginsAgain) {
@@ -672,6 +677,48 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                 }
                 if (ends.empty())
                     break;
+            }
+            // A function that calls its modules one statement each, with other frames between it
+            // and their forwards (Inception v3's `_forward`: its stem's convolutions, then eleven
+            // Mixed blocks of five classes, every one a method named forward in one file): its
+            // calls are its statements, and the blocks are those whose modules are not parts of
+            // the others (the stem's BasicConv2d runs inside every Mixed block).
+            bool byStatement = ranges.size() >= 2;
+            for (size_t b = 0; b < ranges.size() && byStatement; ++b)
+                byStatement = entries[ranges[b].first].via != 0 &&
+                              (b == 0 || entries[ranges[b].first].via != entries[ranges[b - 1].first].via);
+            if (byStatement) {
+                std::set<uint64_t> inner; // the frames right inside each call's callee
+                for (const auto& r : ranges)
+                    for (size_t x = r.first; x < r.second; ++x)
+                        for (uint64_t sub = entries[x].sub; sub != 0; sub >>= 32)
+                            if ((sub & 0xffffffffu) != 0)
+                                inner.insert((sub & 0xffffffffu) - 1u);
+                // (and of the most common function among those: not the pooling, dropout and
+                // head between them, torch's own modules)
+                std::vector<size_t> outer;
+                std::map<uint64_t, size_t> functions;
+                for (size_t b = 0; b < ranges.size(); ++b) {
+                    bool part = false;
+                    for (size_t x = ranges[b].first; x < ranges[b].second && !part; ++x)
+                        part = inner.count(entries[x].callee) != 0;
+                    if (!part) {
+                        outer.push_back(b);
+                        ++functions[calleeFunction[b]];
+                    }
+                }
+                const auto most = std::max_element(functions.begin(), functions.end(),
+                                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+                std::erase_if(outer, [&](size_t b) { return calleeFunction[b] != most->first; });
+                if (outer.size() >= 2 && outer.size() < ranges.size()) {
+                    std::vector<std::pair<size_t, size_t>> kept;
+                    for (size_t b : outer)
+                        kept.push_back(ranges[b]);
+                    ranges = std::move(kept);
+                    calleeFunction.assign(ranges.size(), most->first);
+                } else {
+                    byStatement = false;
+                }
             }
             // the repeated blocks are calls of one function (a decoder layer's forward, an
             // MBConv's): a loop that also runs other modules (a stem's convolution and norm
@@ -698,7 +745,7 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                     oneRangeOfCalls = common->second == 1;
                 }
             }
-            if (common != callees.end() && (common->second >= 2 || oneRangeOfCalls)) {
+            if (!byStatement && common != callees.end() && (common->second >= 2 || oneRangeOfCalls)) {
                 for (size_t b = ranges.size(); b-- > 0;)
                     if (calleeFunction[b] != common->first)
                         ranges.erase(ranges.begin() + static_cast<std::ptrdiff_t>(b));

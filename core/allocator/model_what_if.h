@@ -63,11 +63,13 @@ class PythonStacks;
  *   residual add), begins again; calls the lines cannot separate are split at a sub-module
  *   each calls once, from one line or, the calls taking two branches, from any line; inverted residuals of one statement each,
  * MobileNetV3's, at their expanding convolution; a loop run again a step over blocks of the same sizes, a bi-encoder's, has each
- * block once, and --checkpoint N takes the first N of every run). A checkpointed block keeps only its output (of its activations
- * of a block's size, the one the backward frees first: the next block saved it; or, where the last tensor outliving it is freed
- * in the forward, that tensor, kept until the block's backward as the next blocks' input: DenseNet's layers); its other
- * activations are freed at the block's end and allocated again, with its forward temporaries, right before its backward starts
- * (after the backward has freed the activations of what came after it), where the recorded backward frees them.
+ * block once, and --checkpoint N takes the first N of every run; a function calling its modules one statement each through
+ * frames of its own, Inception v3's `_forward`, has a call per statement, and its blocks are the calls of its most common
+ * callee that do not run inside the others, its Mixed blocks, not its stem's convolutions). A checkpointed block keeps only its
+ * output (of its activations of a block's size, the one the backward frees first: the next block saved it; or, where the last
+ * tensor outliving it is freed in the forward, that tensor, kept until the block's backward as the next blocks' input: DenseNet's
+ * layers); its other activations are freed at the block's end and allocated again, with its forward temporaries, right before its
+ * backward starts (after the backward has freed the activations of what came after it), where the recorded backward frees them.
  * - Accumulation K: each iteration's forward and backward are repeated K times at B/K;
  *   the first backward makes the gradients, later ones add into them (their gradient
  *   buffers become temporaries; a gradient summed from parts, a weight used twice in the graph,

@@ -260,16 +260,14 @@ double sweepOver(const QString& model, const QString& variant)
     if (variant != QStringLiteral("ckpt_all"))
         return model == QStringLiteral("coatnet") ? 0.01 : 0.0;
     // (the eighteenth set, held out, as measured: the GPTBigCode decoder checkpointed 49 where 40
-    // failed, Wav2Vec2 checkpointed 91 where 80 failed; the twenty-third: Inception v3
-    // checkpointed 118 where 96 failed, its stem's convolutions taken for blocks)
-    return model == QStringLiteral("resnet50")    ? 0.03
-           : model == QStringLiteral("inception") ? 0.23
-           : model == QStringLiteral("bigcode")   ? 0.23
-           : model == QStringLiteral("wav2vec")   ? 0.14
-           : model == QStringLiteral("gemma2")    ? 0.10
-           : model == QStringLiteral("falcon")    ? 0.11
-           : model == QStringLiteral("deeplab")   ? 0.05
-                                                  : 0.0;
+    // failed, Wav2Vec2 checkpointed 91 where 80 failed)
+    return model == QStringLiteral("resnet50")  ? 0.03
+           : model == QStringLiteral("bigcode") ? 0.23
+           : model == QStringLiteral("wav2vec") ? 0.14
+           : model == QStringLiteral("gemma2")  ? 0.10
+           : model == QStringLiteral("falcon")  ? 0.11
+           : model == QStringLiteral("deeplab") ? 0.05
+                                                : 0.0;
 }
 
 QJsonObject baseConfig(const QJsonObject& t, const QString& model)
@@ -1009,6 +1007,16 @@ private slots:
             // stem's and head's Conv2dNormActivation calls outnumbered (9 found, of another loop)
             QTest::newRow(qPrintable(p + QStringLiteral("plmobilenet")))
                 << p + QStringLiteral("plmobilenet_base") << "fp32" << 15 << "container.py";
+            // the twenty-third: Inception v3's 11 Mixed blocks and its auxiliary head: regression,
+            // its stem's five BasicConv2d calls were taken for blocks and the Mixed blocks, of five
+            // classes, ran into six ranges (11 found; --checkpoint all -10.9%, --checkpoint 2
+            // +5.4%); the decoder of nn.TransformerEncoderLayer's 6, CLIP's 6 + 4 in one loop
+            QTest::newRow(qPrintable(p + QStringLiteral("inception")))
+                << p + QStringLiteral("inception_base") << "fp32" << 12 << "inception.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("torchtx")))
+                << p + QStringLiteral("torchtx_base") << "fp32" << 6 << "record_truth.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("clip")))
+                << p + QStringLiteral("clip_base") << "fp32" << 10 << "modeling_clip.py";
         }
     }
     void recordedSetup()
@@ -1808,16 +1816,10 @@ private slots:
             {"accconvnext_ckpt_all+amp_bf16", {0.05, 0.09}},
             {"accconvnext_bf16+ckpt_all+batch_x2", {0.05, 0.12}},
             // The twenty-third held-out set (Inception v3, a decoder of nn.TransformerEncoderLayer,
-            // a CLIP), as recorded: 104 of 114 rows. Out: Inception's checkpointed rows. Every
-            // Mixed block and the stem's BasicConv2d calls are methods named forward in one file,
-            // so the block finder takes the stem's five convolutions for blocks and runs the Mixed
-            // blocks into six ranges: --checkpoint 2 checkpoints two stem convolutions (+5.4%),
-            // --checkpoint all the stem too and the Mixed blocks as six (-10.9%)
-            {"inception_ckpt_all", {0.12, 0.13}},
-            {"inception_ckpt_2", {0.06, 0.08}},
-            {"inception_ckpt_all+amp_bf16", {0.08, 0.13}},
-            {"inception_ckpt_all+accum2", {0.10, 0.14}},
-            {"inception_bf16+ckpt_all+batch_x2", {0.14, 0.27}},
+            // a CLIP): 104 of 114 rows as recorded, every miss Inception's checkpointing, its blocks
+            // not found (recordedSetup's regression row); 112 of 114 since. Left: checkpointed in
+            // bf16 at twice the batch, reserved (allocated -1.8%)
+            {"inception_bf16+ckpt_all+batch_x2", {0.05, 0.10}},
         };
         for (const bool all : {false, true})
             for (const QString& file :
@@ -1931,12 +1933,9 @@ private slots:
         const int64_t safe = m.safeBatch(c, o);
         qInfo("  safe %lld", static_cast<long long>(safe));
         QVERIFY(safe <= r.maxBatch);
-        // (but the held-out Wav2Vec2 checkpointed: 83 where 80 failed, 91 the largest; and the
-        // held-out Inception v3 checkpointed, 105 where 96 failed, 118 the largest: a known bug,
-        // its stem's convolutions taken for the blocks (changesAgainstTruth's misses)
+        // (but the held-out Wav2Vec2 checkpointed: 83 where 80 failed, 91 the largest)
         if (failed > 0)
-            QVERIFY(safe < failed || (model == QStringLiteral("wav2vec") && checkpoint && safe < failed * 1.04) ||
-                    (model == QStringLiteral("inception") && checkpoint && safe < failed * 1.10));
+            QVERIFY(safe < failed || (model == QStringLiteral("wav2vec") && checkpoint && safe < failed * 1.04));
         QVERIFY(static_cast<double>(r.maxBatch) >= ran * (1.0 - slack));
     }
 
