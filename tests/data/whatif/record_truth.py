@@ -73,6 +73,10 @@ TRUTH_MODELS=inception,torchtx,clip TRUTH_FILE=truth_heldout16.json records the 
 recorded before any of its runs was looked at: torchvision's Inception v3 with its auxiliary
 classifier, a decoder of PyTorch's own nn.TransformerEncoderLayer and a CLIP trained on its
 contrastive loss.
+TRUTH_MODELS=googlenet,dinov2,gptj TRUTH_FILE=truth_heldout17.json records the twenty-fourth,
+recorded before any of its runs was looked at and after the rule for blocks called one statement
+each was written: torchvision's GoogLeNet with its two auxiliary classifiers, a DINOv2 image
+classifier and a GPT-J decoder.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1584,6 +1588,71 @@ class CLIP:
         return m(input_ids=ids, pixel_values=x, return_loss=True).loss
 
 
+class GoogLeNet(ImageClassifier):
+    """Held out (twenty-fourth set): torchvision's GoogLeNet with its two auxiliary classifiers
+    (training returns three logits; the loss adds 0.3 of each auxiliary one), nine Inception
+    blocks called one statement each from its `_forward`, batch 32 at 160 x 160."""
+    name = "googlenet"
+    size = 160
+    inceptions = ("inception3a", "inception3b", "inception4a", "inception4b", "inception4c", "inception4d",
+                  "inception4e", "inception5a", "inception5b")
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.googlenet(num_classes=100, aux_logits=True,
+                                            init_weights=True).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(Attrs(m, self.inceptions))
+
+    def loss(self, m, xy):
+        x, y = xy
+        out = m(x)
+        return (F.cross_entropy(out.logits, y) + 0.3 * F.cross_entropy(out.aux_logits1, y)
+                + 0.3 * F.cross_entropy(out.aux_logits2, y))
+
+
+class DINOv2(ImageClassifier):
+    """Held out (twenty-fourth set): a DINOv2 image classifier from a transformers config (layer
+    scale, a class token and the patches' mean into the head), 6 layers of 384 at 128 x 128."""
+    name = "dinov2"
+
+    def build(self, dtype):
+        from transformers import Dinov2Config, Dinov2ForImageClassification
+
+        cfg = Dinov2Config(hidden_size=384, num_hidden_layers=6, num_attention_heads=6, intermediate_size=1536,
+                           image_size=self.size, patch_size=16, num_labels=100)
+        torch.manual_seed(0)
+        return Dinov2ForImageClassification(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.dinov2.encoder.layer)
+
+    def loss(self, m, xy):
+        x, y = xy
+        return m(pixel_values=x, labels=y).loss
+
+
+class GPTJ(CausalLM):
+    """Held out (twenty-fourth set): a GPT-J decoder from a transformers config (attention and MLP
+    in parallel off one layer norm, partial rotary), its loss inside the model."""
+    name = "gptj"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import GPTJConfig, GPTJForCausalLM
+
+        cfg = GPTJConfig(vocab_size=self.vocab, n_embd=512, n_layer=4, n_head=8, rotary_dim=32, n_positions=1024,
+                         use_cache=False)
+        torch.manual_seed(0)
+        return GPTJForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.transformer.h)
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1593,7 +1662,8 @@ def all_specs():
                                 PeftLlama(), TimmViT(), CoAtNet(), Gemma2(), BiEncoder(),
                                 EffNetV2(), BigCode(), VGG(), Wav2Vec2(), StableLM(), Starcoder2(),
                                 RobertaMLM(), R3D(), Mamba(), SegFormer(), AccLLM(),
-                                AccConvNeXt(), MambaWide(), Inception(), TorchTx(), CLIP())}
+                                AccConvNeXt(), MambaWide(), Inception(), TorchTx(), CLIP(), GoogLeNet(),
+                                DINOv2(), GPTJ())}
 
 
 # ---------------------------------------------------------------- one run
