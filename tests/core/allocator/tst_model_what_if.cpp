@@ -222,7 +222,8 @@ const QStringList kTruthFiles{QStringLiteral("truth.json"),
                               QStringLiteral("truth_accelerate.json"),
                               QStringLiteral("truth_mamba_wide.json"),
                               QStringLiteral("truth_heldout16.json"),
-                              QStringLiteral("truth_heldout17.json")};
+                              QStringLiteral("truth_heldout17.json"),
+                              QStringLiteral("truth_heldout18.json")};
 
 // How far under the largest batch that ran a prediction may lie (docs/ALLOCATOR.md): only the
 // checkpointed ConvNeXt's, by 10% (360 where 384 ran): at large batches the model reserves more
@@ -1028,6 +1029,14 @@ private slots:
                 << p + QStringLiteral("dinov2_base") << "fp32" << 6 << "generic.py";
             QTest::newRow(qPrintable(p + QStringLiteral("gptj")))
                 << p + QStringLiteral("gptj_base") << "fp32" << 4 << "modeling_gptj.py";
+            // the twenty-fifth: Swin V2-T's 12 blocks in Sequential stages, OLMo-2's 4 layers,
+            // ConvNeXt V2's 18 layers
+            QTest::newRow(qPrintable(p + QStringLiteral("swinv2")))
+                << p + QStringLiteral("swinv2_base") << "fp32" << 12 << "container.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("olmo2")))
+                << p + QStringLiteral("olmo2_base") << "fp32" << 4 << "modeling_layers.py";
+            QTest::newRow(qPrintable(p + QStringLiteral("convnextv2")))
+                << p + QStringLiteral("convnextv2_base") << "fp32" << 18 << "output_capturing.py";
         }
     }
     void recordedSetup()
@@ -1840,6 +1849,19 @@ private slots:
             {"dinov2_bf16+ckpt_all+batch_x2", {0.05, 0.14}},
             {"gptj_accum2", {0.05, 0.11}},
             {"gptj_amp_bf16+sgd_momentum+accum2", {0.05, 0.13}},
+            // The twenty-fifth (Swin V2-T, an OLMo-2 decoder, a ConvNeXt V2): 107 of 114 rows as
+            // recorded, no rule fitted to it. Swin V2 under fp16 autocast: its gradients overflow
+            // at a loss scale of 1024 in each of the three steps (steps_skipped 3), AdamW never
+            // makes its state, and the real run is no training step's (+16.9%; amp-bf16, which
+            // steps, within). ConvNeXt V2 under autocast from Python frames -8.0%: its global
+            // response norm multiplies the 16-bit activations by an fp32 norm, which promotes
+            // the block's largest products to fp32 (within from C++ frames)
+            {"swinv2_amp_fp16", {0.18, 0.12}},
+            {"swinv2_ckpt_all+amp_bf16", {0.05, 0.09}},
+            {"olmo2_amp_bf16+sgd_momentum+accum2", {0.05, 0.10}},
+            {"convnextv2_amp_bf16", {0.09, 0.08}},
+            {"convnextv2_amp_fp16", {0.09, 0.08}},
+            {"convnextv2_amp_bf16+sgd_momentum+accum2", {0.06, 0.08}},
         };
         for (const bool all : {false, true})
             for (const QString& file :

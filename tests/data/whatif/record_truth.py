@@ -77,6 +77,9 @@ TRUTH_MODELS=googlenet,dinov2,gptj TRUTH_FILE=truth_heldout17.json records the t
 recorded before any of its runs was looked at and after the rule for blocks called one statement
 each was written: torchvision's GoogLeNet with its two auxiliary classifiers, a DINOv2 image
 classifier and a GPT-J decoder.
+TRUTH_MODELS=swinv2,olmo2,convnextv2 TRUTH_FILE=truth_heldout18.json records the twenty-fifth,
+recorded before any of its runs was looked at: torchvision's Swin V2-T, an OLMo-2 decoder and a
+ConvNeXt V2 classifier from transformers.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1653,6 +1656,58 @@ class GPTJ(CausalLM):
         return in_order(m.transformer.h)
 
 
+class SwinV2(StagedImageClassifier):
+    """Held out (twenty-fifth set): torchvision's Swin V2-T (cosine attention with a learned
+    logit scale, a continuous position bias from a small MLP, post-norm blocks)."""
+    name = "swinv2"
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.swin_v2_t(num_classes=100).to(device=DEV, dtype=dtype)
+
+
+class OLMo2(CausalLM):
+    """Held out (twenty-fifth set): an OLMo-2 decoder from a transformers config (RMS norms after
+    attention and MLP, on the whole queries and keys), its loss inside the model."""
+    name = "olmo2"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import Olmo2Config, Olmo2ForCausalLM
+
+        cfg = Olmo2Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=1536, num_hidden_layers=4,
+                          num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=2048,
+                          pad_token_id=0, bos_token_id=1, eos_token_id=2, use_cache=False)
+        torch.manual_seed(0)
+        return Olmo2ForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class ConvNeXtV2(ImageClassifier):
+    """Held out (twenty-fifth set): a ConvNeXt V2 classifier from a transformers config (global
+    response normalisation in each block), the tiny shape at 128 x 128."""
+    name = "convnextv2"
+
+    def build(self, dtype):
+        from transformers import ConvNextV2Config, ConvNextV2ForImageClassification
+
+        cfg = ConvNextV2Config(depths=[3, 3, 9, 3], hidden_sizes=[96, 192, 384, 768], num_labels=100)
+        torch.manual_seed(0)
+        return ConvNextV2ForImageClassification(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return [(c, i) for c in m.modules() if isinstance(c, (nn.ModuleList, nn.Sequential))
+                for i in range(len(c)) if type(c[i]).__name__ == "ConvNextV2Layer"]
+
+    def loss(self, m, xy):
+        x, y = xy
+        return m(pixel_values=x, labels=y).loss
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1663,7 +1718,7 @@ def all_specs():
                                 EffNetV2(), BigCode(), VGG(), Wav2Vec2(), StableLM(), Starcoder2(),
                                 RobertaMLM(), R3D(), Mamba(), SegFormer(), AccLLM(),
                                 AccConvNeXt(), MambaWide(), Inception(), TorchTx(), CLIP(), GoogLeNet(),
-                                DINOv2(), GPTJ())}
+                                DINOv2(), GPTJ(), SwinV2(), OLMo2(), ConvNeXtV2())}
 
 
 # ---------------------------------------------------------------- one run
