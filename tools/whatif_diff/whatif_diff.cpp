@@ -5,6 +5,10 @@
 //   memscope_whatif_diff BASE.pickle.gz REAL.pickle.gz --recorded-batch 32 [--checkpoint all|N]
 //       [--precision P] [--optimizer O] [--accumulate K] [--batch B] [--seq L --recorded-seq L0]
 //       [--recorded-precision P] [--rows N] [--list CATEGORY] [--sizes 1] [--segments 1] [--align 1]
+//       [--ops FROM[:TO]] [--occupancy OP] [--real-addresses 1]
+//
+// --real-addresses 1 replays the prediction with the addresses CUDA gave the real run's segments
+// (in their order, by size): a miss that goes away with it is where a new segment went.
 //
 // BASE is the recording the prediction starts from, REAL a recording of the changed run. Both
 // sides are grouped by category, the phase the bytes were made in, and the innermost Python
@@ -75,6 +79,7 @@ int main(int argc, char** argv)
     std::string listCategory; // print each live allocation of this category, both sides
     bool sizes = false; // print the live sizes of both sides (recordings without stacks)
     bool segments = false; // print each growth of the reserved bytes, both sides
+    bool realAddresses = false; // new segments at the real run's addresses (is a miss placement alone?)
     bool align = false; // the predicted live set at the real peak's place (its iteration, phase and count of allocs)
     int64_t opsFrom = -1, opsTo = -1; // print the edited stream's ops in [from, to]
     int64_t occupancyAt = -1; // print the large segments' blocks before this op
@@ -106,6 +111,8 @@ int main(int argc, char** argv)
             occupancyAt = std::atoll(v.c_str());
         else if (k == "--segments")
             segments = v == "1";
+        else if (k == "--real-addresses")
+            realAddresses = v == "1";
         else if (k == "--align")
             align = v == "1";
         else if (k == "--sizes")
@@ -138,7 +145,9 @@ int main(int argc, char** argv)
                 std::printf("  iteration %zu block events %lld..%lld\n", it, static_cast<long long>(b.firstEvent),
                             static_cast<long long>(b.lastEvent));
     std::vector<std::string> notes;
-    const OpStream s = model.build(changes, &notes);
+    OpStream s = model.build(changes, &notes);
+    if (realAddresses)
+        s.recordedSegments = opsFromRecording(*real->replay, 0).recordedSegments;
     for (const auto& n : notes)
         std::printf("note: %s\n", n.c_str());
     for (int64_t k = std::max<int64_t>(0, opsFrom); opsFrom >= 0 && k <= opsTo && k < static_cast<int64_t>(s.ops.size()); ++k) {
@@ -177,7 +186,8 @@ int main(int argc, char** argv)
         for (const auto& seg : m.segments()) {
             if (seg.total() < (64u << 20))
                 continue;
-            std::printf("segment %llu MiB:", static_cast<unsigned long long>(seg.total() >> 20));
+            std::printf("segment %llu MiB at %llx:", static_cast<unsigned long long>(seg.total() >> 20),
+                        static_cast<unsigned long long>(seg.addr));
             for (const auto& b : seg.blocks)
                 if (b.allocated)
                     std::printf(" @%llu:%.2fMiB#%lld/%s", static_cast<unsigned long long>((b.addr - seg.addr) >> 20),
