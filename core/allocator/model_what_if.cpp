@@ -3175,6 +3175,17 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     if (K > 1) {
         std::vector<TraceOp> out;
         out.reserve(s.ops.size() * static_cast<size_t>(K));
+        // A buffer a library makes once, in an iteration before the last, and keeps to the end
+        // (cuBLAS's workspace for the autograd thread, in the first backward): the first
+        // micro-batch makes it and the later ones reuse it.
+        std::unordered_set<uint32_t> freedAnywhere;
+        for (const TraceOp& op : s.ops)
+            if (op.kind == TraceOp::Kind::Free)
+                freedAnywhere.insert(op.key);
+        int64_t lastTrainingStart = -1;
+        for (const IterationRanges& r : ranges)
+            if (r.forwardStart >= 0 && r.backwardEnd >= 0)
+                lastTrainingStart = r.first;
         size_t pos = 0;
         for (const IterationRanges& r : ranges) {
             if (r.forwardStart < 0 || r.backwardEnd < 0)
@@ -3203,17 +3214,48 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 std::unordered_map<uint32_t, uint32_t> keyOf;
                 std::unordered_map<uint32_t, std::vector<TraceOp>> afterPart; // a last part's key -> the frees it ends
                 std::vector<TraceOp> pending; // outliving allocations of a micro-batch before the last
+                // A later micro-batch's gradient is added into the kept one by AccumulateGrad, which
+                // the autograd engine runs once the node that made it is done: after the node's
+                // allocations and the frees of what it saved, before the next node's first allocation
+                // or the free of the node's other outputs (allocated in the same run as the gradient).
+                std::vector<TraceOp> addedIn;
+                std::vector<uint32_t> run, siblings; // allocations since the last free; the node's
+                bool nodeFreed = false;
+                auto emit = [&](const TraceOp& op) {
+                    const bool isAlloc = op.kind == TraceOp::Kind::Alloc, isFree = op.kind == TraceOp::Kind::Free;
+                    if (!addedIn.empty() && ((isAlloc && nodeFreed) ||
+                                             (isFree && std::find(siblings.begin(), siblings.end(), op.key) != siblings.end()))) {
+                        for (TraceOp f : addedIn) {
+                            f.event = op.event;
+                            out.push_back(f);
+                        }
+                        addedIn.clear();
+                    }
+                    if (isFree) {
+                        nodeFreed = true;
+                        run.clear();
+                    } else if (isAlloc)
+                        run.push_back(op.key);
+                    out.push_back(op);
+                };
                 for (size_t k = begin; k < end; ++k) {
                     TraceOp op = s.ops[k];
                     const bool mine = allocated.count(op.key) > 0 && op.kind != TraceOp::Kind::EmptyCache &&
                                       op.kind != TraceOp::Kind::Probe;
                     if (!mine) {
                         if (rep == 1)
-                            out.push_back(op);
+                            emit(op);
                         continue;
                     }
                     const bool inside = freedInside.count(op.key) > 0;
                     const bool grad = cat(op.origin) == Category::Gradient;
+                    if (r.first < lastTrainingStart && op.kind == TraceOp::Kind::Alloc && !freedAnywhere.count(op.key) &&
+                        (!grad || (op.origin >= 0 && static_cast<size_t>(op.origin) < allocCount &&
+                                   m_persistentWorkspace[static_cast<size_t>(op.origin)]))) {
+                        if (rep == 1)
+                            emit(op);
+                        continue;
+                    }
                     const bool original = inside ? rep == 1 : grad ? rep == 1 : rep == K;
                     if (op.kind == TraceOp::Kind::Alloc) {
                         if (!original)
@@ -3221,30 +3263,38 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                         const uint32_t orig = op.key;
                         if (!original)
                             op.key = keyOf[orig];
-                        out.push_back(op);
+                        emit(op);
                         if (!original && !inside) {
                             TraceOp f = op;
                             f.kind = TraceOp::Kind::Free;
                             if (const auto last = summedAfter.find(orig); grad && last != summedAfter.end())
                                 afterPart[last->second].push_back(f);
-                            else if (grad)
-                                out.push_back(f); // added into the kept gradient
-                            else
+                            else if (grad) {
+                                if (addedIn.empty()) {
+                                    nodeFreed = false;
+                                    siblings = run;
+                                }
+                                addedIn.push_back(f);
+                            } else
                                 pending.push_back(f);
                         }
                     } else if (inside) {
                         const uint32_t orig = op.key;
                         if (!original)
                             op.key = keyOf[op.key];
-                        out.push_back(op);
+                        emit(op);
                         if (const auto ends = afterPart.find(orig); ends != afterPart.end() && op.kind == TraceOp::Kind::Free) {
                             for (TraceOp f : ends->second) {
                                 f.event = op.event;
-                                out.push_back(f);
+                                emit(f);
                             }
                             afterPart.erase(ends);
                         }
                     }
+                }
+                for (TraceOp f : addedIn) {
+                    f.event = hi;
+                    out.push_back(f);
                 }
                 for (auto& [part, frees] : afterPart) // (a last part never freed: at the backward's end)
                     for (TraceOp f : frees) {

