@@ -8,7 +8,8 @@
 //       [--ops FROM[:TO]] [--occupancy OP] [--real-addresses 1]
 //
 // --real-addresses 1 replays the prediction with the addresses CUDA gave the real run's segments
-// (in their order, by size): a miss that goes away with it is where a new segment went.
+// (in their order, by size): a miss that goes away with it is where a new segment went. --ops
+// prints allocations of 1 MiB or more (all of them with WHATIF_DIFF_ALLOPS=1 in the environment).
 //
 // BASE is the recording the prediction starts from, REAL a recording of the changed run. Both
 // sides are grouped by category, the phase the bytes were made in, and the innermost Python
@@ -152,7 +153,7 @@ int main(int argc, char** argv)
         std::printf("note: %s\n", n.c_str());
     for (int64_t k = std::max<int64_t>(0, opsFrom); opsFrom >= 0 && k <= opsTo && k < static_cast<int64_t>(s.ops.size()); ++k) {
         const TraceOp& op = s.ops[static_cast<size_t>(k)];
-        if (op.kind == TraceOp::Kind::Alloc && op.size >= (1 << 20))
+        if (op.kind == TraceOp::Kind::Alloc && (op.size >= (1 << 20) || std::getenv("WHATIF_DIFF_ALLOPS")))
             std::printf("  op %lld alloc %llu key %u origin %d event %lld %s %s\n", static_cast<long long>(k),
                         static_cast<unsigned long long>(op.size), op.key, op.origin, static_cast<long long>(op.event),
                         op.origin >= 0 ? std::string(phaseName(ba.allocationPhase[static_cast<size_t>(op.origin)])).c_str() : "-",
