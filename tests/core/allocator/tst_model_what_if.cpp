@@ -19,8 +19,10 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 using namespace memscope;
 
@@ -1966,7 +1968,12 @@ private slots:
         QFETCH(bool, stacksAll);
         QFETCH(QString, sub);
         const auto a = loadAttributed(model + QStringLiteral("_base"), stacksAll, sub);
-        const ModelWhatIf m = modelFor(*a, base);
+        // one model per base recording and its config, shared by that base's rows
+        static std::map<std::tuple<QString, bool, QString, QByteArray>, std::shared_ptr<const ModelWhatIf>> models;
+        auto& cached = models[{model, stacksAll, sub, QJsonDocument(base).toJson(QJsonDocument::Compact)}];
+        if (!cached)
+            cached = std::make_shared<const ModelWhatIf>(modelFor(*a, base));
+        const ModelWhatIf& m = *cached;
         const ModelChanges c = changesOf(run.value(QStringLiteral("config")).toObject(), base);
         const ChangeResult r = m.simulate(c, SimulationOptions{});
         const double realAllocated = run.value(QStringLiteral("max_allocated")).toDouble();
