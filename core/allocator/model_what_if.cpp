@@ -83,6 +83,18 @@ std::pair<uint64_t, int> mostCommon(const std::map<uint64_t, int>& count)
     return best;
 }
 
+// The block finder's "sub" of a call: up to two frames inward of the callee, each as its
+// FrameId + 1 in 32 bits, the outer one in the high half (0: none).
+uint64_t withSubFrame(uint64_t sub, FrameId f) { return (sub << 32) | (static_cast<uint32_t>(f.value) + 1u); }
+
+template <typename Visit>
+void forEachSubFrame(uint64_t sub, Visit visit)
+{
+    for (; sub != 0; sub >>= 32)
+        if ((sub & 0xffffffffu) != 0)
+            visit(static_cast<uint32_t>((sub & 0xffffffffu) - 1u));
+}
+
 // A predicate of a stack, computed once per stack (the rules ask it of every allocation).
 template <typename Predicate>
 auto memoByStack(Predicate predicate)
@@ -574,7 +586,7 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                         int depth = 0;
                         for (size_t m = j; m-- > 0 && depth < 2;)
                             if (!machinery(frames[m])) {
-                                sub = (sub << 32) | (static_cast<uint32_t>(frames[m].value) + 1u);
+                                sub = withSubFrame(sub, frames[m]);
                                 ++depth;
                             }
                         uint64_t via = 0;
@@ -691,9 +703,7 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
                 std::set<uint64_t> inner; // the frames right inside each call's callee
                 for (const auto& r : ranges)
                     for (size_t x = r.first; x < r.second; ++x)
-                        for (uint64_t sub = entries[x].sub; sub != 0; sub >>= 32)
-                            if ((sub & 0xffffffffu) != 0)
-                                inner.insert((sub & 0xffffffffu) - 1u);
+                        forEachSubFrame(entries[x].sub, [&](uint32_t frame) { inner.insert(frame); });
                 // (and of the most common function among those: not the pooling, dropout and
                 // head between them, torch's own modules)
                 std::vector<size_t> outer;
