@@ -80,6 +80,10 @@ classifier and a GPT-J decoder.
 TRUTH_MODELS=swinv2,olmo2,convnextv2 TRUTH_FILE=truth_heldout18.json records the twenty-fifth,
 recorded before any of its runs was looked at: torchvision's Swin V2-T, an OLMo-2 decoder and a
 ConvNeXt V2 classifier from transformers.
+TRUTH_MODELS=gptneo,mnasnet,electra TRUTH_FILE=truth_heldout19.json records the twenty-sixth,
+recorded before any of its runs was looked at and after session 26's accumulation rules: a
+GPT-Neo decoder (global and local attention in turn), torchvision's MNASNet 1.0 and an ELECTRA
+discriminator (a binary loss per token).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1708,6 +1712,72 @@ class ConvNeXtV2(ImageClassifier):
         return m(pixel_values=x, labels=y).loss
 
 
+class GPTNeo(CausalLM):
+    """Held out (twenty-sixth set): a GPT-Neo decoder from a transformers config: global and local
+    attention in turn (a window of 64 tokens), learned positions, its loss inside the model."""
+    name = "gptneo"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import GPTNeoConfig, GPTNeoForCausalLM
+
+        cfg = GPTNeoConfig(vocab_size=self.vocab, hidden_size=512, num_layers=4, num_heads=8,
+                           attention_types=[[["global", "local"], 2]], window_size=64, max_position_embeddings=1024,
+                           intermediate_size=2048, use_cache=False)
+        torch.manual_seed(0)
+        return GPTNeoForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.transformer.h)
+
+
+class MNASNet(ImageClassifier):
+    """Held out (twenty-sixth set): torchvision's MNASNet 1.0 (inverted residuals with 3 x 3 and
+    5 x 5 depthwise convolutions), its blocks the 16 inverted residuals of its six stacks."""
+    name = "mnasnet"
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.mnasnet1_0(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return [(c, i) for c in m.modules() if isinstance(c, nn.Sequential)
+                for i in range(len(c)) if type(c[i]).__name__ == "_InvertedResidual"]
+
+
+class Electra:
+    """Held out (twenty-sixth set): an ELECTRA discriminator from a transformers config (embeddings
+    of 128 projected to the hidden 512), trained to tell replaced tokens, a loss per token (binary
+    cross-entropy) inside the model."""
+    name = "electra"
+    vocab = 16384
+    batch = 16
+    seq = 128
+
+    def build(self, dtype):
+        from transformers import ElectraConfig, ElectraForPreTraining
+
+        cfg = ElectraConfig(vocab_size=self.vocab, embedding_size=128, hidden_size=512, num_hidden_layers=6,
+                            num_attention_heads=8, intermediate_size=2048, max_position_embeddings=512)
+        torch.manual_seed(0)
+        return ElectraForPreTraining(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.electra.encoder.layer)
+
+    def batch_of(self, b, seq, dtype):
+        g = torch.Generator(device=DEV).manual_seed(0)
+        ids = torch.randint(3, self.vocab, (b, seq), device=DEV, generator=g)
+        labels = (torch.rand((b, seq), device=DEV, generator=g) < 0.15).long()
+        return (ids, labels)
+
+    def loss(self, m, xy):
+        ids, labels = xy
+        return m(input_ids=ids, labels=labels).loss
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1718,7 +1788,7 @@ def all_specs():
                                 EffNetV2(), BigCode(), VGG(), Wav2Vec2(), StableLM(), Starcoder2(),
                                 RobertaMLM(), R3D(), Mamba(), SegFormer(), AccLLM(),
                                 AccConvNeXt(), MambaWide(), Inception(), TorchTx(), CLIP(), GoogLeNet(),
-                                DINOv2(), GPTJ(), SwinV2(), OLMo2(), ConvNeXtV2())}
+                                DINOv2(), GPTJ(), SwinV2(), OLMo2(), ConvNeXtV2(), GPTNeo(), MNASNet(), Electra())}
 
 
 # ---------------------------------------------------------------- one run
