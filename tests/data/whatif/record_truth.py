@@ -1493,7 +1493,34 @@ class Attrs:
         setattr(self.m, self.names[i], block)
 
 
-class Inception(ImageClassifier):
+class AuxHeadClassifier(ImageClassifier):
+    """A torchvision classifier with auxiliary heads (training returns every head's logits): its
+    blocks named submodules, its loss the main head's plus a weighted share of each auxiliary
+    head's."""
+    factory = None  # the torchvision.models function
+    block_names = ()
+    aux = ()  # (the output's attribute, its weight) per auxiliary head
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        make = getattr(torchvision.models, self.factory)
+        return make(num_classes=100, aux_logits=True, init_weights=True).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(Attrs(m, self.block_names))
+
+    def loss(self, m, xy):
+        x, y = xy
+        out = m(x)
+        loss = F.cross_entropy(out.logits, y)
+        for attribute, weight in self.aux:
+            loss = loss + weight * F.cross_entropy(getattr(out, attribute), y)
+        return loss
+
+
+class Inception(AuxHeadClassifier):
     """Held out (twenty-third set): torchvision's Inception v3 with its auxiliary classifier
     (training returns both logits; the loss adds 0.4 of the auxiliary one), factorised and
     asymmetric convolutions in eleven Mixed blocks, batch 16 at its own 299 x 299 (the auxiliary
@@ -1501,23 +1528,10 @@ class Inception(ImageClassifier):
     name = "inception"
     batch = 16
     size = 299
-    mixed = ("Mixed_5b", "Mixed_5c", "Mixed_5d", "Mixed_6a", "Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e",
-             "Mixed_7a", "Mixed_7b", "Mixed_7c")
-
-    def build(self, dtype):
-        import torchvision
-
-        torch.manual_seed(0)
-        return torchvision.models.inception_v3(num_classes=100, aux_logits=True,
-                                               init_weights=True).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(Attrs(m, self.mixed))
-
-    def loss(self, m, xy):
-        x, y = xy
-        out = m(x)
-        return F.cross_entropy(out.logits, y) + 0.4 * F.cross_entropy(out.aux_logits, y)
+    factory = "inception_v3"
+    block_names = ("Mixed_5b", "Mixed_5c", "Mixed_5d", "Mixed_6a", "Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e",
+                   "Mixed_7a", "Mixed_7b", "Mixed_7c")
+    aux = (("aux_logits", 0.4),)
 
 
 class TorchTxModel(nn.Module):
@@ -1595,30 +1609,16 @@ class CLIP:
         return m(input_ids=ids, pixel_values=x, return_loss=True).loss
 
 
-class GoogLeNet(ImageClassifier):
+class GoogLeNet(AuxHeadClassifier):
     """Held out (twenty-fourth set): torchvision's GoogLeNet with its two auxiliary classifiers
     (training returns three logits; the loss adds 0.3 of each auxiliary one), nine Inception
     blocks called one statement each from its `_forward`, batch 32 at 160 x 160."""
     name = "googlenet"
     size = 160
-    inceptions = ("inception3a", "inception3b", "inception4a", "inception4b", "inception4c", "inception4d",
-                  "inception4e", "inception5a", "inception5b")
-
-    def build(self, dtype):
-        import torchvision
-
-        torch.manual_seed(0)
-        return torchvision.models.googlenet(num_classes=100, aux_logits=True,
-                                            init_weights=True).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(Attrs(m, self.inceptions))
-
-    def loss(self, m, xy):
-        x, y = xy
-        out = m(x)
-        return (F.cross_entropy(out.logits, y) + 0.3 * F.cross_entropy(out.aux_logits1, y)
-                + 0.3 * F.cross_entropy(out.aux_logits2, y))
+    factory = "googlenet"
+    block_names = ("inception3a", "inception3b", "inception4a", "inception4b", "inception4c", "inception4d",
+                   "inception4e", "inception5a", "inception5b")
+    aux = (("aux_logits1", 0.3), ("aux_logits2", 0.3))
 
 
 class DINOv2(ImageClassifier):
