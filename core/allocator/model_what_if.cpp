@@ -3231,14 +3231,17 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                 std::vector<TraceOp> addedIn;
                 std::vector<uint32_t> run, siblings; // allocations since the last free; the node's
                 bool nodeFreed = false;
+                auto pushAt = [&](const std::vector<TraceOp>& frees, int64_t event) {
+                    for (TraceOp f : frees) {
+                        f.event = event;
+                        out.push_back(f);
+                    }
+                };
                 auto emit = [&](const TraceOp& op) {
                     const bool isAlloc = op.kind == TraceOp::Kind::Alloc, isFree = op.kind == TraceOp::Kind::Free;
                     if (!addedIn.empty() && ((isAlloc && nodeFreed) ||
                                              (isFree && std::find(siblings.begin(), siblings.end(), op.key) != siblings.end()))) {
-                        for (TraceOp f : addedIn) {
-                            f.event = op.event;
-                            out.push_back(f);
-                        }
+                        pushAt(addedIn, op.event);
                         addedIn.clear();
                     }
                     if (isFree) {
@@ -3302,19 +3305,10 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                         }
                     }
                 }
-                for (TraceOp f : addedIn) {
-                    f.event = hi;
-                    out.push_back(f);
-                }
-                for (auto& [part, frees] : afterPart) // (a last part never freed: at the backward's end)
-                    for (TraceOp f : frees) {
-                        f.event = hi;
-                        out.push_back(f);
-                    }
-                for (TraceOp& f : pending) {
-                    f.event = hi;
-                    out.push_back(f);
-                }
+                pushAt(addedIn, hi);
+                for (const auto& [part, frees] : afterPart) // (a last part never freed: at the backward's end)
+                    pushAt(frees, hi);
+                pushAt(pending, hi);
             }
         }
         while (pos < s.ops.size())

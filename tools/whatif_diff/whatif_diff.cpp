@@ -151,9 +151,10 @@ int main(int argc, char** argv)
         s.recordedSegments = opsFromRecording(*real->replay, 0).recordedSegments;
     for (const auto& n : notes)
         std::printf("note: %s\n", n.c_str());
+    const bool allOps = std::getenv("WHATIF_DIFF_ALLOPS") != nullptr;
     for (int64_t k = std::max<int64_t>(0, opsFrom); opsFrom >= 0 && k <= opsTo && k < static_cast<int64_t>(s.ops.size()); ++k) {
         const TraceOp& op = s.ops[static_cast<size_t>(k)];
-        if (op.kind == TraceOp::Kind::Alloc && (op.size >= (1 << 20) || std::getenv("WHATIF_DIFF_ALLOPS")))
+        if (op.kind == TraceOp::Kind::Alloc && (op.size >= (1 << 20) || allOps))
             std::printf("  op %lld alloc %llu key %u origin %d event %lld %s %s\n", static_cast<long long>(k),
                         static_cast<unsigned long long>(op.size), op.key, op.origin, static_cast<long long>(op.event),
                         op.origin >= 0 ? std::string(phaseName(ba.allocationPhase[static_cast<size_t>(op.origin)])).c_str() : "-",

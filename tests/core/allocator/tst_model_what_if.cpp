@@ -1479,39 +1479,30 @@ private slots:
     void accumulationRunsLikeTheRealMicroBatches()
     {
         QFETCH(bool, stacksAll);
-        // the large pool's allocs (rounded size) and frees (which alloc), in order
+        // the large pool's allocs (rounded size) and frees (which alloc), in order; the real
+        // run's from its unedited op stream
         using Token = std::pair<bool, uint64_t>;
-        auto large = [](uint64_t bytes) { return (bytes + 511) / 512 * 512 > (uint64_t(1) << 20); };
+        auto tokens = [](const OpStream& s) {
+            auto rounded = [](uint64_t bytes) { return (bytes + 511) / 512 * 512; };
+            std::vector<Token> out;
+            std::map<uint32_t, uint64_t> index;
+            for (const TraceOp& op : s.ops)
+                if (op.kind == TraceOp::Kind::Alloc && rounded(op.size) > (uint64_t(1) << 20)) {
+                    index[op.key] = index.size();
+                    out.emplace_back(true, rounded(op.size));
+                } else if (op.kind == TraceOp::Kind::Free && index.count(op.key))
+                    out.emplace_back(false, index[op.key]);
+            return out;
+        };
         const auto real = attributedFile(kDir + QStringLiteral("/changed/roberta_accum2.pickle.gz"));
-        std::vector<Token> want;
-        {
-            const DeviceReplay& dr = real->replay->devices.at(0);
-            std::map<int32_t, uint64_t> index;
-            for (size_t e = 0; e < dr.eventAllocation.size(); ++e) {
-                const AllocationId id = dr.eventAllocation[e];
-                if (!id.valid())
-                    continue;
-                const Allocation& al = dr.allocation(id);
-                if (al.allocEvent.value == static_cast<int64_t>(e) && large(al.size)) {
-                    index[id.value] = index.size();
-                    want.emplace_back(true, (al.size + 511) / 512 * 512);
-                } else if (al.freeEvent.value == static_cast<int64_t>(e) && index.count(id.value))
-                    want.emplace_back(false, index[id.value]);
-            }
-        }
+        const OpStream realOps = opsFromRecording(*real->replay, 0);
+        const std::vector<Token> want = tokens(realOps);
         const auto a = loadAttributed(QStringLiteral("roberta_base"), stacksAll);
         const ModelWhatIf m = modelFor(*a, baseConfig(truth(QStringLiteral("truth_heldout14.json")), QStringLiteral("roberta")));
         ModelChanges c;
         c.accumulate = 2;
         OpStream s = m.build(c);
-        std::vector<Token> got;
-        std::map<uint32_t, uint64_t> index;
-        for (const TraceOp& op : s.ops)
-            if (op.kind == TraceOp::Kind::Alloc && large(op.size)) {
-                index[op.key] = index.size();
-                got.emplace_back(true, (op.size + 511) / 512 * 512);
-            } else if (op.kind == TraceOp::Kind::Free && index.count(op.key))
-                got.emplace_back(false, index[op.key]);
+        const std::vector<Token> got = tokens(s);
         QVERIFY(want.size() > 3000);
         QCOMPARE(got.size(), want.size());
         for (size_t k = 0; k < want.size(); ++k)
@@ -1523,7 +1514,7 @@ private slots:
                                      .arg(got[k].second)
                                      .arg(want[k].first ? "alloc of" : "free of alloc")
                                      .arg(want[k].second)));
-        s.recordedSegments = opsFromRecording(*real->replay, 0).recordedSegments;
+        s.recordedSegments = realOps.recordedSegments;
         const SimulationResult sim = simulateOps(s, &a->attribution->devices.at(0), SimulationOptions{});
         QCOMPARE(sim.reservedPeak, real->replay->devices.at(0).peakReserved.bytes);
     }
