@@ -1333,14 +1333,32 @@ class Starcoder2(CausalLM):
         return in_order(m.model.layers)
 
 
-class RobertaMLM:
+class TokenLabelled:
+    """An encoder from a transformers config trained on random tokens (16 x 128 of a 16,384-token
+    vocabulary) with a label per token, its loss inside the model."""
+    vocab = 16384
+    batch = 16
+    seq = 128
+
+    def labels(self, ids, g):
+        """The labels of `ids`, drawn from the generator `g`."""
+        raise NotImplementedError
+
+    def batch_of(self, b, seq, dtype):
+        g = torch.Generator(device=DEV).manual_seed(0)
+        ids = torch.randint(3, self.vocab, (b, seq), device=DEV, generator=g)
+        return (ids, self.labels(ids, g))
+
+    def loss(self, m, xy):
+        ids, labels = xy
+        return m(input_ids=ids, labels=labels).loss
+
+
+class RobertaMLM(TokenLabelled):
     """Held out (nineteenth set): a RoBERTa masked language model from a transformers config, a
     sixth of the tokens masked and predicted over the vocabulary (the others labelled -100), its
     loss inside the model."""
     name = "roberta"
-    vocab = 16384
-    batch = 16
-    seq = 128
 
     def build(self, dtype):
         from transformers import RobertaConfig, RobertaForMaskedLM
@@ -1353,15 +1371,8 @@ class RobertaMLM:
     def blocks(self, m):
         return in_order(m.roberta.encoder.layer)
 
-    def batch_of(self, b, seq, dtype):
-        g = torch.Generator(device=DEV).manual_seed(0)
-        ids = torch.randint(3, self.vocab, (b, seq), device=DEV, generator=g)
-        labels = torch.where(torch.rand((b, seq), device=DEV, generator=g) < 1 / 6, ids, torch.full_like(ids, -100))
-        return (ids, labels)
-
-    def loss(self, m, xy):
-        ids, labels = xy
-        return m(input_ids=ids, labels=labels).loss
+    def labels(self, ids, g):
+        return torch.where(torch.rand(ids.shape, device=DEV, generator=g) < 1 / 6, ids, torch.full_like(ids, -100))
 
 
 class R3D(ImageClassifier):
@@ -1747,14 +1758,11 @@ class MNASNet(ImageClassifier):
                 for i in range(len(c)) if type(c[i]).__name__ == "_InvertedResidual"]
 
 
-class Electra:
+class Electra(TokenLabelled):
     """Held out (twenty-sixth set): an ELECTRA discriminator from a transformers config (embeddings
     of 128 projected to the hidden 512), trained to tell replaced tokens, a loss per token (binary
     cross-entropy) inside the model."""
     name = "electra"
-    vocab = 16384
-    batch = 16
-    seq = 128
 
     def build(self, dtype):
         from transformers import ElectraConfig, ElectraForPreTraining
@@ -1767,15 +1775,8 @@ class Electra:
     def blocks(self, m):
         return in_order(m.electra.encoder.layer)
 
-    def batch_of(self, b, seq, dtype):
-        g = torch.Generator(device=DEV).manual_seed(0)
-        ids = torch.randint(3, self.vocab, (b, seq), device=DEV, generator=g)
-        labels = (torch.rand((b, seq), device=DEV, generator=g) < 0.15).long()
-        return (ids, labels)
-
-    def loss(self, m, xy):
-        ids, labels = xy
-        return m(input_ids=ids, labels=labels).loss
+    def labels(self, ids, g):
+        return (torch.rand(ids.shape, device=DEV, generator=g) < 0.15).long()
 
 
 def all_specs():
