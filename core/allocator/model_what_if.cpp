@@ -1669,6 +1669,23 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             m_fixedBytes[a] = 1;
     m_convWorkspace = convolutionWorkspaces(replay, deviceIndex, attribution, stacks);
     m_convolutionalNetwork = isConvolutionalNetwork(replay, deviceIndex, attribution, stacks);
+    // A convolution's backward makes its input's gradient with one workspace, then the weight's
+    // gradient and the workspace of its plan. In fp32 cuDNN's weight-gradient plan takes twice
+    // the weight's bytes more than the input's (a split reduction: Wav2Vec2's feature
+    // extractor, ResNet's 3 x 3 layers, within 300 bytes); at 16 bits the two workspaces are
+    // of one size (real runs of both): a 16-bit prediction drops the extra bytes.
+    m_filterWorkspaceExtra.assign(dr.allocations.size(), 0);
+    if (m_convolutionalNetwork)
+        for (size_t a = 2; a < dr.allocations.size(); ++a) {
+            const Allocation& w1 = dr.allocations[a - 2];
+            const Allocation& g = dr.allocations[a - 1];
+            const Allocation& w2 = dr.allocations[a];
+            if (!m_convWorkspace[a - 2] || !m_convWorkspace[a] || attribution.allocationPhase[a] != Phase::Backward ||
+                !w1.freeEvent.valid() || !g.allocEvent.valid() || w1.freeEvent.value > g.allocEvent.value ||
+                g.size < (64u << 10) || w2.size <= w1.size + 2 * g.size || w2.size - w1.size - 2 * g.size >= 1024)
+                continue;
+            m_filterWorkspaceExtra[a] = 2 * g.size;
+        }
     for (size_t a = 0; a < dr.allocations.size() && !m_attention; ++a)
         m_attention = attribution.allocationPhase[a] == Phase::Forward && isAttention(dr.allocations[a].stack);
     if (!stacks.hasNativeFrames() && !m_convolutionalNetwork && m_attention) {
@@ -2526,8 +2543,16 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
     }
     // --- sizes: precision, batch, sequence, micro-batch
     for (TraceOp& op : s.ops)
-        if (op.kind == TraceOp::Kind::Alloc)
-            op.size = scaled(op.size, sizeFactor(op.origin, from, to, batchFactor, seqFactor));
+        if (op.kind == TraceOp::Kind::Alloc) {
+            const uint64_t extra = op.origin >= 0 && static_cast<size_t>(op.origin) < m_filterWorkspaceExtra.size()
+                                       ? m_filterWorkspaceExtra[static_cast<size_t>(op.origin)]
+                                       : 0;
+            const double f = sizeFactor(op.origin, from, to, batchFactor, seqFactor);
+            if (extra > 0 && extra < op.size && from == Precision::Fp32 && to != Precision::Fp32)
+                op.size = scaled(op.size - extra, f);
+            else
+                op.size = scaled(op.size, f);
+        }
 
     // --- grouped-query attention recorded in a fused kernel at 16 bits (m_gqaCalls) runs the
     // math kernel in fp32: per call, k and v repeated to every head, the query and key scaled

@@ -247,6 +247,8 @@ private:
     // per allocation: a convolution's workspace (freed before any other allocation, in a
     // program whose forward runs convolutions): optional under a capacity (TraceOp::optional)
     std::vector<uint8_t> m_convWorkspace;
+    // per allocation: the bytes an fp32 weight-gradient workspace holds over its input-gradient one
+    std::vector<uint64_t> m_filterWorkspaceExtra;
     bool m_convolutionalNetwork = false;
     // per allocation: made inside transformers' loss (loss_utils upcasts the logits to fp32),
     // fp32 whatever the model's precision

@@ -1519,6 +1519,74 @@ private slots:
         QCOMPARE(sim.reservedPeak, real->replay->devices.at(0).peakReserved.bytes);
     }
 
+    // A convolution's backward makes its input's gradient with one cuDNN workspace, then its
+    // weight's gradient and a second workspace. In fp32 the second is larger by twice the
+    // weight's bytes (Wav2Vec2's feature extractor, ResNet's 3 x 3 layers); in the real bf16 runs
+    // (changed/wav2vec_bf16, changed/cnn_bf16, stacks="all", H200) the two are of one size. Scaled
+    // as a whole, each 16-bit weight-gradient workspace outgrew the segment its input-gradient
+    // one had left: Wav2Vec2 in bf16 reserved +30.2% (allocated +0.4%).
+    void weightGradientWorkspaceAt16Bits_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("truthFile");
+        QTest::addColumn<QString>("real");
+        QTest::addColumn<bool>("stacksAll");
+        for (const bool all : {false, true}) {
+            const QString prefix = all ? QStringLiteral("all: ") : QString();
+            QTest::newRow(qPrintable(prefix + QStringLiteral("wav2vec")))
+                << QStringLiteral("wav2vec") << QStringLiteral("truth_heldout13.json") << QStringLiteral("wav2vec_bf16") << all;
+            QTest::newRow(qPrintable(prefix + QStringLiteral("resnet18")))
+                << QStringLiteral("cnn") << QStringLiteral("truth.json") << QStringLiteral("cnn_bf16") << all;
+        }
+    }
+    void weightGradientWorkspaceAt16Bits()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, truthFile);
+        QFETCH(QString, real);
+        QFETCH(bool, stacksAll);
+        // (first workspace, weight gradient, second workspace): an allocation over 1 MiB freed
+        // at once, the next allocation, then another over 1 MiB freed at once
+        struct Pair {
+            uint64_t first = 0, gradient = 0, second = 0;
+        };
+        auto pairs = [](const OpStream& s) {
+            std::vector<Pair> out;
+            std::vector<TraceOp> o; // allocs and completed frees
+            std::copy_if(s.ops.begin(), s.ops.end(), std::back_inserter(o),
+                         [](const TraceOp& op) { return op.kind == TraceOp::Kind::Alloc || op.kind == TraceOp::Kind::Free; });
+            auto freedAt = [&](size_t i) {
+                return i + 1 < o.size() && o[i + 1].kind == TraceOp::Kind::Free && o[i + 1].key == o[i].key;
+            };
+            for (size_t i = 0; i + 4 < o.size(); ++i)
+                if (o[i].kind == TraceOp::Kind::Alloc && o[i].size > (1u << 20) && freedAt(i) &&
+                    o[i + 2].kind == TraceOp::Kind::Alloc && o[i + 3].kind == TraceOp::Kind::Alloc &&
+                    o[i + 3].size > (1u << 20) && freedAt(i + 3))
+                    out.push_back({o[i].size, o[i + 2].size, o[i + 3].size});
+            return out;
+        };
+        // the second larger than the first by twice the gradient's bytes, within 1 KiB
+        auto outgrown = [](const std::vector<Pair>& ps) {
+            QStringList bad;
+            for (const Pair& p : ps)
+                if (p.second > p.first + 2 * p.gradient - 1024 && p.second < p.first + 2 * p.gradient + 1024)
+                    bad << QStringLiteral("%1 then %2 (gradient %3)").arg(p.first).arg(p.second).arg(p.gradient);
+            return bad;
+        };
+        const auto r = attributedFile(kDir + QStringLiteral("/changed/%1.pickle.gz").arg(real));
+        const std::vector<Pair> want = pairs(opsFromRecording(*r->replay, 0));
+        QVERIFY(want.size() >= 8);
+        QVERIFY2(outgrown(want).isEmpty(), qPrintable(outgrown(want).join(QStringLiteral(", "))));
+        const auto a = loadAttributed(model + QStringLiteral("_base"), stacksAll);
+        QVERIFY(outgrown(pairs(opsFromRecording(*a->replay, 0))).size() >= 3); // the fp32 run's
+        const ModelWhatIf m = modelFor(*a, baseConfig(truth(truthFile), model));
+        ModelChanges c;
+        c.precision = Precision::Bf16;
+        const std::vector<Pair> got = pairs(m.build(c));
+        QVERIFY2(got.size() * 2 >= want.size(), qPrintable(QStringLiteral("%1 pairs, real %2").arg(got.size()).arg(want.size())));
+        QVERIFY2(outgrown(got).isEmpty(), qPrintable(outgrown(got).join(QStringLiteral(", "))));
+    }
+
     // Under autocast a product's weight gradient is made at 16 bits and cast to fp32 once the
     // product's backward is done. The real Phi-3 under autocast (changed/phi3_amp_bf16, stacks
     // "all") makes its head's 31 MiB bf16 gradient, frees the 125 MiB gradient of the logits and
@@ -1671,7 +1739,9 @@ private slots:
             // ResNet-50 in bf16, checkpointed, at twice the batch, from stacks="all": since the
             // block's output is the activation its backward frees first (the LSTM's rule), one
             // bottleneck keeps another tensor and the replay makes one more segment (allocated -0.3%)
-            {"resnet50_bf16+ckpt_all+batch_x2", {0.05, 0.15}},
+            {"resnet50_bf16+ckpt_all+batch_x2", {0.05, 0.11}}, // +0.3% from Python frames, +14.2% from
+            // C++ frames before its weight-gradient workspaces at 16 bits were those of one size
+            // (session 27): +10.1% from both
             // the third held-out set, as measured (docs/ALLOCATOR.md): ConvNeXt's checkpointed
             // reserved bytes; Swin's attention is F.linear and Tensor.matmul inside
             // a plain function, which Python frames do not name (stacks="all" does: within 3%
@@ -1838,18 +1908,17 @@ private slots:
             {"vgg_adafactor", {0.13, 0.08}},
             {"vgg_bf16+ckpt_all+batch_x2", {0.05, 0.20}},
             {"wav2vec_ckpt_all", {0.05, 0.10}},
-            {"wav2vec_bf16", {0.05, 0.31}},
             // (from C++ frames under autocast reserved +3.8% -> -11.0% since a linear layer that
             // copies its input first reads that copy, not the op before it; allocated +2.2% -> +2.3%)
-            {"wav2vec_amp_bf16", {0.07, 0.12}},
-            {"wav2vec_amp_fp16", {0.07, 0.12}},
+            // (session 27: under autocast -0.8% -> -7.6% from Python frames, -11.0% -> -12.7% from
+            // C++ frames, since a 16-bit weight-gradient workspace is its input-gradient one's size)
+            {"wav2vec_amp_bf16", {0.06, 0.13}},
+            {"wav2vec_amp_fp16", {0.06, 0.13}},
             {"wav2vec_adafactor", {0.07, 0.08}},
             {"wav2vec_accum2", {0.05, 0.12}},
             {"wav2vec_batch_half", {0.05, 0.12}},
             {"wav2vec_ckpt_all+amp_bf16", {0.14, 0.16}},
             {"wav2vec_ckpt_all+accum2", {0.05, 0.10}},
-            {"wav2vec_amp_bf16+sgd_momentum+accum2", {0.05, 0.11}},
-            {"wav2vec_bf16+ckpt_all+batch_x2", {0.05, 0.28}},
             {"wav2vec_seq_half", {0.05, 0.11}},
             // the nineteenth (truth_heldout14.json), held out, as measured: 115 of 126 rows, every
             // allocated peak within 5% (StableLM, Starcoder2 with a sliding window, a RoBERTa
