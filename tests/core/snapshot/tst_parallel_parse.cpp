@@ -100,16 +100,28 @@ private slots:
     void sameAsOneThread_data()
     {
         QTest::addColumn<QString>("file");
-        int rows = 0;
+        int rows = 0, whatIf = 0;
         for (const QString& folder : {QStringLiteral(MEMSCOPE_SAMPLES_DIR), QStringLiteral(MEMSCOPE_TESTDATA_DIR)}) {
+            QStringList paths;
             QDirIterator it(folder, {QStringLiteral("*.pickle"), QStringLiteral("*.pickle.gz")}, QDir::Files,
                             QDirIterator::Subdirectories);
-            while (it.hasNext()) {
-                const QString path = it.next();
+            while (it.hasNext())
+                paths << it.next();
+            paths.sort();
+            for (const QString& path : paths) {
+#ifdef MEMSCOPE_SANITIZED
+                // The what-if's truth recordings (over 200, one more set each session: torch 2.11
+                // pickles written alike) took this test past its 30 minutes under ASan: there every
+                // eighth of them, the release build parses them all.
+                if (path.contains(QStringLiteral("/whatif/")) && whatIf++ % 8 != 0)
+                    continue;
+#endif
                 QTest::newRow(qPrintable(path.mid(folder.size() - 8))) << path;
                 ++rows;
             }
         }
+        if (whatIf > 0)
+            qInfo("under the sanitizers: %d of the what-if's %d recordings", (whatIf + 7) / 8, whatIf);
         QVERIFY(rows >= 60);
     }
     void sameAsOneThread()
