@@ -41,7 +41,8 @@ class TestLiveTab : public QObject {
     Q_OBJECT
     QString m_python;
 
-    std::unique_ptr<QProcess> startAgent(const QString& sample, const QString& socket, const QString& speed)
+    std::unique_ptr<QProcess> startAgent(const QString& sample, const QString& socket, const QString& speed,
+                                         const QString& maxGap = QStringLiteral("0.3"))
     {
         auto p = std::make_unique<QProcess>();
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -50,8 +51,8 @@ class TestLiveTab : public QObject {
         p->setProcessEnvironment(env);
         p->start(m_python, {QStringLiteral("-m"), QStringLiteral("memscope_agent"), QStringLiteral("--replay"),
                             QStringLiteral(MEMSCOPE_SAMPLES_DIR "/") + sample, QStringLiteral("--speed"), speed,
-                            QStringLiteral("--max-gap"), QStringLiteral("0.3"), QStringLiteral("--socket"), socket,
-                            QStringLiteral("--linger"), QStringLiteral("3")});
+                            QStringLiteral("--max-gap"), maxGap, QStringLiteral("--socket"), socket, QStringLiteral("--linger"),
+                            QStringLiteral("3")});
         return p->waitForStarted() ? std::move(p) : nullptr;
     }
     static LiveEndpoint endpoint(const QString& socket)
@@ -171,11 +172,14 @@ private slots:
     {
         QTemporaryDir dir;
         const QString socket = dir.filePath(QStringLiteral("a.sock"));
-        auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.5"));
+        // Paced to stream for about a minute with no pause over half a second: at 0.5 and gaps
+        // of 0.3 s it streamed for 2.2 s, and a slow CI machine detached after it had ended.
+        auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.01"), QStringLiteral("0.005"));
+        QVERIFY(agent);
         LiveTab w;
         w.setAskBeforeClosing(false);
         w.attach(endpoint(socket));
-        QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > 0, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > 0, 60000);
         w.setPaused(true);
         QTest::qWait(300); // an analysis started before the pause may still land
         const int frozen = w.session()->documentsDelivered();
@@ -184,7 +188,7 @@ private slots:
         QCOMPARE(w.session()->documentsDelivered(), frozen);
         QVERIFY(w.session()->stats().events > before); // receiving goes on
         w.setPaused(false);
-        QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > frozen, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > frozen, 60000);
         // Zooming stops following; Follow brings the full range back.
         w.timeline()->zoomBy(0.5);
         QVERIFY(!w.following());
@@ -264,11 +268,14 @@ private slots:
     {
         QTemporaryDir dir;
         const QString socket = dir.filePath(QStringLiteral("a.sock"));
-        auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.5"));
+        // Paced to stream for about a minute with no pause over half a second: at 0.5 and gaps
+        // of 0.3 s it streamed for 2.2 s, and a slow CI machine detached after it had ended.
+        auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.01"), QStringLiteral("0.005"));
+        QVERIFY(agent);
         LiveTab w;
         w.setAskBeforeClosing(false);
         w.attach(endpoint(socket));
-        QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > 0, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > 0, 60000);
         const int delivered = w.session()->documentsDelivered();
         QSignalSpy failed(w.session(), &LiveSession::updateFailed);
         w.session()->setDocumentMaker([](std::shared_ptr<const Analysis>) -> std::shared_ptr<const Document> {
@@ -291,11 +298,14 @@ private slots:
     {
         QTemporaryDir dir;
         const QString socket = dir.filePath(QStringLiteral("a.sock"));
-        auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.5"));
+        // Paced to stream for about a minute with no pause over half a second: at 0.5 and gaps
+        // of 0.3 s it streamed for 2.2 s, and a slow CI machine detached after it had ended.
+        auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.01"), QStringLiteral("0.005"));
+        QVERIFY(agent);
         LiveTab w;
         w.setAskBeforeClosing(false);
         w.attach(endpoint(socket));
-        QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > 0, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.session()->documentsDelivered() > 0, 60000);
         ::kill(static_cast<pid_t>(agent->processId()), SIGKILL);
         QTRY_COMPARE_WITH_TIMEOUT(liveStateName(w.session()->state()), std::string_view("lost"), 30000);
         // The window shows the client's state at its next poll (40 ms), not at once.
@@ -368,6 +378,9 @@ private slots:
         QVERIFY(w);
         w->setAskBeforeClosing(false);
         QTRY_COMPARE_WITH_TIMEOUT(liveStateName(w->session()->state()), std::string_view("ended"), 60000);
+        // The model takes what arrived at the next update; a detach takes it now (on a slow CI
+        // machine the comparison ran before any update: "device count 1 vs 0").
+        w->session()->detach();
         const auto original = readSnapshotFile(MEMSCOPE_SAMPLES_DIR "/oom.pickle");
         QCOMPARE(QString::fromStdString(test::compareSnapshots(*original, *w->session()->snapshot())), QString());
         delete w;
