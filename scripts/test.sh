@@ -62,7 +62,10 @@ build() {
 disk() { echo "scripts/test.sh: $(df -Ph . | awk 'NR == 2 { print $4 }') free on this disk $1"; }
 disk "before the builds"
 build ci || exit 1
-run_ctest ci ctest --preset ci
+# One ctest job a core; the tests that start agents or wait on the clock run alone
+# (RUN_SERIAL, tests/CMakeLists.txt).
+jobs="$(nproc)"
+run_ctest ci ctest --preset ci -j "$jobs"
 if CLI_LOG="$log/cli_ctest.txt" bash scripts/package-check.sh; then
   package_ok=1
 else
@@ -86,7 +89,7 @@ if [ "$python_ok" -eq 0 ]; then
 fi
 disk "before the ASan build"
 build ci-asan || exit 1
-run_ctest ci-asan env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset ci-asan
+run_ctest ci-asan env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --preset ci-asan -j "$jobs"
 if FUZZ_LOG="$log/fuzz_ctest.txt" bash fuzz/ci.sh; then
   fuzz_ok=1
 else
