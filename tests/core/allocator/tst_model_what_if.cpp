@@ -2089,9 +2089,10 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addColumn<bool>("stacksAll");
         for (const bool all : {false, true})
-            for (const QString& file : kTruthFiles)
-                for (const QJsonValue v :
-                     truthRowsRun(file, all) ? truth(file).value(QStringLiteral("sweeps")).toArray() : QJsonArray{}) {
+            for (const QString& file : kTruthFiles) {
+                if (!truthRowsRun(file, all))
+                    continue;
+                for (const QJsonValue v : truth(file).value(QStringLiteral("sweeps")).toArray()) {
                     const QJsonObject s = v.toObject();
                     int ran = 0, failed = 0;
                     for (const QJsonValue x : s.value(QStringLiteral("runs")).toArray()) {
@@ -2107,6 +2108,7 @@ private slots:
                         << model << (variant == QStringLiteral("ckpt_all")) << s.value(QStringLiteral("cap_bytes")).toDouble()
                         << ran << failed << sweepSlack(model, variant) << sweepOver(model, variant) << file << all;
                 }
+            }
     }
     void maxBatchInSweep()
     {

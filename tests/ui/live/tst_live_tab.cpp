@@ -55,6 +55,12 @@ class TestLiveTab : public QObject {
                             QStringLiteral("3")});
         return p->waitForStarted() ? std::move(p) : nullptr;
     }
+    // many_small paced to stream for about a minute with no pause over half a second: at speed
+    // 0.5 and gaps of 0.3 s it streamed for 2.2 s, and a slow CI machine detached after it ended.
+    std::unique_ptr<QProcess> startStreamingAgent(const QString& socket)
+    {
+        return startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.01"), QStringLiteral("0.005"));
+    }
     static LiveEndpoint endpoint(const QString& socket)
     {
         LiveEndpoint e;
@@ -172,9 +178,7 @@ private slots:
     {
         QTemporaryDir dir;
         const QString socket = dir.filePath(QStringLiteral("a.sock"));
-        // Paced to stream for about a minute with no pause over half a second: at 0.5 and gaps
-        // of 0.3 s it streamed for 2.2 s, and a slow CI machine detached after it had ended.
-        auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.01"), QStringLiteral("0.005"));
+        auto agent = startStreamingAgent(socket);
         QVERIFY(agent);
         LiveTab w;
         w.setAskBeforeClosing(false);
@@ -268,9 +272,7 @@ private slots:
     {
         QTemporaryDir dir;
         const QString socket = dir.filePath(QStringLiteral("a.sock"));
-        // Paced to stream for about a minute with no pause over half a second: at 0.5 and gaps
-        // of 0.3 s it streamed for 2.2 s, and a slow CI machine detached after it had ended.
-        auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.01"), QStringLiteral("0.005"));
+        auto agent = startStreamingAgent(socket);
         QVERIFY(agent);
         LiveTab w;
         w.setAskBeforeClosing(false);
@@ -298,9 +300,7 @@ private slots:
     {
         QTemporaryDir dir;
         const QString socket = dir.filePath(QStringLiteral("a.sock"));
-        // Paced to stream for about a minute with no pause over half a second: at 0.5 and gaps
-        // of 0.3 s it streamed for 2.2 s, and a slow CI machine detached after it had ended.
-        auto agent = startAgent(QStringLiteral("many_small.pickle"), socket, QStringLiteral("0.01"), QStringLiteral("0.005"));
+        auto agent = startStreamingAgent(socket);
         QVERIFY(agent);
         LiveTab w;
         w.setAskBeforeClosing(false);
