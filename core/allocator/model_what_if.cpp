@@ -925,6 +925,61 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         m_opensMidRun = !parametersMadeHere;
     }
     m_blocks = findForwardBlocks(replay, deviceIndex, attribution, stacks);
+
+    // How long a checkpointed forward keeps what transformers' model code binds to a name. A
+    // tensor that ends a statement of the first frame outside torch that made it (its
+    // caller: `attn_ln = self.input_layernorm(hidden_states)`) lives until the next statement
+    // of that frame that allocates has run (`h, _ = self.self_attn(...)` rebinds or has used
+    // it), or the frame returns. The tensors inside a statement are its temporaries, and the
+    // window after them holds (kCheckpointWindow).
+    m_boundUntil.assign(dr.allocations.size(), -1);
+    auto inTorch = [&](FrameId f) {
+        const std::string_view file = snap.str(snap.frames.frame(f).filename);
+        return contains(file, "packages/torch/") || contains(file, "/torch/nn/") || contains(file, "/torch/utils/") ||
+               contains(file, "/torch/autograd/") || contains(file, "/torch/amp/") || contains(file, "/torch/_");
+    };
+    for (size_t a = 0; a < dr.allocations.size(); ++a) {
+        const Allocation& al = dr.allocations[a];
+        if (attribution.allocationCategory[a] != Category::Activation || !al.stack.valid() || !al.allocEvent.valid())
+            continue;
+        const auto frames = stacks.frames(al.stack);
+        size_t j = 0;
+        while (j < frames.size() && inTorch(frames[j]))
+            ++j;
+        if (j >= frames.size() || !contains(snap.str(snap.frames.frame(frames[j]).filename), "transformers/models/"))
+            continue;
+        const Frame& caller = snap.frames.frame(frames[j]);
+        const size_t depth = frames.size() - j; // the caller and the frames outside it
+        const int64_t end = std::min<int64_t>(static_cast<int64_t>(dr.eventAllocation.size()), al.allocEvent.value + 20000);
+        std::optional<FrameId> next; // the caller's next statement that allocates
+        for (int64_t e = al.allocEvent.value + 1; e < end; ++e) {
+            const AllocationId id = dr.eventAllocation[static_cast<size_t>(e)];
+            if (!id.valid() || dr.allocation(id).allocEvent.value != e || !dr.allocation(id).stack.valid())
+                continue;
+            const auto g = stacks.frames(dr.allocation(id).stack);
+            bool running = g.size() >= depth;
+            for (size_t k = 1; running && k < depth; ++k)
+                running = g[g.size() - depth + k] == frames[j + k];
+            const FrameId here = running ? g[g.size() - depth] : FrameId{};
+            if (running) {
+                const Frame& h = snap.frames.frame(here);
+                running = h.filename == caller.filename && h.name == caller.name;
+            }
+            if (!running) {
+                m_boundUntil[a] = e;
+                break;
+            }
+            if (!next && here == frames[j]) {
+                if (dr.allocation(id).size * 4 >= al.size) // a temporary of its statement (not a norm's statistics)
+                    break;
+            } else if (!next)
+                next = here;
+            else if (here != *next) {
+                m_boundUntil[a] = e;
+                break;
+            }
+        }
+    }
     m_recorded.blocks = m_blocks.count();
 
     // The dtype each forward op produces under autocast, from its innermost frames: a
@@ -3138,9 +3193,11 @@ OpStream ModelWhatIf::build(const ModelChanges& changes, std::vector<std::string
                         dropped.push_back(key);
                         const Allocation& al = dr.allocations[key];
                         // not saved, it dies once the ops after it have used it
-                        const int64_t at = k + kCheckpointWindow < acts[b].size()
-                                               ? dr.allocations[acts[b][k + kCheckpointWindow]].allocEvent.value
-                                               : blocks[b].lastEvent;
+                        int64_t at = k + kCheckpointWindow < acts[b].size()
+                                         ? dr.allocations[acts[b][k + kCheckpointWindow]].allocEvent.value
+                                         : blocks[b].lastEvent;
+                        if (m_boundUntil[key] >= 0) // bound to a name until its frame's next statement has run
+                            at = std::max(at, std::min(m_boundUntil[key], blocks[b].lastEvent));
                         extra.push_back({TraceOp::Kind::Free, Category::Other, key, static_cast<int32_t>(key), 0, al.stream, at});
                         firstFree = std::min(firstFree, al.freeEvent.value);
                     }

@@ -213,6 +213,9 @@ private:
     // per allocation: made by a math-kernel attention that 16 bits do not move to the flash
     // kernel (a mask passed in), which computes in fp32 whatever its inputs
     std::vector<uint8_t> m_mathAttention;
+    // per activation that ends a statement of transformers' model code: the event by which
+    // that frame's next statement that allocates has run (or the frame returned); -1 elsewhere
+    std::vector<int64_t> m_boundUntil;
     // per math-kernel attention call that 16 bits move to the flash kernel (a causal mask of
     // its own): its tensors but the output, the inputs it consumed, and where its scores died
     struct FlashCall {
