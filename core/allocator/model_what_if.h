@@ -335,6 +335,9 @@ private:
     // per allocation: bytes that do not follow the dtype (dropout's bool mask, a backward
     // reduction's fp32 buffer)
     std::vector<uint8_t> m_fixedBytes;
+    // per allocation: an embedding's output one sequence long, the batch's token embedding this
+    // many times its size (a position embedding, [1, L, H]); 0 elsewhere
+    std::vector<uint32_t> m_perSequence;
     std::vector<ReductionBuffer> m_reductions; // per allocation: a reduction's buffer (grows to a cap)
     // per allocation: a forward allocation of half a large weight's bytes that the same call
     // follows with another allocation (autocast's copy, made before the product's output; an

@@ -2114,6 +2114,10 @@ private slots:
                                     << QStringLiteral("starcoder2_ckpt_all");
         QTest::newRow("bloom") << QStringLiteral("bloom") << 1 << QStringLiteral("truth_heldout6.json")
                                << QStringLiteral("bloom_ckpt_all");
+        // (and BigCode at four times its batch since its position embedding keeps its bytes:
+        // positionEmbeddingFollowsTheSequence)
+        QTest::newRow("bigcode x4") << QStringLiteral("bigcode") << 4 << QStringLiteral("truth_heldout13.json")
+                                    << QStringLiteral("bigcode_ckpt_all_batch_x4");
     }
     void checkpointedForwardKeepsBoundNames()
     {
@@ -2137,6 +2141,46 @@ private slots:
               static_cast<long long>(want.reservedPeak >> 20));
         QVERIFY(std::fabs(ea) <= 0.05);
         QVERIFY(std::fabs(er) <= 0.08);
+    }
+
+    // A position embedding is looked up for one sequence ([1, L, H]) and broadcast over the
+    // batch: at another batch it keeps its bytes, where the tokens' embedding ([B, L, H]) scales.
+    // BigCode's learned positions, 512 KiB at batch 8, scaled to 2 MiB at 32 had become a
+    // large-pool block and moved the checkpointed forward's segments (-19.1% reserved against its
+    // real run at 32, changed/bigcode_ckpt_all_batch_x4; the next row of checkpointedForwardKeepsBoundNames).
+    void positionEmbeddingFollowsTheSequence()
+    {
+        const auto a = loadAttributed(QStringLiteral("bigcode_base"));
+        const QJsonObject cfg = baseConfig(truth(QStringLiteral("truth_heldout13.json")), QStringLiteral("bigcode"));
+        const ModelWhatIf m = modelFor(*a, cfg);
+        const DeviceReplay& dr = a->replay->devices[0];
+        const Snapshot& snap = *a->replay->snapshot;
+        const PythonStacks stacks(snap);
+        const uint64_t sequence = 256 * 512 * 4, tokens = 8 * sequence; // fp32, 256 tokens of 512
+        std::map<int32_t, uint64_t> embeddings; // forward embedding outputs -> their bytes
+        for (size_t i = 0; i < dr.allocations.size(); ++i) {
+            const auto f = stacks.frames(dr.allocations[i].stack);
+            if (!f.empty() && snap.str(snap.frames.frame(f[0]).name) == "embedding" &&
+                (dr.allocations[i].size == sequence || dr.allocations[i].size == tokens))
+                embeddings[static_cast<int32_t>(i)] = dr.allocations[i].size;
+        }
+        QCOMPARE(embeddings.size(), size_t(6)); // tokens and positions, each of three steps
+        ModelChanges c;
+        c.batch = 32;
+        int positions = 0;
+        for (const TraceOp& op : m.build(c).ops)
+            if (op.kind == TraceOp::Kind::Alloc && embeddings.count(op.origin)) {
+                const uint64_t recorded = embeddings.at(op.origin);
+                QCOMPARE(op.size, recorded == sequence ? sequence : 4 * tokens);
+                positions += recorded == sequence ? 1 : 0;
+            }
+        QCOMPARE(positions, 3);
+        // and at another sequence they follow it: 512 tokens, half the batch
+        c.batch = 4;
+        c.seq = 512;
+        for (const TraceOp& op : m.build(c).ops)
+            if (op.kind == TraceOp::Kind::Alloc && embeddings.count(op.origin))
+                QCOMPARE(op.size, 2 * embeddings.at(op.origin) / (embeddings.at(op.origin) == sequence ? 1 : 2));
     }
 
     void maxBatchInSweep_data()
