@@ -253,6 +253,8 @@ private:
     // per allocation: the bytes an fp32 weight-gradient workspace holds over its input-gradient one
     std::vector<uint64_t> m_filterWorkspaceExtra;
     bool m_convolutionalNetwork = false;
+    // some op of the recording is a matrix product (cuBLAS made its workspace)
+    bool m_matrixProducts = false;
     // per allocation: made inside transformers' loss (loss_utils upcasts the logits to fp32),
     // fp32 whatever the model's precision
     std::vector<uint8_t> m_upcastLoss;

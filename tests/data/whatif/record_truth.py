@@ -84,6 +84,10 @@ TRUTH_MODELS=gptneo,mnasnet,electra TRUTH_FILE=truth_heldout19.json records the 
 recorded before any of its runs was looked at and after session 26's accumulation rules: a
 GPT-Neo decoder (global and local attention in turn), torchvision's MNASNet 1.0 and an ELECTRA
 discriminator (a binary loss per token).
+TRUTH_MODELS=granite,modernbert,squeezenet TRUTH_FILE=truth_heldout20.json records the
+twenty-seventh, recorded before any of its runs was looked at (session 29): a Granite decoder
+(embedding, residual, attention and logits multipliers), a ModernBERT masked language model
+(local attention in two layers of three, a gated GELU) and torchvision's SqueezeNet 1.1.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -133,6 +137,13 @@ class Ckpt(nn.Module):
         # recompute in backward must see the list the forward saw
         args = [list(a) if isinstance(a, list) else a for a in args]
         return checkpoint(self.inner, *args, use_reentrant=False, **kwargs)
+
+    def __getattr__(self, name):
+        # the model may read its layers' attributes (ModernBERT's attention_type)
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(super().__getattr__("inner"), name)
 
 
 def in_order(*containers):
@@ -1779,6 +1790,66 @@ class Electra(TokenLabelled):
         return (torch.rand(ids.shape, device=DEV, generator=g) < 0.15).long()
 
 
+class Granite(CausalLM):
+    """Held out (twenty-seventh set): a Granite decoder from a transformers config (a Llama with
+    multipliers on its embeddings, residuals, attention scores and logits; grouped-query
+    attention), its loss inside the model."""
+    name = "granite"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import GraniteConfig, GraniteForCausalLM
+
+        cfg = GraniteConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1376, num_hidden_layers=4,
+                            num_attention_heads=8, num_key_value_heads=4, embedding_multiplier=12.0,
+                            residual_multiplier=0.22, attention_multiplier=0.0078125, logits_scaling=8.0,
+                            max_position_embeddings=1024, use_cache=False)
+        torch.manual_seed(0)
+        return GraniteForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class ModernBert(TokenLabelled):
+    """Held out (twenty-seventh set): a ModernBERT masked language model from a transformers config
+    (global attention every third layer, a 64-token window in the others, a gated GELU, no
+    biases), a sixth of the tokens masked, its loss inside the model. Its reference compile of
+    the head is off: an eager run."""
+    name = "modernbert"
+
+    def build(self, dtype):
+        from transformers import ModernBertConfig, ModernBertForMaskedLM
+
+        cfg = ModernBertConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1024, num_hidden_layers=6,
+                               num_attention_heads=8, global_attn_every_n_layers=3, local_attention=64,
+                               max_position_embeddings=512, pad_token_id=0, reference_compile=False)
+        torch.manual_seed(0)
+        return ModernBertForMaskedLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+    def labels(self, ids, g):
+        return torch.where(torch.rand(ids.shape, device=DEV, generator=g) < 1 / 6, ids, torch.full_like(ids, -100))
+
+
+class SqueezeNet(ImageClassifier):
+    """Held out (twenty-seventh set): torchvision's SqueezeNet 1.1 (Fire modules: a 1 x 1 squeeze,
+    then 1 x 1 and 3 x 3 expands concatenated; a convolutional classifier), its blocks the eight
+    Fire modules."""
+    name = "squeezenet"
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.squeezenet1_1(num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return [(m.features, i) for i in range(len(m.features)) if type(m.features[i]).__name__ == "Fire"]
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1789,7 +1860,8 @@ def all_specs():
                                 EffNetV2(), BigCode(), VGG(), Wav2Vec2(), StableLM(), Starcoder2(),
                                 RobertaMLM(), R3D(), Mamba(), SegFormer(), AccLLM(),
                                 AccConvNeXt(), MambaWide(), Inception(), TorchTx(), CLIP(), GoogLeNet(),
-                                DINOv2(), GPTJ(), SwinV2(), OLMo2(), ConvNeXtV2(), GPTNeo(), MNASNet(), Electra())}
+                                DINOv2(), GPTJ(), SwinV2(), OLMo2(), ConvNeXtV2(), GPTNeo(), MNASNet(), Electra(), Granite(), ModernBert(),
+                                SqueezeNet())}
 
 
 # ---------------------------------------------------------------- one run
