@@ -30,6 +30,7 @@ constexpr int64_t kSummedPartEvents = 64; // a gradient's last part is freed thi
 constexpr uint64_t kSummedGradientMin = 1 << 20; // (a bias's gradient's size is too common)
 constexpr uint64_t kFloatInputMin = 1 << 20; // inputs that are float data, not token ids
 constexpr uint64_t kCublasWorkspace = uint64_t(32) << 20; // cuBLAS's on Hopper (CUBLAS_WORKSPACE_CONFIG unset)
+constexpr uint32_t kAnyBatch = UINT32_MAX; // m_perSequence: one sequence's at any recorded batch
 constexpr size_t kCheckpointWindow = 2; // a checkpointed forward's tensor lives until the 2nd tensor after it
 constexpr uint64_t kOutputFraction = 16; // a block's output is at least 1/16 of its largest activation
 constexpr size_t kFormulaRun = 5; // tensors one line makes in a row: a hand-written element-wise formula
@@ -1752,6 +1753,18 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
                         m_perSequence[a] = static_cast<uint32_t>(large / small);
                 }
         }
+        // transformers' rotary embeddings (the forward `dynamic_rope_update` wraps) make their cos
+        // and sin from the positions of one sequence ([1, L, d]) whatever the batch
+        auto isRope = memoByStack([&](StackId st) {
+            for (const FrameId f : stacks.frames(st))
+                if (endsWith(snap.str(snap.frames.frame(f).filename), "modeling_rope_utils.py"))
+                    return true;
+            return false;
+        });
+        for (size_t a = 0; a < dr.allocations.size(); ++a)
+            if (attribution.allocationPhase[a] == Phase::Forward && isRope(dr.allocations[a].stack) &&
+                !keptToEnd(attribution, dr.allocations[a]))
+                m_perSequence[a] = kAnyBatch;
     }
     // a reduction's buffer holds fp32 partial results whatever the dtype (reduction_buffers.h)
     m_reductions = reductionBuffers(replay, deviceIndex);
@@ -2112,19 +2125,32 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             if (sqFrames.empty() || meanFrames.empty() || sqFrames[0] != meanFrames[0])
                 continue;
             ++normsSquared;
-            if (k > 0) {
-                const Allocation& copy = dr.allocations[fwd[k - 1]];
-                const auto copyFrames = stacks.frames(copy.stack);
-                const Frame& sf = snap.frames.frame(sqFrames[0]);
-                // made by the same call of the norm: its function, the same callers
-                const bool upcast = copy.size == sq.size && copyFrames.size() == sqFrames.size() &&
-                                    snap.frames.frame(copyFrames[0]).filename == sf.filename &&
-                                    snap.frames.frame(copyFrames[0]).name == sf.name &&
-                                    snap.frames.frame(copyFrames[0]).line <= sf.line &&
-                                    std::equal(copyFrames.begin() + 1, copyFrames.end(), sqFrames.begin() + 1);
+            const Frame& sf = snap.frames.frame(sqFrames[0]);
+            // made by the same call of the norm: its function, the same callers
+            auto sameCall = [&](const Allocation& x) {
+                const auto xFrames = stacks.frames(x.stack);
+                return xFrames.size() == sqFrames.size() && snap.frames.frame(xFrames[0]).filename == sf.filename &&
+                       snap.frames.frame(xFrames[0]).name == sf.name && snap.frames.frame(xFrames[0]).line <= sf.line &&
+                       std::equal(xFrames.begin() + 1, xFrames.end(), sqFrames.begin() + 1);
+            };
+            // A layer norm written out centers before it squares (Cohere's: a mean, then x - mean
+            // of the input's size, squared): that difference is no copy, and an upcast copy, if
+            // the input is 16-bit, comes before the mean.
+            size_t c = k;
+            if (k >= 2 && dr.allocations[fwd[k - 2]].size == mean.size && sameCall(dr.allocations[fwd[k - 2]]) &&
+                dr.allocations[fwd[k - 1]].size == sq.size && sameCall(dr.allocations[fwd[k - 1]]))
+                c = k >= 3 ? k - 3 : k;
+            else if (k > 0)
+                c = k - 1;
+            if (c < k) {
+                const Allocation& copy = dr.allocations[fwd[c]];
+                const std::string_view castOp = stacks.op(copy.stack);
+                const bool upcast = copy.size == sq.size && sameCall(copy) &&
+                                    (!stacks.hasNativeFrames() || castOp.starts_with("to") || castOp.starts_with("_to_copy") ||
+                                     castOp.starts_with("type_as"));
                 normsUpcast += upcast;
                 if (upcast)
-                    m_normCopy[fwd[k - 1]] = 1;
+                    m_normCopy[fwd[c]] = 1;
             }
             // the normalized output: the next tensor of the input's size made in the same file.
             // The copy is saved as long as the norm's backward needs it: as long as that output
@@ -2415,8 +2441,9 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
                        !m_gradPartial[static_cast<size_t>(origin)] && !m_summedPart[static_cast<size_t>(origin)]
                    ? reductionBufferFactor(m_reductions[static_cast<size_t>(origin)], batchFactor)
                    : 1.0;
-    if (m_perSequence[static_cast<size_t>(origin)] > 0 && m_recorded.batchKnown &&
-        m_perSequence[static_cast<size_t>(origin)] == static_cast<uint32_t>(std::llround(m_recorded.batch)))
+    if (m_perSequence[static_cast<size_t>(origin)] == kAnyBatch ||
+        (m_perSequence[static_cast<size_t>(origin)] > 0 && m_recorded.batchKnown &&
+         m_perSequence[static_cast<size_t>(origin)] == static_cast<uint32_t>(std::llround(m_recorded.batch))))
         f = seqFactor; // one sequence's, broadcast over the batch
     if (m_quadratic[static_cast<size_t>(origin)])
         f *= seqFactor; // L x L: once more L / L0

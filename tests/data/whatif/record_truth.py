@@ -88,6 +88,10 @@ TRUTH_MODELS=granite,modernbert,squeezenet TRUTH_FILE=truth_heldout20.json recor
 twenty-seventh, recorded before any of its runs was looked at (session 29): a Granite decoder
 (embedding, residual, attention and logits multipliers), a ModernBERT masked language model
 (local attention in two layers of three, a gated GELU) and torchvision's SqueezeNet 1.1.
+TRUTH_MODELS=qwen2moe,cohere,resnext TRUTH_FILE=truth_heldout21.json records the twenty-eighth,
+recorded before any of its runs was looked at (session 29): a Qwen2-MoE decoder (eight experts,
+two a token, and a shared expert), a Cohere decoder (attention and MLP in parallel from one layer
+norm, scaled logits) and torchvision's ResNeXt-50 32x4d (grouped convolutions).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1850,6 +1854,58 @@ class SqueezeNet(ImageClassifier):
         return [(m.features, i) for i in range(len(m.features)) if type(m.features[i]).__name__ == "Fire"]
 
 
+class Qwen2Moe(CausalLM):
+    """Held out (twenty-eighth set): a Qwen2-MoE decoder from a transformers config (eight experts
+    of which the router picks two a token, and a shared expert; grouped-query attention), its loss
+    inside the model (no router loss)."""
+    name = "qwen2moe"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import Qwen2MoeConfig, Qwen2MoeForCausalLM
+
+        cfg = Qwen2MoeConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1376, moe_intermediate_size=256,
+                             shared_expert_intermediate_size=512, num_experts=8, num_experts_per_tok=2,
+                             num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=4, decoder_sparse_step=1,
+                             max_position_embeddings=1024, output_router_logits=False, use_cache=False)
+        torch.manual_seed(0)
+        return Qwen2MoeForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class Cohere(CausalLM):
+    """Held out (twenty-eighth set): a Cohere decoder from a transformers config (attention and
+    MLP in parallel from one layer norm without bias, logits scaled), its loss inside the model."""
+    name = "cohere"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import CohereConfig, CohereForCausalLM
+
+        cfg = CohereConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1376, num_hidden_layers=4,
+                           num_attention_heads=8, num_key_value_heads=8, logit_scale=0.0625,
+                           max_position_embeddings=1024, use_cache=False)
+        torch.manual_seed(0)
+        return CohereForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class ResNeXt(CNN):
+    """Held out (twenty-eighth set): torchvision's ResNeXt-50 32x4d (bottlenecks whose 3 x 3
+    convolutions have 32 groups), 16 blocks in four stages."""
+    name = "resnext"
+
+    def build(self, dtype):
+        import torchvision
+
+        torch.manual_seed(0)
+        return torchvision.models.resnext50_32x4d(num_classes=100).to(device=DEV, dtype=dtype)
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1861,7 +1917,7 @@ def all_specs():
                                 RobertaMLM(), R3D(), Mamba(), SegFormer(), AccLLM(),
                                 AccConvNeXt(), MambaWide(), Inception(), TorchTx(), CLIP(), GoogLeNet(),
                                 DINOv2(), GPTJ(), SwinV2(), OLMo2(), ConvNeXtV2(), GPTNeo(), MNASNet(), Electra(), Granite(), ModernBert(),
-                                SqueezeNet())}
+                                SqueezeNet(), Qwen2Moe(), Cohere(), ResNeXt())}
 
 
 # ---------------------------------------------------------------- one run
