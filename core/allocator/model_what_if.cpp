@@ -1450,7 +1450,11 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             // a model's own arithmetic is fp32 when it mixes in the fp32 stream (a size an fp32
             // tensor of this forward had: residual adds), else it follows (a product of two
             // 16-bit outputs)
-            const bool mixesFull = c == kMix && !onProduct && fullSizes.count(al.size) > 0;
+            // (where the recording names operators, a sum on that line adds an fp32 tensor to the
+            // product's output, a bias or the residual stream: BART's and Marian's
+            // `self.lm_head(x) + self.final_logits_bias`, fp32 logits by type promotion)
+            const bool addsToProduct = onProduct && stacks.hasNativeFrames() && stacks.op(al.stack).starts_with("add");
+            const bool mixesFull = c == kMix && (addsToProduct || (!onProduct && fullSizes.count(al.size) > 0));
             const bool low = c == kLow ? true : c == kFull || mixesFull ? false : prevLow;
             if (!low && al.size >= 4096)
                 fullSizes.insert(al.size);

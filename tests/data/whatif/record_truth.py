@@ -92,6 +92,11 @@ TRUTH_MODELS=qwen2moe,cohere,resnext TRUTH_FILE=truth_heldout21.json records the
 recorded before any of its runs was looked at (session 29): a Qwen2-MoE decoder (eight experts,
 two a token, and a shared expert), a Cohere decoder (attention and MLP in parallel from one layer
 norm, scaled logits) and torchvision's ResNeXt-50 32x4d (grouped convolutions).
+TRUTH_MODELS=marian,phi,convmixer TRUTH_FILE=truth_heldout22.json records the twenty-ninth,
+recorded before any of its runs was looked at (session 29): a Marian translation model
+(sinusoidal positions, an encoder and a decoder), a Phi decoder (parallel attention and MLP,
+partial rotary) and timm's ConvMixer-768/32 (32 identical blocks of a depthwise and a
+pointwise convolution).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1906,6 +1911,61 @@ class ResNeXt(CNN):
         return torchvision.models.resnext50_32x4d(num_classes=100).to(device=DEV, dtype=dtype)
 
 
+class Marian(T5):
+    """Held out (twenty-ninth set): a Marian translation model from a transformers config
+    (sinusoidal positions, three encoder and three decoder layers), its loss inside the model."""
+    name = "marian"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import MarianConfig, MarianMTModel
+
+        cfg = MarianConfig(vocab_size=self.vocab, d_model=512, encoder_layers=3, decoder_layers=3,
+                           encoder_attention_heads=8, decoder_attention_heads=8, encoder_ffn_dim=2048,
+                           decoder_ffn_dim=2048, max_position_embeddings=512, pad_token_id=0, decoder_start_token_id=0,
+                           use_cache=False)
+        torch.manual_seed(0)
+        return MarianMTModel(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.encoder.layers, m.model.decoder.layers)
+
+
+class Phi(CausalLM):
+    """Held out (twenty-ninth set): a Phi decoder from a transformers config (attention and MLP in
+    parallel from one layer norm, rotary on half of each head, a tanh GELU), its loss inside the
+    model."""
+    name = "phi"
+    vocab = 16384
+
+    def build(self, dtype):
+        from transformers import PhiConfig, PhiForCausalLM
+
+        cfg = PhiConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=2048, num_hidden_layers=4,
+                        num_attention_heads=8, partial_rotary_factor=0.5, max_position_embeddings=1024, use_cache=False)
+        torch.manual_seed(0)
+        return PhiForCausalLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class ConvMixer(ImageClassifier):
+    """Held out (twenty-ninth set): timm's ConvMixer-768/32 at 128 x 128 (a 7 x 7 patch embedding,
+    then 32 blocks of a residual depthwise 7 x 7 convolution and a pointwise one, GELU and batch
+    norm), its 32 blocks."""
+    name = "convmixer"
+
+    def build(self, dtype):
+        import timm
+
+        torch.manual_seed(0)
+        return timm.create_model("convmixer_768_32", pretrained=False, num_classes=100).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.blocks)
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1917,7 +1977,8 @@ def all_specs():
                                 RobertaMLM(), R3D(), Mamba(), SegFormer(), AccLLM(),
                                 AccConvNeXt(), MambaWide(), Inception(), TorchTx(), CLIP(), GoogLeNet(),
                                 DINOv2(), GPTJ(), SwinV2(), OLMo2(), ConvNeXtV2(), GPTNeo(), MNASNet(), Electra(), Granite(), ModernBert(),
-                                SqueezeNet(), Qwen2Moe(), Cohere(), ResNeXt())}
+                                SqueezeNet(), Qwen2Moe(), Cohere(), ResNeXt(), Marian(), Phi(),
+                                ConvMixer())}
 
 
 # ---------------------------------------------------------------- one run
