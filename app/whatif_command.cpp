@@ -488,8 +488,14 @@ int runWhatIf(const std::vector<std::string>& args)
     // autocast's weight copies (a mixed-precision recording) and a shared weight's partial
     // gradients keep their bytes at any batch, as in the model-level what-if
     std::vector<uint8_t> copies;
-    if ((maxBatch || batch) && attribution)
-        copies = ModelWhatIf(replay, index, *attribution).fixedAtAnyBatch();
+    if ((maxBatch || batch) && attribution) {
+        ModelWhatIf model(replay, index, *attribution);
+        RecordedSetup setup = model.recorded();
+        setup.batch = recordedBatch;
+        setup.batchKnown = cl.positive("--recorded-batch").has_value();
+        model.setRecorded(setup);
+        copies = model.fixedAtAnyBatch();
+    }
     if (maxBatch) {
         if (!attribution)
             throw UsageError(file + ": no attribution for this device, so nothing is known to grow with the batch");

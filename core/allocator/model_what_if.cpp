@@ -2423,6 +2423,9 @@ std::vector<uint8_t> ModelWhatIf::fixedAtAnyBatch() const
     if (isAmp(m_recorded.precision))
         for (size_t a = 0; a < fixed.size() && a < m_weightCopy.size(); ++a)
             fixed[a] |= m_weightCopy[a];
+    for (size_t a = 0; a < fixed.size() && a < m_perSequence.size(); ++a) // one sequence's (sizeFactor)
+        fixed[a] |= m_perSequence[a] == kAnyBatch || (m_perSequence[a] > 0 && m_recorded.batchKnown &&
+                                                      m_perSequence[a] == static_cast<uint32_t>(std::llround(m_recorded.batch)));
     return fixed;
 }
 

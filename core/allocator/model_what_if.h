@@ -154,8 +154,9 @@ public:
     // that do not grow with the batch).
     const std::vector<uint8_t>& weightCopies() const { return m_weightCopy; }
     // Per AllocationId: the bytes that keep their size at any batch though their category and
-    // phase would scale them: a shared weight's partial gradients, and the weight copies when
-    // the recording is mixed precision (simulateBatch's `fixed`).
+    // phase would scale them: a shared weight's partial gradients, the weight copies when the
+    // recording is mixed precision, and one sequence's tensors (rotary tables, and position
+    // embeddings once the recorded batch is known) (simulateBatch's `fixed`).
     std::vector<uint8_t> fixedAtAnyBatch() const;
 
     // The edited stream for `changes` (notes: what could not be modelled).
