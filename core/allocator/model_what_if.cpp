@@ -41,6 +41,15 @@ bool endsWith(std::string_view s, std::string_view tail)
 }
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
+// torch's own Python files (an installed torch, or a source checkout's nn, utils, autograd, amp,
+// optim and private modules): the frames a model's code calls into
+bool isTorchFile(std::string_view file)
+{
+    return contains(file, "packages/torch/") || contains(file, "/torch/nn/") || contains(file, "/torch/utils/") ||
+           contains(file, "/torch/autograd/") || contains(file, "/torch/amp/") || contains(file, "/torch/optim/") ||
+           contains(file, "/torch/_");
+}
+
 uint64_t scaled(uint64_t size, double f)
 {
     if (f == 1.0)
@@ -938,11 +947,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
     // come nearer the real runs' but the reserved bytes of checkpointed rows do not: mean error
     // 2.87 -> 2.97 points, session 29.)
     m_boundUntil.assign(dr.allocations.size(), -1);
-    auto inTorch = [&](FrameId f) {
-        const std::string_view file = snap.str(snap.frames.frame(f).filename);
-        return contains(file, "packages/torch/") || contains(file, "/torch/nn/") || contains(file, "/torch/utils/") ||
-               contains(file, "/torch/autograd/") || contains(file, "/torch/amp/") || contains(file, "/torch/_");
-    };
+    auto inTorch = [&](FrameId f) { return isTorchFile(snap.str(snap.frames.frame(f).filename)); };
     for (size_t a = 0; a < dr.allocations.size(); ++a) {
         const Allocation& al = dr.allocations[a];
         if (attribution.allocationCategory[a] != Category::Activation || !al.stack.valid() || !al.allocEvent.valid())
@@ -1071,8 +1076,7 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         while (a < dr.allocations.size()) {
             const auto frames = stacks.frames(dr.allocations[a].stack);
             const std::string_view file = frames.empty() ? std::string_view() : snap.str(snap.frames.frame(frames[0]).filename);
-            if (attribution.allocationPhase[a] != Phase::Forward || frames.empty() || contains(file, "site-packages/torch/") ||
-                contains(file, "/torch/nn/") || contains(file, "/torch/utils/") || contains(file, "/torch/optim/")) {
+            if (attribution.allocationPhase[a] != Phase::Forward || frames.empty() || isTorchFile(file)) {
                 ++a;
                 continue;
             }
@@ -2423,10 +2427,18 @@ std::vector<uint8_t> ModelWhatIf::fixedAtAnyBatch() const
     if (isAmp(m_recorded.precision))
         for (size_t a = 0; a < fixed.size() && a < m_weightCopy.size(); ++a)
             fixed[a] |= m_weightCopy[a];
-    for (size_t a = 0; a < fixed.size() && a < m_perSequence.size(); ++a) // one sequence's (sizeFactor)
-        fixed[a] |= m_perSequence[a] == kAnyBatch || (m_perSequence[a] > 0 && m_recorded.batchKnown &&
-                                                      m_perSequence[a] == static_cast<uint32_t>(std::llround(m_recorded.batch)));
+    for (size_t a = 0; a < fixed.size() && a < m_perSequence.size(); ++a)
+        fixed[a] |= isOneSequences(a);
     return fixed;
+}
+
+bool ModelWhatIf::isOneSequences(size_t a) const
+{
+    // kAnyBatch, or a tensor the recorded batch's times smaller than its batch-sized counterpart
+    // (known once the recorded batch is)
+    return a < m_perSequence.size() &&
+           (m_perSequence[a] == kAnyBatch || (m_perSequence[a] > 0 && m_recorded.batchKnown &&
+                                              m_perSequence[a] == static_cast<uint32_t>(std::llround(m_recorded.batch))));
 }
 
 bool ModelWhatIf::isLowUnderAutocast(int32_t origin) const
@@ -2448,9 +2460,7 @@ double ModelWhatIf::sizeFactor(int32_t origin, Precision from, Precision to, dou
                        !m_gradPartial[static_cast<size_t>(origin)] && !m_summedPart[static_cast<size_t>(origin)]
                    ? reductionBufferFactor(m_reductions[static_cast<size_t>(origin)], batchFactor)
                    : 1.0;
-    if (m_perSequence[static_cast<size_t>(origin)] == kAnyBatch ||
-        (m_perSequence[static_cast<size_t>(origin)] > 0 && m_recorded.batchKnown &&
-         m_perSequence[static_cast<size_t>(origin)] == static_cast<uint32_t>(std::llround(m_recorded.batch))))
+    if (isOneSequences(static_cast<size_t>(origin)))
         f = seqFactor; // one sequence's, broadcast over the batch
     if (m_quadratic[static_cast<size_t>(origin)])
         f *= seqFactor; // L x L: once more L / L0

@@ -189,6 +189,8 @@ public:
 private:
     double sizeFactor(int32_t origin, Precision from, Precision to, double batchFactor, double seqFactor) const;
     bool isLowUnderAutocast(int32_t origin) const;
+    // One sequence's tensor (a position embedding, a rotary table): the same bytes at any batch.
+    bool isOneSequences(size_t allocation) const;
 
     const Replay& m_replay;
     size_t m_index;

@@ -180,6 +180,23 @@ class CausalLM:
     def loss(self, m, ids):
         return m(input_ids=ids, labels=ids, use_cache=False).loss
 
+    def blocks(self, m):
+        return in_order(m.model.layers)
+
+
+class HFDecoder(CausalLM):
+    """A decoder of transformers' built from its config class and model class (their names) with
+    the arguments in `config`, seeded, so that every run starts from the same weights."""
+    config_class = model_class = None
+    config = {}
+
+    def build(self, dtype):
+        import transformers
+
+        cfg = getattr(transformers, self.config_class)(vocab_size=self.vocab, **self.config)
+        torch.manual_seed(0)
+        return getattr(transformers, self.model_class)(cfg).to(device=DEV, dtype=dtype)
+
 
 class SequenceClassifier:
     """An encoder from a transformers config with a 4-class head, its loss inside the model."""
@@ -241,17 +258,14 @@ class LLM(Qwen2Decoder, NextTokenLM):
     vocab = 8000
 
 
-class GPT2(CausalLM):
+class GPT2(HFDecoder):
     """Held out: recorded after the model was written, to check it on a model it never saw."""
     name = "gpt2"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import GPT2Config, GPT2LMHeadModel
-
-        cfg = GPT2Config(vocab_size=self.vocab, n_positions=1024, n_embd=512, n_layer=6, n_head=8, use_cache=False)
-        torch.manual_seed(0)
-        return GPT2LMHeadModel(cfg).to(device=DEV, dtype=dtype)
+    config_class = "GPT2Config"
+    model_class = "GPT2LMHeadModel"
+    config = dict(n_positions=1024, n_embd=512, n_layer=6, n_head=8, use_cache=False)
 
     def blocks(self, m):
         return in_order(m.transformer.h)
@@ -277,22 +291,15 @@ class BERT(SequenceClassifier):
         return in_order(m.bert.encoder.layer)
 
 
-class Llama(CausalLM):
+class Llama(HFDecoder):
     """Held out (second set): a Llama decoder with tied embeddings, its loss inside the model."""
     name = "llama"
     vocab = 32000
 
-    def build(self, dtype):
-        from transformers import LlamaConfig, LlamaForCausalLM
-
-        cfg = LlamaConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1376, num_hidden_layers=4,
-                          num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=2048,
-                          tie_word_embeddings=True, use_cache=False)
-        torch.manual_seed(0)
-        return LlamaForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "LlamaConfig"
+    model_class = "LlamaForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1376, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=8, max_position_embeddings=2048, tie_word_embeddings=True, use_cache=False)
 
 
 class ImageClassifier:
@@ -414,20 +421,16 @@ class T5:
         return m(input_ids=src, labels=tgt, use_cache=False).loss
 
 
-class NeoX(CausalLM):
+class NeoX(HFDecoder):
     """Held out (fourth set): a GPT-NeoX decoder (Pythia's: parallel attention and MLP residual,
     partial rotary, GELU), its loss inside the model."""
     name = "neox"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
-
-        cfg = GPTNeoXConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=2048, num_hidden_layers=6,
-                            num_attention_heads=8, rotary_pct=0.25, max_position_embeddings=2048,
-                            use_parallel_residual=True, use_cache=False)
-        torch.manual_seed(0)
-        return GPTNeoXForCausalLM(cfg).to(device=DEV, dtype=dtype)
+    config_class = "GPTNeoXConfig"
+    model_class = "GPTNeoXForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=2048, num_hidden_layers=6, num_attention_heads=8, rotary_pct=0.25,
+                  max_position_embeddings=2048, use_parallel_residual=True, use_cache=False)
 
     def blocks(self, m):
         return in_order(m.gpt_neox.layers)
@@ -536,20 +539,17 @@ class CompiledLLM(LLM):
     compiled = True
 
 
-class HFOPT(CausalLM):
+class HFOPT(HFDecoder):
     """Held out (sixth set), trained by transformers' Trainer: an OPT decoder (learned positions,
     LayerNorm, ReLU), its loss inside the model; the changes are TrainingArguments."""
     name = "hfopt"
     vocab = 16384
     trainer = True
 
-    def build(self, dtype):
-        from transformers import OPTConfig, OPTForCausalLM
-
-        cfg = OPTConfig(vocab_size=self.vocab, hidden_size=512, ffn_dim=2048, num_hidden_layers=6, num_attention_heads=8,
-                        max_position_embeddings=1024, word_embed_proj_dim=512, use_cache=False)
-        torch.manual_seed(0)
-        return OPTForCausalLM(cfg).to(device=DEV, dtype=dtype)
+    config_class = "OPTConfig"
+    model_class = "OPTForCausalLM"
+    config = dict(hidden_size=512, ffn_dim=2048, num_hidden_layers=6, num_attention_heads=8,
+                  max_position_embeddings=1024, word_embed_proj_dim=512, use_cache=False)
 
     def blocks(self, m):
         return in_order(m.model.decoder.layers)
@@ -635,23 +635,17 @@ class QwenTrainer(Qwen):
         return {"input_ids": ids, "labels": ids}
 
 
-class Qwen3(CausalLM):
+class Qwen3(HFDecoder):
     """Held out (sixth set): a Qwen3 decoder from a transformers config (grouped-query attention,
     RMS norms on each head's queries and keys), its loss inside the model."""
     name = "qwen3"
     vocab = 16000
 
-    def build(self, dtype):
-        from transformers import Qwen3Config, Qwen3ForCausalLM
-
-        cfg = Qwen3Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=1536, num_hidden_layers=4,
-                          num_attention_heads=8, num_key_value_heads=2, head_dim=64, max_position_embeddings=2048,
-                          tie_word_embeddings=False, use_cache=False)
-        torch.manual_seed(0)
-        return Qwen3ForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "Qwen3Config"
+    model_class = "Qwen3ForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=2, head_dim=64, max_position_embeddings=2048, tie_word_embeddings=False,
+                  use_cache=False)
 
 
 class MobileNetV2(ImageClassifier):
@@ -684,37 +678,27 @@ class RegNet(ImageClassifier):
         return in_order(*m.trunk_output)
 
 
-class Gemma(CausalLM):
+class Gemma(HFDecoder):
     """Held out (eleventh set): a Gemma decoder from a transformers config (one key/value head for
     eight query heads, GeGLU, tied embeddings, a large vocabulary), its loss inside the model."""
     name = "gemma"
     vocab = 65536
 
-    def build(self, dtype):
-        from transformers import GemmaConfig, GemmaForCausalLM
-
-        cfg = GemmaConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=2048, num_hidden_layers=4,
-                          num_attention_heads=8, num_key_value_heads=1, head_dim=64, max_position_embeddings=2048,
-                          use_cache=False)
-        torch.manual_seed(0)
-        return GemmaForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "GemmaConfig"
+    model_class = "GemmaForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=2048, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=1, head_dim=64, max_position_embeddings=2048, use_cache=False)
 
 
-class Bloom(CausalLM):
+class Bloom(HFDecoder):
     """Held out (eleventh set): a BLOOM decoder from a transformers config (ALiBi attention computed
     with baddbmm and its own softmax, no fused kernel), its loss inside the model."""
     name = "bloom"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import BloomConfig, BloomForCausalLM
-
-        cfg = BloomConfig(vocab_size=self.vocab, hidden_size=512, n_layer=4, n_head=8, use_cache=False)
-        torch.manual_seed(0)
-        return BloomForCausalLM(cfg).to(device=DEV, dtype=dtype)
+    config_class = "BloomConfig"
+    model_class = "BloomForCausalLM"
+    config = dict(hidden_size=512, n_layer=4, n_head=8, use_cache=False)
 
     def blocks(self, m):
         return in_order(m.transformer.h)
@@ -737,21 +721,17 @@ class DenseNet(ImageClassifier):
                                  m.features.denseblock4) for k in list(b.keys())]
 
 
-class Falcon(CausalLM):
+class Falcon(HFDecoder):
     """Held out (twelfth set): a Falcon decoder from a transformers config (attention and MLP in
     parallel from one layer norm, one key/value head, a fused query/key/value projection), its loss
     inside the model."""
     name = "falcon"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import FalconConfig, FalconForCausalLM
-
-        cfg = FalconConfig(vocab_size=self.vocab, hidden_size=512, num_hidden_layers=4, num_attention_heads=8,
-                           multi_query=True, parallel_attn=True, new_decoder_architecture=False, alibi=False,
-                           bias=False, use_cache=False)
-        torch.manual_seed(0)
-        return FalconForCausalLM(cfg).to(device=DEV, dtype=dtype)
+    config_class = "FalconConfig"
+    model_class = "FalconForCausalLM"
+    config = dict(hidden_size=512, num_hidden_layers=4, num_attention_heads=8, multi_query=True, parallel_attn=True,
+                  new_decoder_architecture=False, alibi=False, bias=False, use_cache=False)
 
     def blocks(self, m):
         return in_order(m.transformer.h)
@@ -819,23 +799,17 @@ class DeepLab(ImageClassifier):
         return F.cross_entropy(o["out"], y) + 0.5 * F.cross_entropy(o["aux"], y)
 
 
-class Mixtral(CausalLM):
+class Mixtral(HFDecoder):
     """Held out (thirteenth set): a Mixtral decoder from a transformers config (a mixture of 8
     experts, 2 per token, grouped-query attention), its loss inside the model."""
     name = "mixtral"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import MixtralConfig, MixtralForCausalLM
-
-        cfg = MixtralConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1024, num_hidden_layers=4,
-                            num_attention_heads=8, num_key_value_heads=2, num_local_experts=8, num_experts_per_tok=2,
-                            max_position_embeddings=2048, use_cache=False)
-        torch.manual_seed(0)
-        return MixtralForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "MixtralConfig"
+    model_class = "MixtralForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1024, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=2, num_local_experts=8, num_experts_per_tok=2, max_position_embeddings=2048,
+                  use_cache=False)
 
 
 class LSTMLM(nn.Module):
@@ -960,23 +934,17 @@ class NanoGPT(NextTokenLM):
         return m(*xy)
 
 
-class Phi3(CausalLM):
+class Phi3(HFDecoder):
     """Held out (fourteenth set): a Phi-3 decoder from a transformers config (fused query/key/value
     and gate/up projections, Phi-3's vocabulary of 32,064), its loss inside the model."""
     name = "phi3"
     vocab = 32064
 
-    def build(self, dtype):
-        from transformers import Phi3Config, Phi3ForCausalLM
-
-        cfg = Phi3Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=1536, num_hidden_layers=4,
-                         num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=2048,
-                         pad_token_id=0, bos_token_id=1, eos_token_id=2, use_cache=False)
-        torch.manual_seed(0)
-        return Phi3ForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "Phi3Config"
+    model_class = "Phi3ForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=4, max_position_embeddings=2048, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  use_cache=False)
 
 
 class DoubleConv(nn.Module):
@@ -1166,25 +1134,18 @@ class CoAtNet(ImageClassifier):
         return in_order(*(s.blocks for s in m.stages))
 
 
-class Gemma2(CausalLM):
+class Gemma2(HFDecoder):
     """Held out (seventeenth set): a Gemma-2 decoder from a transformers config with eager attention
     (what Gemma-2 asks for: logit soft-capping, a sliding window on every other layer; the
     softmax upcast to fp32), its loss inside the model."""
     name = "gemma2"
     vocab = 32000
 
-    def build(self, dtype):
-        from transformers import Gemma2Config, Gemma2ForCausalLM
-
-        cfg = Gemma2Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=1536, num_hidden_layers=4,
-                           num_attention_heads=8, num_key_value_heads=4, head_dim=64, sliding_window=128,
-                           max_position_embeddings=2048, pad_token_id=0, bos_token_id=1, eos_token_id=2,
-                           use_cache=False, attn_implementation="eager")
-        torch.manual_seed(0)
-        return Gemma2ForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "Gemma2Config"
+    model_class = "Gemma2ForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=4, head_dim=64, sliding_window=128, max_position_embeddings=2048, pad_token_id=0,
+                  bos_token_id=1, eos_token_id=2, use_cache=False, attn_implementation="eager")
 
 
 class BiEncoder:
@@ -1237,20 +1198,16 @@ class EffNetV2(ImageClassifier):
         return in_order(*m.blocks)
 
 
-class BigCode(CausalLM):
+class BigCode(HFDecoder):
     """Held out (eighteenth set): a GPTBigCode (StarCoder) decoder from a transformers config:
     multi-query attention (one key/value head) from one fused projection, a tanh GELU MLP,
     learned positions, its loss inside the model."""
     name = "bigcode"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import GPTBigCodeConfig, GPTBigCodeForCausalLM
-
-        cfg = GPTBigCodeConfig(vocab_size=self.vocab, n_positions=1024, n_embd=512, n_layer=4, n_head=8,
-                               multi_query=True, use_cache=False)
-        torch.manual_seed(0)
-        return GPTBigCodeForCausalLM(cfg).to(device=DEV, dtype=dtype)
+    config_class = "GPTBigCodeConfig"
+    model_class = "GPTBigCodeForCausalLM"
+    config = dict(n_positions=1024, n_embd=512, n_layer=4, n_head=8, multi_query=True, use_cache=False)
 
     def blocks(self, m):
         return in_order(m.transformer.h)
@@ -1314,43 +1271,29 @@ class Wav2Vec2:
         return m(input_values=x, labels=y).loss
 
 
-class StableLM(CausalLM):
+class StableLM(HFDecoder):
     """Held out (nineteenth set): a StableLM decoder from a transformers config: layer norms with
     biases, rotary embeddings on a quarter of each head, a SwiGLU MLP, its loss inside the model."""
     name = "stablelm"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import StableLmConfig, StableLmForCausalLM
-
-        cfg = StableLmConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1408, num_hidden_layers=4,
-                             num_attention_heads=8, num_key_value_heads=8, partial_rotary_factor=0.25,
-                             max_position_embeddings=1024, use_cache=False)
-        torch.manual_seed(0)
-        return StableLmForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "StableLmConfig"
+    model_class = "StableLmForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=8, partial_rotary_factor=0.25, max_position_embeddings=1024, use_cache=False)
 
 
-class Starcoder2(CausalLM):
+class Starcoder2(HFDecoder):
     """Held out (nineteenth set): a Starcoder2 decoder from a transformers config: grouped-query
     attention (2 key/value heads of 8) inside a sliding window of 128 tokens (a mask, not the
     causal flag), biases, a GELU MLP, its loss inside the model."""
     name = "starcoder2"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import Starcoder2Config, Starcoder2ForCausalLM
-
-        cfg = Starcoder2Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=2048, num_hidden_layers=4,
-                               num_attention_heads=8, num_key_value_heads=2, sliding_window=128,
-                               max_position_embeddings=1024, use_cache=False)
-        torch.manual_seed(0)
-        return Starcoder2ForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "Starcoder2Config"
+    model_class = "Starcoder2ForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=2048, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=2, sliding_window=128, max_position_embeddings=1024, use_cache=False)
 
 
 class TokenLabelled:
@@ -1419,7 +1362,7 @@ class R3D(ImageClassifier):
         return (x, y)
 
 
-class Mamba(CausalLM):
+class Mamba(HFDecoder):
     """Held out (twentieth set): a Mamba state-space decoder from a transformers config, no
     attention: a causal depthwise convolution and a selective scan run token by token in
     PyTorch (transformers' path without the fused kernels), its loss inside the model."""
@@ -1427,13 +1370,9 @@ class Mamba(CausalLM):
     vocab = 16384
     seq = 128
 
-    def build(self, dtype):
-        from transformers import MambaConfig, MambaForCausalLM
-
-        cfg = MambaConfig(vocab_size=self.vocab, hidden_size=512, state_size=16, num_hidden_layers=4, expand=2,
-                          conv_kernel=4, use_cache=False)
-        torch.manual_seed(0)
-        return MambaForCausalLM(cfg).to(device=DEV, dtype=dtype)
+    config_class = "MambaConfig"
+    model_class = "MambaForCausalLM"
+    config = dict(hidden_size=512, state_size=16, num_hidden_layers=4, expand=2, conv_kernel=4, use_cache=False)
 
     def blocks(self, m):
         return in_order(m.backbone.layers)
@@ -1673,19 +1612,15 @@ class DINOv2(ImageClassifier):
         return m(pixel_values=x, labels=y).loss
 
 
-class GPTJ(CausalLM):
+class GPTJ(HFDecoder):
     """Held out (twenty-fourth set): a GPT-J decoder from a transformers config (attention and MLP
     in parallel off one layer norm, partial rotary), its loss inside the model."""
     name = "gptj"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import GPTJConfig, GPTJForCausalLM
-
-        cfg = GPTJConfig(vocab_size=self.vocab, n_embd=512, n_layer=4, n_head=8, rotary_dim=32, n_positions=1024,
-                         use_cache=False)
-        torch.manual_seed(0)
-        return GPTJForCausalLM(cfg).to(device=DEV, dtype=dtype)
+    config_class = "GPTJConfig"
+    model_class = "GPTJForCausalLM"
+    config = dict(n_embd=512, n_layer=4, n_head=8, rotary_dim=32, n_positions=1024, use_cache=False)
 
     def blocks(self, m):
         return in_order(m.transformer.h)
@@ -1703,23 +1638,17 @@ class SwinV2(StagedImageClassifier):
         return torchvision.models.swin_v2_t(num_classes=100).to(device=DEV, dtype=dtype)
 
 
-class OLMo2(CausalLM):
+class OLMo2(HFDecoder):
     """Held out (twenty-fifth set): an OLMo-2 decoder from a transformers config (RMS norms after
     attention and MLP, on the whole queries and keys), its loss inside the model."""
     name = "olmo2"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import Olmo2Config, Olmo2ForCausalLM
-
-        cfg = Olmo2Config(vocab_size=self.vocab, hidden_size=512, intermediate_size=1536, num_hidden_layers=4,
-                          num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=2048,
-                          pad_token_id=0, bos_token_id=1, eos_token_id=2, use_cache=False)
-        torch.manual_seed(0)
-        return Olmo2ForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "Olmo2Config"
+    model_class = "Olmo2ForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=8, max_position_embeddings=2048, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  use_cache=False)
 
 
 class ConvNeXtV2(ImageClassifier):
@@ -1743,20 +1672,16 @@ class ConvNeXtV2(ImageClassifier):
         return m(pixel_values=x, labels=y).loss
 
 
-class GPTNeo(CausalLM):
+class GPTNeo(HFDecoder):
     """Held out (twenty-sixth set): a GPT-Neo decoder from a transformers config: global and local
     attention in turn (a window of 64 tokens), learned positions, its loss inside the model."""
     name = "gptneo"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import GPTNeoConfig, GPTNeoForCausalLM
-
-        cfg = GPTNeoConfig(vocab_size=self.vocab, hidden_size=512, num_layers=4, num_heads=8,
-                           attention_types=[[["global", "local"], 2]], window_size=64, max_position_embeddings=1024,
-                           intermediate_size=2048, use_cache=False)
-        torch.manual_seed(0)
-        return GPTNeoForCausalLM(cfg).to(device=DEV, dtype=dtype)
+    config_class = "GPTNeoConfig"
+    model_class = "GPTNeoForCausalLM"
+    config = dict(hidden_size=512, num_layers=4, num_heads=8, attention_types=[[["global", "local"], 2]],
+                  window_size=64, max_position_embeddings=1024, intermediate_size=2048, use_cache=False)
 
     def blocks(self, m):
         return in_order(m.transformer.h)
@@ -1799,25 +1724,18 @@ class Electra(TokenLabelled):
         return (torch.rand(ids.shape, device=DEV, generator=g) < 0.15).long()
 
 
-class Granite(CausalLM):
+class Granite(HFDecoder):
     """Held out (twenty-seventh set): a Granite decoder from a transformers config (a Llama with
     multipliers on its embeddings, residuals, attention scores and logits; grouped-query
     attention), its loss inside the model."""
     name = "granite"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import GraniteConfig, GraniteForCausalLM
-
-        cfg = GraniteConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1376, num_hidden_layers=4,
-                            num_attention_heads=8, num_key_value_heads=4, embedding_multiplier=12.0,
-                            residual_multiplier=0.22, attention_multiplier=0.0078125, logits_scaling=8.0,
-                            max_position_embeddings=1024, use_cache=False)
-        torch.manual_seed(0)
-        return GraniteForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "GraniteConfig"
+    model_class = "GraniteForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1376, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=4, embedding_multiplier=12.0, residual_multiplier=0.22,
+                  attention_multiplier=0.0078125, logits_scaling=8.0, max_position_embeddings=1024, use_cache=False)
 
 
 class ModernBert(TokenLabelled):
@@ -1859,44 +1777,31 @@ class SqueezeNet(ImageClassifier):
         return [(m.features, i) for i in range(len(m.features)) if type(m.features[i]).__name__ == "Fire"]
 
 
-class Qwen2Moe(CausalLM):
+class Qwen2Moe(HFDecoder):
     """Held out (twenty-eighth set): a Qwen2-MoE decoder from a transformers config (eight experts
     of which the router picks two a token, and a shared expert; grouped-query attention), its loss
     inside the model (no router loss)."""
     name = "qwen2moe"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import Qwen2MoeConfig, Qwen2MoeForCausalLM
-
-        cfg = Qwen2MoeConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1376, moe_intermediate_size=256,
-                             shared_expert_intermediate_size=512, num_experts=8, num_experts_per_tok=2,
-                             num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=4, decoder_sparse_step=1,
-                             max_position_embeddings=1024, output_router_logits=False, use_cache=False)
-        torch.manual_seed(0)
-        return Qwen2MoeForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "Qwen2MoeConfig"
+    model_class = "Qwen2MoeForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1376, moe_intermediate_size=256,
+                  shared_expert_intermediate_size=512, num_experts=8, num_experts_per_tok=2, num_hidden_layers=4,
+                  num_attention_heads=8, num_key_value_heads=4, decoder_sparse_step=1, max_position_embeddings=1024,
+                  output_router_logits=False, use_cache=False)
 
 
-class Cohere(CausalLM):
+class Cohere(HFDecoder):
     """Held out (twenty-eighth set): a Cohere decoder from a transformers config (attention and
     MLP in parallel from one layer norm without bias, logits scaled), its loss inside the model."""
     name = "cohere"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import CohereConfig, CohereForCausalLM
-
-        cfg = CohereConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=1376, num_hidden_layers=4,
-                           num_attention_heads=8, num_key_value_heads=8, logit_scale=0.0625,
-                           max_position_embeddings=1024, use_cache=False)
-        torch.manual_seed(0)
-        return CohereForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "CohereConfig"
+    model_class = "CohereForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1376, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=8, logit_scale=0.0625, max_position_embeddings=1024, use_cache=False)
 
 
 class ResNeXt(CNN):
@@ -1931,23 +1836,17 @@ class Marian(T5):
         return in_order(m.model.encoder.layers, m.model.decoder.layers)
 
 
-class Phi(CausalLM):
+class Phi(HFDecoder):
     """Held out (twenty-ninth set): a Phi decoder from a transformers config (attention and MLP in
     parallel from one layer norm, rotary on half of each head, a tanh GELU), its loss inside the
     model."""
     name = "phi"
     vocab = 16384
 
-    def build(self, dtype):
-        from transformers import PhiConfig, PhiForCausalLM
-
-        cfg = PhiConfig(vocab_size=self.vocab, hidden_size=512, intermediate_size=2048, num_hidden_layers=4,
-                        num_attention_heads=8, partial_rotary_factor=0.5, max_position_embeddings=1024, use_cache=False)
-        torch.manual_seed(0)
-        return PhiForCausalLM(cfg).to(device=DEV, dtype=dtype)
-
-    def blocks(self, m):
-        return in_order(m.model.layers)
+    config_class = "PhiConfig"
+    model_class = "PhiForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=2048, num_hidden_layers=4, num_attention_heads=8,
+                  partial_rotary_factor=0.5, max_position_embeddings=1024, use_cache=False)
 
 
 class ConvMixer(ImageClassifier):
