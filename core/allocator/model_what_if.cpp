@@ -29,6 +29,11 @@ constexpr uint64_t kRecurrentCallMin = 1 << 20; // a recurrent layer's line make
 constexpr int64_t kSummedPartEvents = 64; // a gradient's last part is freed this soon after it is made
 constexpr uint64_t kSummedGradientMin = 1 << 20; // (a bias's gradient's size is too common)
 constexpr uint64_t kFloatInputMin = 1 << 20; // inputs that are float data, not token ids
+// A second loop over blocks joins the one found where its blocks hold at least 1/8 of that loop's
+// activation bytes (MobileViT's transformer layers, 1/4 of its inverted residuals'; from 1/5
+// to 1/16 the rows are the same, with no limit DeepLabV3's, SegFormer's and ModernBERT's small
+// loops join and 11 rows go out)
+constexpr int64_t kUnionShare = 8;
 constexpr uint64_t kCublasWorkspace = uint64_t(32) << 20; // cuBLAS's on Hopper (CUBLAS_WORKSPACE_CONFIG unset)
 constexpr uint32_t kAnyBatch = UINT32_MAX; // m_perSequence: one sequence's at any recorded batch
 constexpr size_t kCheckpointWindow = 2; // a checkpointed forward's tensor lives until the 2nd tensor after it
@@ -620,10 +625,14 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
             }
             ++pos;
         }
-        int64_t bestCoverage = 0;
-        size_t bestCount = 0;
-        uint32_t bestFrame = 0;
-        std::vector<BlockSpan> best;
+        struct Candidate {
+            int64_t coverage;
+            uint32_t frame;
+            std::vector<BlockSpan> blocks;
+            bool torchLoop; // nn.Sequential's own loop
+            bool loop; // two or more blocks in one run of the frame (not a statement run once per call)
+        };
+        std::vector<Candidate> candidates;
         for (auto& [key, entries] : byFrame) {
             const auto f = static_cast<uint32_t>(key & 0xffffffffu);
             using Range = std::pair<size_t, size_t>; // entries [first, second)
@@ -884,18 +893,73 @@ ForwardBlocks findForwardBlocks(const Replay& replay, size_t deviceIndex, const 
             coverage -= largest;
             if (withActivations < 2)
                 continue;
-            if (coverage > bestCoverage || (coverage == bestCoverage && blocks.size() > bestCount)) {
-                bestCoverage = coverage;
-                bestCount = blocks.size();
-                bestFrame = f;
-                best = std::move(blocks);
+            std::map<int, int> perPass;
+            for (const auto& r : ranges)
+                ++perPass[entries[r.first].pass];
+            bool loop = false;
+            for (const auto& [pass, n] : perPass)
+                loop = loop || n >= 2;
+            candidates.push_back({coverage, f, std::move(blocks),
+                                  endsWith(snap.str(snap.frames.frame(FrameId{static_cast<int32_t>(f)}).filename),
+                                           "torch/nn/modules/container.py"),
+                                  loop});
+        }
+        // The loop covering the most activation bytes outside its largest block holds the
+        // blocks. Another loop's blocks join them where they run outside them, in runs of two or
+        // more, and hold a share of those bytes (kUnionShare): MobileViT's transformer layers
+        // after its inverted residuals. Of loops that overlap, the one of more blocks joins
+        // (the transformer layers, not the three stages that run them).
+        // (of loops of equal bytes and blocks, the first found: transformers' own layer call
+        // against a model's loop over its layers)
+        std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+            return a.coverage != b.coverage ? a.coverage > b.coverage : a.blocks.size() > b.blocks.size();
+        });
+        std::vector<BlockSpan> best;
+        std::vector<uint32_t> loopFrames;
+        if (!candidates.empty()) {
+            best = candidates.front().blocks;
+            loopFrames.push_back(candidates.front().frame);
+            auto inOrder = [](const std::vector<BlockSpan>& blocks) { // one run a step (not a bi-encoder's)
+                for (size_t b = 0; b < blocks.size(); ++b)
+                    if (blocks[b].position != static_cast<int>(b))
+                        return false;
+                return true;
+            };
+            std::vector<const Candidate*> others;
+            for (size_t c = 1; c < candidates.size() && inOrder(best); ++c)
+                if (!candidates[c].torchLoop && candidates[c].loop && inOrder(candidates[c].blocks) &&
+                    kUnionShare * candidates[c].coverage >= candidates.front().coverage)
+                    others.push_back(&candidates[c]);
+            std::stable_sort(others.begin(), others.end(),
+                             [](const Candidate* a, const Candidate* b) { return a->blocks.size() > b->blocks.size(); });
+            const size_t first = best.size();
+            for (const Candidate* c : others) {
+                const bool outside = std::none_of(c->blocks.begin(), c->blocks.end(), [&](const BlockSpan& x) {
+                    return std::any_of(best.begin(), best.end(), [&](const BlockSpan& y) {
+                        return x.firstEvent <= y.lastEvent && y.firstEvent <= x.lastEvent;
+                    });
+                });
+                if (outside) {
+                    best.insert(best.end(), c->blocks.begin(), c->blocks.end());
+                    loopFrames.push_back(c->frame);
+                }
+            }
+            if (best.size() > first) {
+                std::sort(best.begin(), best.end(),
+                          [](const BlockSpan& a, const BlockSpan& b) { return a.firstEvent < b.firstEvent; });
+                for (size_t b = 0; b < best.size(); ++b)
+                    best[b].position = static_cast<int>(b);
             }
         }
         if (!best.empty()) {
             out.perIteration[itIndex] = std::move(best);
-            const Frame& fr = snap.frames.frame(FrameId{static_cast<int32_t>(bestFrame)});
-            ++votes[std::string(snap.str(fr.filename)) + ":" + std::to_string(fr.line) + " (" + std::string(snap.str(fr.name)) +
-                    ")"];
+            std::string where;
+            for (const uint32_t f : loopFrames) {
+                const Frame& fr = snap.frames.frame(FrameId{static_cast<int32_t>(f)});
+                where += (where.empty() ? "" : " and ") + std::string(snap.str(fr.filename)) + ":" + std::to_string(fr.line) +
+                         " (" + std::string(snap.str(fr.name)) + ")";
+            }
+            ++votes[where];
         }
     }
     int most = 0;
@@ -1044,7 +1108,8 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
             if (contains(name, "layer_norm") || contains(name, "group_norm") || contains(name, "rms_norm") ||
                 contains(name, "softmax") || contains(name, "cross_entropy") || contains(name, "nll_loss") ||
                 contains(name, "mse_loss") || endsWith(file, "modules/normalization.py") || contains(file, "RMSNorm") ||
-                name == "interpolate") {
+                name == "interpolate" ||
+                (name == "_norm" && contains(file, "transformers/models/"))) { // Gemma's `self._norm(x.float())`
                 it->second = kFull;
                 break;
             }
@@ -1076,7 +1141,11 @@ ModelWhatIf::ModelWhatIf(const Replay& replay, size_t deviceIndex, const DeviceA
         while (a < dr.allocations.size()) {
             const auto frames = stacks.frames(dr.allocations[a].stack);
             const std::string_view file = frames.empty() ? std::string_view() : snap.str(snap.frames.frame(frames[0]).filename);
-            if (attribution.allocationPhase[a] != Phase::Forward || frames.empty() || isTorchFile(file)) {
+            // (a norm's line is none: Gemma-3's RMS norm of each head of 64, `x *
+            // torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)`, makes two tensors of x's size
+            // and three 1/64 of it)
+            if (attribution.allocationPhase[a] != Phase::Forward || frames.empty() || isTorchFile(file) ||
+                contains(snap.str(snap.frames.frame(frames[0]).name), "norm")) {
                 ++a;
                 continue;
             }

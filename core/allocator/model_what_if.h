@@ -58,7 +58,9 @@ class PythonStacks;
  *   (foreach Adam) are dropped for an optimizer that updates in place (SGD).
  * - Checkpointing: the repeated blocks of the forward are found from the stacks (the frame
  *   whose callee's forward restarts, at a line the call ran or far lower, is a loop over
- *   blocks, the one covering the most activation bytes outside its largest block wins; a
+ *   blocks, the one covering the most activation bytes outside its largest block wins, and
+ *   another loop's blocks that run outside its own join it where they hold 1/8 of its bytes
+ *   (MobileViT's transformer layers after its inverted residuals); a
  *   call also restarts where a statement that ends calls, its line's own tensor made (a
  *   residual add), begins again; calls the lines cannot separate are split at a sub-module
  *   each calls once, from one line or, the calls taking two branches, from any line; inverted residuals of one statement each,
@@ -96,7 +98,7 @@ struct BlockSpan {
 
 struct ForwardBlocks {
     std::vector<std::vector<BlockSpan>> perIteration; // by Iteration::index
-    std::string loopFrame; // "file:line (function)" of the loop over the blocks
+    std::string loopFrame; // "file:line (function)" of the loop over the blocks ("A and B": two loops)
     int count() const; // the distinct blocks: --checkpoint N takes the first N
     int runs() const; // how often a step runs them (a bi-encoder's encoder: 2)
     // under --checkpoint N (-1: all)

@@ -229,7 +229,8 @@ const QStringList kTruthFiles{QStringLiteral("truth.json"),
                               QStringLiteral("truth_heldout19.json"),
                               QStringLiteral("truth_heldout20.json"),
                               QStringLiteral("truth_heldout21.json"),
-                              QStringLiteral("truth_heldout22.json")};
+                              QStringLiteral("truth_heldout22.json"),
+                              QStringLiteral("truth_heldout23.json")};
 
 // Whether a truth file's rows run: all of them in release, every fourth file from Python
 // frames under the sanitizers (all of them took over 10 minutes there; docs/TESTING.md).
@@ -2109,6 +2110,18 @@ private slots:
             {"phi_accum2", {0.05, 0.11}},
             {"phi_ckpt_all+accum2", {0.05, 0.10}},
             {"phi_amp_bf16+sgd_momentum+accum2", {0.05, 0.15}},
+            // The thirtieth (truth_heldout23.json), held out, recorded in session 30 (a Gemma-3
+            // text decoder, a MobileViT-S, an XLM-RoBERTa masked language model with its
+            // 250,002-token vocabulary): 102 of 120 rows as recorded, 110 since two rules
+            // (checkpointJoinsASecondLoop, headNormIsNoAttention). MobileViT's reserved bytes:
+            // checkpointed, the replay reserves 772 MiB where the real run reserved 916 (allocated
+            // -1.1%); under autocast 1,065 MiB where it reserved 950 (allocated -0.9% to +0.5%,
+            // real runs recorded)
+            {"mobilevit_ckpt_all", {0.05, 0.17}},
+            {"mobilevit_amp_bf16", {0.05, 0.13}},
+            {"mobilevit_amp_fp16", {0.05, 0.13}},
+            {"mobilevit_ckpt_all+amp_bf16", {0.05, 0.18}},
+            {"mobilevit_bf16+ckpt_all+batch_x2", {0.05, 0.09}},
         };
         for (const bool all : {false, true})
             for (const QString& file :
@@ -2254,6 +2267,71 @@ private slots:
         for (const TraceOp& op : m.build(c).ops)
             if (op.kind == TraceOp::Kind::Alloc && embeddings.count(op.origin))
                 QCOMPARE(op.size, 2 * embeddings.at(op.origin) / (embeddings.at(op.origin) == sequence ? 1 : 2));
+    }
+
+    // Every repeated block of a model built of two kinds: MobileViT's inverted residuals run from
+    // one loop (MobileViTMobileNetLayer's), its transformer layers from another
+    // (MobileViTTransformer's, inside three stages), and its real checkpointed run
+    // (truth_heldout23.json, record_truth.py) wraps both. With the first loop's four blocks alone
+    // its allocated peak was +44.6% over the real run's; the second loop's nine join them (and not
+    // the three stages that run them, which overlap them).
+    void checkpointJoinsASecondLoop()
+    {
+        const auto a = loadAttributed(QStringLiteral("mobilevit_base"));
+        const QJsonObject t = truth(QStringLiteral("truth_heldout23.json"));
+        const QJsonObject cfg = baseConfig(t, QStringLiteral("mobilevit"));
+        const ModelWhatIf m = modelFor(*a, cfg);
+        QCOMPARE(m.blocks().count(), 13);
+        QVERIFY2(m.blocks().loopFrame.find("modeling_mobilevit.py:185") != std::string::npos &&
+                     m.blocks().loopFrame.find("modeling_mobilevit.py:321") != std::string::npos,
+                 m.blocks().loopFrame.c_str());
+        double real = 0;
+        for (const QJsonValue v : t.value(QStringLiteral("runs")).toArray())
+            if (v.toObject().value(QStringLiteral("name")).toString() == QStringLiteral("mobilevit_ckpt_all"))
+                real = v.toObject().value(QStringLiteral("max_allocated")).toDouble();
+        QVERIFY(real > 0);
+        ModelChanges c;
+        c.checkpoint = -1;
+        const double e = static_cast<double>(m.simulate(c, SimulationOptions{}).result.allocatedPeak) / real - 1;
+        qInfo("MobileViT checkpointed: allocated %+.1f%%", 100 * e);
+        QVERIFY(std::fabs(e) <= 0.05);
+    }
+
+    // An RMS norm of each attention head is no attention call. Gemma-3 normalizes its queries and
+    // keys per head of 64 (`x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)` in `_norm`):
+    // one line making two tensors of x's size and three 1/64 of it, which read as attention's
+    // L x L scores beside its B x L x H tensors, so at twice the sequence they were predicted four
+    // times their bytes (+13.9% allocated against the real run, truth_heldout23.json). They follow
+    // the sequence once; and under autocast they keep 4 bytes (`self._norm(x.float())`).
+    void headNormIsNoAttention()
+    {
+        const auto a = loadAttributed(QStringLiteral("gemma3_base"));
+        const QJsonObject cfg = baseConfig(truth(QStringLiteral("truth_heldout23.json")), QStringLiteral("gemma3"));
+        const ModelWhatIf m = modelFor(*a, cfg);
+        const DeviceReplay& dr = a->replay->devices[0];
+        const Snapshot& snap = *a->replay->snapshot;
+        const PythonStacks stacks(snap);
+        std::map<int32_t, uint64_t> norms; // the norm's tensors of at least 1 MiB -> their bytes
+        for (size_t i = 0; i < dr.allocations.size(); ++i) {
+            const auto f = stacks.frames(dr.allocations[i].stack);
+            if (!f.empty() && snap.str(snap.frames.frame(f[0]).name) == "_norm" && dr.allocations[i].size >= (1u << 20))
+                norms[static_cast<int32_t>(i)] = dr.allocations[i].size;
+        }
+        QVERIFY(norms.size() >= 36); // three steps of six layers' query and key norms, at least
+        ModelChanges c;
+        c.seq = 2 * m.recorded().seq;
+        int seen = 0;
+        for (const TraceOp& op : m.build(c).ops)
+            if (op.kind == TraceOp::Kind::Alloc && norms.count(op.origin)) {
+                QCOMPARE(op.size, 2 * norms.at(op.origin));
+                ++seen;
+            }
+        QCOMPARE(seen, static_cast<int>(norms.size()));
+        c = ModelChanges{};
+        c.precision = Precision::AmpBf16;
+        for (const TraceOp& op : m.build(c).ops)
+            if (op.kind == TraceOp::Kind::Alloc && norms.count(op.origin))
+                QCOMPARE(op.size, norms.at(op.origin));
     }
 
     void maxBatchInSweep_data()

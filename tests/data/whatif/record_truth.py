@@ -97,6 +97,10 @@ recorded before any of its runs was looked at (session 29): a Marian translation
 (sinusoidal positions, an encoder and a decoder), a Phi decoder (parallel attention and MLP,
 partial rotary) and timm's ConvMixer-768/32 (32 identical blocks of a depthwise and a
 pointwise convolution).
+TRUTH_MODELS=gemma3,mobilevit,xlmr TRUTH_FILE=truth_heldout23.json records the thirtieth,
+recorded before any of its runs was looked at (session 30): a Gemma-3 text decoder (five
+sliding-window layers to one global), a MobileViT-S (convolutions and transformers over unfolded
+patches) and an XLM-RoBERTa masked language model with its 250,002-token vocabulary.
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1865,6 +1869,65 @@ class ConvMixer(ImageClassifier):
         return in_order(m.blocks)
 
 
+class Gemma3(HFDecoder):
+    """Held out (thirtieth set): a Gemma-3 text decoder from a transformers config (five
+    sliding-window layers of 128 tokens to one global, norms on the queries and keys and around
+    each sublayer, grouped-query attention, tied embeddings), its loss inside the model."""
+    name = "gemma3"
+    vocab = 16384
+
+    config_class = "Gemma3TextConfig"
+    model_class = "Gemma3ForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=6, num_attention_heads=8,
+                  num_key_value_heads=4, head_dim=64, sliding_window=128, max_position_embeddings=1024,
+                  use_cache=False)
+
+
+class MobileViT(ImageClassifier):
+    """Held out (thirtieth set): a MobileViT-S classifier from a transformers config at 128 x 128
+    (inverted residuals, then three stages that unfold the feature map into patches for a small
+    transformer and fold it back), its blocks the inverted residuals and the transformer layers."""
+    name = "mobilevit"
+
+    def build(self, dtype):
+        from transformers import MobileViTConfig, MobileViTForImageClassification
+
+        cfg = MobileViTConfig(image_size=128, num_labels=100)
+        torch.manual_seed(0)
+        return MobileViTForImageClassification(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return [(c, i) for c in m.modules() if isinstance(c, nn.ModuleList) for i in range(len(c))
+                if type(c[i]).__name__ in ("MobileViTInvertedResidual", "MobileViTTransformerLayer")]
+
+    def loss(self, m, xy):
+        x, y = xy
+        return m(pixel_values=x, labels=y).loss
+
+
+class XLMRoberta(TokenLabelled):
+    """Held out (thirtieth set): an XLM-RoBERTa masked language model from a transformers config
+    with its real 250,002-token vocabulary (the tied embedding is most of the parameters, the
+    logits over the vocabulary most of the activations), a sixth of the tokens masked, its loss
+    inside the model."""
+    name = "xlmr"
+    vocab = 250002
+
+    def build(self, dtype):
+        from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM
+
+        cfg = XLMRobertaConfig(vocab_size=self.vocab, hidden_size=384, num_hidden_layers=6, num_attention_heads=6,
+                               intermediate_size=1536, max_position_embeddings=514, pad_token_id=1)
+        torch.manual_seed(0)
+        return XLMRobertaForMaskedLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.roberta.encoder.layer)
+
+    def labels(self, ids, g):
+        return torch.where(torch.rand(ids.shape, device=DEV, generator=g) < 1 / 6, ids, torch.full_like(ids, -100))
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1877,7 +1940,7 @@ def all_specs():
                                 AccConvNeXt(), MambaWide(), Inception(), TorchTx(), CLIP(), GoogLeNet(),
                                 DINOv2(), GPTJ(), SwinV2(), OLMo2(), ConvNeXtV2(), GPTNeo(), MNASNet(), Electra(), Granite(), ModernBert(),
                                 SqueezeNet(), Qwen2Moe(), Cohere(), ResNeXt(), Marian(), Phi(),
-                                ConvMixer())}
+                                ConvMixer(), Gemma3(), MobileViT(), XLMRoberta())}
 
 
 # ---------------------------------------------------------------- one run
