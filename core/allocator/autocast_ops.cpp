@@ -56,13 +56,16 @@ constexpr std::array<std::string_view, 23> kLow{"mm",
 // cuDNN's recurrent layers: autocast casts their input and a reflattened copy of their weights
 // (AutocastRNN.cpp), so their outputs and reserve space are low precision
 constexpr std::array<std::string_view, 6> kRecurrent{"lstm", "gru", "rnn_tanh", "rnn_relu", "_cudnn_rnn", "miopen_rnn"};
-constexpr std::array<std::string_view, 61> kFull{
+constexpr std::array<std::string_view, 62> kFull{
     "pow", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "acos", "asin", "cosh", "sinh", "tan",
     "erfinv", "softplus", "softmax", "_softmax", "log_softmax", "_log_softmax", "softmin", "layer_norm", "native_layer_norm",
     "group_norm", "native_group_norm", "norm", "linalg_vector_norm", "frobenius_norm", "nuclear_norm", "sum", "prod", "cumsum",
     "cumprod", "logsumexp", "cosine_similarity", "cdist", "_cdist_forward", "pdist", "dist", "renorm", "cross_entropy_loss",
     "nll_loss", "nll_loss2d", "nll_loss_nd", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy_with_logits",
     "kl_div",
+    // a composite of pow (`x.pow(2)` inside): autocast's pow makes it fp32 (Nemotron's squared
+    // ReLU, `torch.square(relu(x))`: 64 MiB of fp32 in its real run under autocast)
+    "square",
     // interpolation (F.interpolate): autocast's fp32 list too
     "upsample_nearest1d", "_upsample_nearest_exact1d", "upsample_nearest2d", "_upsample_nearest_exact2d", "upsample_nearest3d",
     "_upsample_nearest_exact3d", "upsample_linear1d", "upsample_bilinear2d", "_upsample_bilinear2d_aa", "upsample_trilinear3d",

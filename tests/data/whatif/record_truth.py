@@ -101,6 +101,10 @@ TRUTH_MODELS=gemma3,mobilevit,xlmr TRUTH_FILE=truth_heldout23.json records the t
 recorded before any of its runs was looked at (session 30): a Gemma-3 text decoder (five
 sliding-window layers to one global), a MobileViT-S (convolutions and transformers over unfolded
 patches) and an XLM-RoBERTa masked language model with its 250,002-token vocabulary.
+TRUTH_MODELS=nemotron,pvtv2,longformer TRUTH_FILE=truth_heldout24.json records the
+thirty-first, recorded before any of its runs was looked at (session 30): a Nemotron decoder
+(squared-ReLU MLP, partial rotary), a PVT-v2-b1 (attention over keys of reduced resolution)
+and a Longformer masked language model (sliding-window attention in overlapping chunks).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1928,6 +1932,64 @@ class XLMRoberta(TokenLabelled):
         return torch.where(torch.rand(ids.shape, device=DEV, generator=g) < 1 / 6, ids, torch.full_like(ids, -100))
 
 
+class Nemotron(HFDecoder):
+    """Held out (thirty-first set): a Nemotron decoder from a transformers config (a squared-ReLU
+    MLP without a gate, layer norms with a one-plus weight, rotary on half of each head,
+    grouped-query attention), its loss inside the model."""
+    name = "nemotron"
+    vocab = 16384
+
+    config_class = "NemotronConfig"
+    model_class = "NemotronForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=2048, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=4, partial_rotary_factor=0.5, max_position_embeddings=1024, use_cache=False)
+
+
+class PvtV2(ImageClassifier):
+    """Held out (thirty-first set): a PVT-v2-b1 classifier from a transformers config at 128 x 128
+    (four stages of overlapping patch embeddings and transformer blocks whose attention reduces
+    the keys' resolution, and a depthwise convolution in each MLP), its blocks the eight
+    transformer blocks."""
+    name = "pvtv2"
+
+    def build(self, dtype):
+        from transformers import PvtV2Config, PvtV2ForImageClassification
+
+        cfg = PvtV2Config(image_size=128, hidden_sizes=[64, 128, 320, 512], depths=[2, 2, 2, 2], num_labels=100)
+        torch.manual_seed(0)
+        return PvtV2ForImageClassification(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return [(c, i) for c in m.modules() if isinstance(c, nn.ModuleList) for i in range(len(c))
+                if "Block" in type(c[i]).__name__]
+
+    def loss(self, m, xy):
+        x, y = xy
+        return m(pixel_values=x, labels=y).loss
+
+
+class Longformer(TokenLabelled):
+    """Held out (thirty-first set): a Longformer masked language model from a transformers config
+    (sliding-window attention of 64 tokens computed in overlapping chunks), a sixth of the tokens
+    masked, its loss inside the model."""
+    name = "longformer"
+
+    def build(self, dtype):
+        from transformers import LongformerConfig, LongformerForMaskedLM
+
+        cfg = LongformerConfig(vocab_size=self.vocab, hidden_size=512, num_hidden_layers=6, num_attention_heads=8,
+                               intermediate_size=2048, attention_window=64, max_position_embeddings=1026,
+                               pad_token_id=1)
+        torch.manual_seed(0)
+        return LongformerForMaskedLM(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return in_order(m.longformer.encoder.layer)
+
+    def labels(self, ids, g):
+        return torch.where(torch.rand(ids.shape, device=DEV, generator=g) < 1 / 6, ids, torch.full_like(ids, -100))
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -1940,7 +2002,8 @@ def all_specs():
                                 AccConvNeXt(), MambaWide(), Inception(), TorchTx(), CLIP(), GoogLeNet(),
                                 DINOv2(), GPTJ(), SwinV2(), OLMo2(), ConvNeXtV2(), GPTNeo(), MNASNet(), Electra(), Granite(), ModernBert(),
                                 SqueezeNet(), Qwen2Moe(), Cohere(), ResNeXt(), Marian(), Phi(),
-                                ConvMixer(), Gemma3(), MobileViT(), XLMRoberta())}
+                                ConvMixer(), Gemma3(), MobileViT(), XLMRoberta(), Nemotron(), PvtV2(),
+                                Longformer())}
 
 
 # ---------------------------------------------------------------- one run
