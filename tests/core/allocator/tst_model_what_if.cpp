@@ -231,7 +231,8 @@ const QStringList kTruthFiles{QStringLiteral("truth.json"),
                               QStringLiteral("truth_heldout21.json"),
                               QStringLiteral("truth_heldout22.json"),
                               QStringLiteral("truth_heldout23.json"),
-                              QStringLiteral("truth_heldout24.json")};
+                              QStringLiteral("truth_heldout24.json"),
+                              QStringLiteral("truth_heldout25.json")};
 
 // Whether a truth file's rows run: all of them in release, every fourth file from Python
 // frames under the sanitizers (all of them took over 10 minutes there; docs/TESTING.md).
@@ -277,6 +278,10 @@ constexpr SweepAllowance kSweepAllowances[] = {
     {"resnext", "ckpt_all", 0.05, 0.0},
     // PVT-v2-b1 checkpointed (thirty-first set, held out): 255 where 256 ran
     {"pvtv2", "ckpt_all", 0.01, 0.0},
+    // the ViT masked autoencoder checkpointed (thirty-second set, held out): 351 where 384 ran
+    // (12 times its recorded batch); its real run at 384 came within 1.2% of the cap, and the
+    // replay there reserves 1.2% more (allocated -0.3%, compare_sweep_points.py)
+    {"vitmae", "ckpt_all", 0.09, 0.0},
     // VGG-11 checkpointed (eighteenth set, as measured): 313 where 320 ran
     {"vgg", "ckpt_all", 0.03, 0.0},
     // Starcoder2 checkpointed (nineteenth set): 35 where 40 ran

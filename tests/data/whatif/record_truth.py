@@ -105,6 +105,10 @@ TRUTH_MODELS=nemotron,pvtv2,longformer TRUTH_FILE=truth_heldout24.json records t
 thirty-first, recorded before any of its runs was looked at (session 30): a Nemotron decoder
 (squared-ReLU MLP, partial rotary), a PVT-v2-b1 (attention over keys of reduced resolution)
 and a Longformer masked language model (sliding-window attention in overlapping chunks).
+TRUTH_MODELS=qwen3moe,beit,vitmae TRUTH_FILE=truth_heldout25.json records the thirty-second,
+recorded before any of its runs was looked at (session 30): a Qwen3-MoE decoder, a BEiT
+classifier (relative position bias, layer scale) and a ViT masked autoencoder pretrained on
+random images (three patches in four masked).
 TRUTH_MODELS=gpt2,bert TRUTH_FILE=truth_heldout.json records the two held-out models (a GPT-2
 and a BERT classifier, added after the model was written). Then a batch sweep under a cap
 (set_per_process_memory_fraction) for the base and for checkpointing. Every run starts from an
@@ -1990,6 +1994,69 @@ class Longformer(TokenLabelled):
         return torch.where(torch.rand(ids.shape, device=DEV, generator=g) < 1 / 6, ids, torch.full_like(ids, -100))
 
 
+class Qwen3Moe(HFDecoder):
+    """Held out (thirty-second set): a Qwen3-MoE decoder from a transformers config (eight experts
+    of which the router picks two a token, no shared expert; norms on the queries and keys;
+    grouped-query attention), its loss inside the model (no router loss)."""
+    name = "qwen3moe"
+    vocab = 16384
+
+    config_class = "Qwen3MoeConfig"
+    model_class = "Qwen3MoeForCausalLM"
+    config = dict(hidden_size=512, intermediate_size=1376, moe_intermediate_size=256, num_experts=8,
+                  num_experts_per_tok=2, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=4,
+                  head_dim=64, decoder_sparse_step=1, max_position_embeddings=1024, output_router_logits=False,
+                  use_cache=False)
+
+
+class BEiT(ImageClassifier):
+    """Held out (thirty-second set): a BEiT classifier from a transformers config at 128 x 128
+    (patches of 16, a relative position bias in each layer, layer scale, mean pooling), its six
+    layers the blocks."""
+    name = "beit"
+
+    def build(self, dtype):
+        from transformers import BeitConfig, BeitForImageClassification
+
+        cfg = BeitConfig(image_size=128, patch_size=16, hidden_size=384, num_hidden_layers=6, num_attention_heads=6,
+                         intermediate_size=1536, use_relative_position_bias=True, num_labels=100)
+        torch.manual_seed(0)
+        return BeitForImageClassification(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return [(c, i) for c in m.modules() if isinstance(c, nn.ModuleList) for i in range(len(c))
+                if type(c[i]).__name__ == "BeitLayer"]
+
+    def loss(self, m, xy):
+        x, y = xy
+        return m(pixel_values=x, labels=y).loss
+
+
+class ViTMAE(ImageClassifier):
+    """Held out (thirty-second set): a ViT masked autoencoder pretrained from a transformers config
+    at 128 x 128 (three patches in four masked at random, an encoder over the rest, a decoder over
+    all of them, the loss on the masked patches' pixels inside the model), its encoder's six and
+    decoder's four layers the blocks."""
+    name = "vitmae"
+
+    def build(self, dtype):
+        from transformers import ViTMAEConfig, ViTMAEForPreTraining
+
+        cfg = ViTMAEConfig(image_size=128, patch_size=16, hidden_size=384, num_hidden_layers=6, num_attention_heads=6,
+                           intermediate_size=1536, decoder_hidden_size=256, decoder_num_hidden_layers=4,
+                           decoder_num_attention_heads=8, decoder_intermediate_size=1024, mask_ratio=0.75)
+        torch.manual_seed(0)
+        return ViTMAEForPreTraining(cfg).to(device=DEV, dtype=dtype)
+
+    def blocks(self, m):
+        return [(c, i) for c in m.modules() if isinstance(c, nn.ModuleList) for i in range(len(c))
+                if type(c[i]).__name__ == "ViTMAELayer"]
+
+    def loss(self, m, xy):
+        x, _ = xy
+        return m(pixel_values=x).loss
+
+
 def all_specs():
     return {s.name: s for s in (LLM(), CNN(), ViT(), GPT2(), BERT(), Llama(), EffNet(), ConvNeXt(), Swin(), T5(), NeoX(),
                                 DistilBERT(), ResNet50(), PLMistral(), PLMobileNet(), HFOPT(), HFViT(), CompiledLLM(),
@@ -2003,7 +2070,7 @@ def all_specs():
                                 DINOv2(), GPTJ(), SwinV2(), OLMo2(), ConvNeXtV2(), GPTNeo(), MNASNet(), Electra(), Granite(), ModernBert(),
                                 SqueezeNet(), Qwen2Moe(), Cohere(), ResNeXt(), Marian(), Phi(),
                                 ConvMixer(), Gemma3(), MobileViT(), XLMRoberta(), Nemotron(), PvtV2(),
-                                Longformer())}
+                                Longformer(), Qwen3Moe(), BEiT(), ViTMAE())}
 
 
 # ---------------------------------------------------------------- one run
