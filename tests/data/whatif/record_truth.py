@@ -330,6 +330,14 @@ class ImageClassifier:
         return F.cross_entropy(m(x), y)
 
 
+class HFImageClassifier(ImageClassifier):
+    """A classifier of transformers' (or a segmenter): its loss inside the model."""
+
+    def loss(self, m, xy):
+        x, y = xy
+        return m(pixel_values=x, labels=y).loss
+
+
 class StagedImageClassifier(ImageClassifier):
     """Its blocks in the Sequential stages features[1], [3], [5], [7] (ConvNeXt's and Swin's)."""
 
@@ -1406,7 +1414,7 @@ class MambaWide(Mamba):
         return MambaForCausalLM(cfg).to(device=DEV, dtype=dtype)
 
 
-class SegFormer(ImageClassifier):
+class SegFormer(HFImageClassifier):
     """Held out (twentieth set): a SegFormer semantic segmentation model from a transformers
     config: four stages of efficient self-attention (keys and values from a reduced map), an MLP
     decoder over all stages, the logits upsampled to the labels' size inside the model's loss
@@ -1432,10 +1440,6 @@ class SegFormer(ImageClassifier):
         x = torch.randn(b, 3, self.size, self.size, device=DEV, dtype=dtype)
         y = torch.randint(0, 19, (b, self.size, self.size), device=DEV)
         return (x, y)
-
-    def loss(self, m, xy):
-        x, y = xy
-        return m(pixel_values=x, labels=y).loss
 
 
 class AccLLM(Qwen2Decoder, CausalLM):
@@ -1603,7 +1607,7 @@ class GoogLeNet(AuxHeadClassifier):
     aux = (("aux_logits1", 0.3), ("aux_logits2", 0.3))
 
 
-class DINOv2(ImageClassifier):
+class DINOv2(HFImageClassifier):
     """Held out (twenty-fourth set): a DINOv2 image classifier from a transformers config (layer
     scale, a class token and the patches' mean into the head), 6 layers of 384 at 128 x 128."""
     name = "dinov2"
@@ -1618,10 +1622,6 @@ class DINOv2(ImageClassifier):
 
     def blocks(self, m):
         return in_order(m.dinov2.encoder.layer)
-
-    def loss(self, m, xy):
-        x, y = xy
-        return m(pixel_values=x, labels=y).loss
 
 
 class GPTJ(HFDecoder):
@@ -1663,7 +1663,7 @@ class OLMo2(HFDecoder):
                   use_cache=False)
 
 
-class ConvNeXtV2(ImageClassifier):
+class ConvNeXtV2(HFImageClassifier):
     """Held out (twenty-fifth set): a ConvNeXt V2 classifier from a transformers config (global
     response normalisation in each block), the tiny shape at 128 x 128."""
     name = "convnextv2"
@@ -1678,10 +1678,6 @@ class ConvNeXtV2(ImageClassifier):
     def blocks(self, m):
         return [(c, i) for c in m.modules() if isinstance(c, (nn.ModuleList, nn.Sequential))
                 for i in range(len(c)) if type(c[i]).__name__ == "ConvNextV2Layer"]
-
-    def loss(self, m, xy):
-        x, y = xy
-        return m(pixel_values=x, labels=y).loss
 
 
 class GPTNeo(HFDecoder):
@@ -1891,7 +1887,7 @@ class Gemma3(HFDecoder):
                   use_cache=False)
 
 
-class MobileViT(ImageClassifier):
+class MobileViT(HFImageClassifier):
     """Held out (thirtieth set): a MobileViT-S classifier from a transformers config at 128 x 128
     (inverted residuals, then three stages that unfold the feature map into patches for a small
     transformer and fold it back), its blocks the inverted residuals and the transformer layers."""
@@ -1907,10 +1903,6 @@ class MobileViT(ImageClassifier):
     def blocks(self, m):
         return [(c, i) for c in m.modules() if isinstance(c, nn.ModuleList) for i in range(len(c))
                 if type(c[i]).__name__ in ("MobileViTInvertedResidual", "MobileViTTransformerLayer")]
-
-    def loss(self, m, xy):
-        x, y = xy
-        return m(pixel_values=x, labels=y).loss
 
 
 class XLMRoberta(TokenLabelled):
@@ -1949,7 +1941,7 @@ class Nemotron(HFDecoder):
                   num_key_value_heads=4, partial_rotary_factor=0.5, max_position_embeddings=1024, use_cache=False)
 
 
-class PvtV2(ImageClassifier):
+class PvtV2(HFImageClassifier):
     """Held out (thirty-first set): a PVT-v2-b1 classifier from a transformers config at 128 x 128
     (four stages of overlapping patch embeddings and transformer blocks whose attention reduces
     the keys' resolution, and a depthwise convolution in each MLP), its blocks the eight
@@ -1966,10 +1958,6 @@ class PvtV2(ImageClassifier):
     def blocks(self, m):
         return [(c, i) for c in m.modules() if isinstance(c, nn.ModuleList) for i in range(len(c))
                 if "Block" in type(c[i]).__name__]
-
-    def loss(self, m, xy):
-        x, y = xy
-        return m(pixel_values=x, labels=y).loss
 
 
 class Longformer(TokenLabelled):
@@ -2009,7 +1997,7 @@ class Qwen3Moe(HFDecoder):
                   use_cache=False)
 
 
-class BEiT(ImageClassifier):
+class BEiT(HFImageClassifier):
     """Held out (thirty-second set): a BEiT classifier from a transformers config at 128 x 128
     (patches of 16, a relative position bias in each layer, layer scale, mean pooling), its six
     layers the blocks."""
@@ -2026,10 +2014,6 @@ class BEiT(ImageClassifier):
     def blocks(self, m):
         return [(c, i) for c in m.modules() if isinstance(c, nn.ModuleList) for i in range(len(c))
                 if type(c[i]).__name__ == "BeitLayer"]
-
-    def loss(self, m, xy):
-        x, y = xy
-        return m(pixel_values=x, labels=y).loss
 
 
 class ViTMAE(ImageClassifier):
